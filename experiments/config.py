@@ -1,0 +1,176 @@
+"""Experiment configs: YAML files validated against a strict schema before any LM call.
+
+A misspelt key is an error (extra="forbid"), an unknown model name fails with "did you mean",
+and data paths must exist — so a long run never dies an hour in on a typo.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from experiments.paths import project_root
+
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+DEFAULT_CONFIG = CONFIG_DIR / "nq_seed_selection.yaml"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LMConfig(Strict):
+    """One LM in one role. Decoding is explicit and recorded: it changes the answers."""
+
+    name: str = Field(description="local roster name (see `reeval models`) or a LiteLLM string provider/model")
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 128
+    seed: int = 0
+    api_base: str | None = None
+    n_ctx: int = 4096
+    cache: bool = True
+    adapter: Literal["json", "chat"] = "json"
+
+    @field_validator("name")
+    @classmethod
+    def _known_model(cls, name: str) -> str:
+        from experiments.local_models import get_spec
+
+        if "/" not in name:
+            get_spec(name)  # raises with "did you mean"
+        return name
+
+
+class DataConfig(Strict):
+    source: str = Field(description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL")
+    format: Literal["qa", "mrqa", "multiple_choice"] = "qa"
+    limit: int | None = None
+    reeval_filters: bool = True
+    min_evidence_words: int = 10
+    max_answer_words: int = 5
+
+
+class RunConfig(Strict):
+    error_budget: float = Field(0.2, ge=0, le=1, description="abort when this share of cases errored")
+    min_cases_before_budget: int = 10
+    threads: int = Field(1, ge=1, description="parallel cases; >1 only helps provider/server LMs")
+    autolog_traces: bool = False
+
+
+class ModelsConfig(Strict):
+    pivot: LMConfig | None = None
+    judge: LMConfig | None = None
+    targets: list[LMConfig] = []
+
+
+class ExperimentConfig(Strict):
+    name: str
+    task: str
+    description: str = ""
+    data: DataConfig
+    models: ModelsConfig
+    run: RunConfig = RunConfig()
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, task: str) -> str:
+        from experiments.tasks import TASKS
+
+        if task not in TASKS:
+            close = difflib.get_close_matches(task, TASKS, n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise ValueError(f"unknown task {task!r}.{hint} Tasks: {', '.join(TASKS)}")
+        return task
+
+    def digest(self) -> str:
+        """Content hash of the resolved config: same config → same run id → resume."""
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+class ConfigError(ValueError):
+    """A config that must not run; the message names the file and the offending key."""
+
+
+def _format_error(path: Path, error: ValidationError, raw: dict) -> str:
+    lines = [f"{path}: invalid config"]
+    for item in error.errors():
+        loc = ".".join(str(p) for p in item["loc"])
+        if item["type"] == "extra_forbidden":
+            parent = item["loc"][:-1]
+            allowed = _allowed_keys(parent)
+            close = difflib.get_close_matches(str(item["loc"][-1]), allowed, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            lines.append(f"  {loc}: unknown key{hint}")
+        else:
+            message = item["msg"].removeprefix("Value error, ")
+            lines.append(f"  {loc}: {message}")
+    return "\n".join(lines)
+
+
+def _allowed_keys(loc: tuple) -> list[str]:
+    model: type[BaseModel] = ExperimentConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return []
+        annotation = field.annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        nested = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if nested is None:
+            return []
+        model = nested
+    return list(model.model_fields)
+
+
+def load_config(path: str | Path | None = None, overrides: dict | None = None) -> ExperimentConfig:
+    path = Path(path) if path else DEFAULT_CONFIG
+    if not path.exists() and (CONFIG_DIR / path.name).exists():
+        path = CONFIG_DIR / path.name
+    if not path.exists():
+        raise ConfigError(f"{path}: no such config file")
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a config is a mapping of keys, got {type(raw).__name__}")
+    for dotted, value in (overrides or {}).items():
+        _set_dotted(raw, dotted, value)
+    try:
+        config = ExperimentConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(path, exc, raw)) from None
+    _check_data_path(path, config)
+    return config
+
+
+def _set_dotted(raw: dict, dotted: str, value) -> None:
+    node = raw
+    *parents, leaf = dotted.split(".")
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[leaf] = value
+
+
+def _check_data_path(path: Path, config: ExperimentConfig) -> None:
+    from experiments.data import resolve_dataset
+
+    try:
+        resolve_dataset(config.data.source)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        raise ConfigError(f"{path}: data.source: {exc}") from None
+
+
+def resolve_path(value: str) -> Path:
+    candidate = Path(value)
+    return candidate if candidate.is_absolute() else project_root() / candidate

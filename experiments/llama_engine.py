@@ -1,0 +1,185 @@
+"""A DSPy 3.4 LM engine that runs a GGUF model in-process through llama-cpp-python.
+
+DSPy owns caching, retries and history; this engine turns one canonical request into one
+response. Structured outputs matter most for small models: when the adapter asks for a JSON
+schema, llama.cpp constrains decoding by a grammar built from it, so the reply always parses
+(unless max_tokens cuts it off).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from experiments.local_models import get_spec, model_path
+
+logger = logging.getLogger(__name__)
+
+_LOADED: dict[tuple[str, int, int], Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_llama(name: str, n_ctx: int, n_threads: int):
+    """One llama.cpp model per (model, context, threads) per process; loading costs seconds and GBs."""
+    key = (name, n_ctx, n_threads)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            from llama_cpp import Llama
+
+            path = model_path(name)
+            logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
+            _LOADED[key] = Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                seed=0, verbose=False,
+            )
+        return _LOADED[key]
+
+
+@dataclass
+class EngineStats:
+    """Counts of real (uncached) calls: what benchmarks divide by."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    truncated: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, prompt: int, completion: int, seconds: float, truncated: bool) -> None:
+        with self.lock:
+            self.calls += 1
+            self.prompt_tokens += prompt
+            self.completion_tokens += completion
+            self.seconds += seconds
+            self.truncated += int(truncated)
+
+    def as_dict(self) -> dict[str, float]:
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 3),
+                "truncated": self.truncated}
+
+
+def _flatten_system(system) -> str | None:
+    if system is None:
+        return None
+    return system if isinstance(system, str) else "".join(getattr(p, "text", "") for p in system)
+
+
+def _chat_messages(request) -> list[dict[str, str]]:
+    messages = []
+    system = _flatten_system(request.system)
+    if system:
+        messages.append({"role": "system", "content": system})
+    for message in request.messages:
+        role = "user" if message.role == "developer" else message.role
+        messages.append({"role": role, "content": message.text or ""})
+    return messages
+
+
+def completion_prompt(messages: list[dict[str, str]]) -> str:
+    """A base model has no chat template: lay the conversation out as a plain transcript."""
+    lines = []
+    for message in messages:
+        label = {"system": "", "user": "User: ", "assistant": "Assistant: "}.get(message["role"], "")
+        lines.append(f"{label}{message['content']}".strip())
+    return "\n\n".join(lines) + "\n\nAssistant:"
+
+
+def _json_schema(response_format) -> dict | None:
+    """The canonical lm15 response_format → the JSON schema llama.cpp compiles to a grammar."""
+    if not response_format:
+        return None
+    kind = response_format.get("type")
+    if kind == "json_schema":
+        return response_format.get("schema") or {"type": "object"}
+    if kind == "json_object":
+        return {"type": "object"}
+    return None
+
+
+class LlamaCppEngine:
+    """Custom DSPy engine (complete/stream/close) for one roster model."""
+
+    supports_response_schema = True
+    supports_function_calling = False
+    supports_reasoning = False
+    supported_params = frozenset({"temperature", "top_p", "max_tokens", "seed", "stop", "response_format"})
+
+    def __init__(self, name: str, n_ctx: int = 4096, n_threads: int = 2):
+        self.spec = get_spec(name)
+        self.name = name
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.stats = EngineStats()
+        # llama.cpp contexts are not thread-safe; a provider pool would parallelise, this cannot.
+        self._lock = threading.Lock()
+
+    # -- saved with programs (DSPy stores the engine's class path and this state) --
+    def dump_state(self) -> dict:
+        return {"name": self.name, "n_ctx": self.n_ctx, "n_threads": self.n_threads}
+
+    @classmethod
+    def load_state(cls, state: dict) -> LlamaCppEngine:
+        return cls(state["name"], state.get("n_ctx", 4096), state.get("n_threads", 2))
+
+    def complete(self, request):
+        from dspy.clients.engines.base import validate_request
+        from dspy.lm15 import Message, Response, TextPart, Usage
+
+        validate_request(request)
+        config = request.config
+        extensions = dict(config.extensions or {})
+        seed = config.seed if config.seed is not None else extensions.get("seed", 0)
+        temperature = config.temperature if config.temperature is not None else 0.0
+        sampling = {
+            "temperature": temperature,
+            "top_p": config.top_p if config.top_p is not None else 1.0,
+            "max_tokens": config.max_tokens or 256,
+            "seed": int(seed),
+            "stop": list(config.stop) or None,
+        }
+        if temperature == 0:
+            sampling["top_k"] = 1  # greedy regardless of top_p
+        schema = _json_schema(config.response_format)
+        messages = _chat_messages(request)
+        llama = load_llama(self.name, self.n_ctx, self.n_threads)
+        started = time.perf_counter()
+        with self._lock:
+            if self.spec.chat:
+                kwargs = dict(sampling)
+                if schema is not None:
+                    kwargs["response_format"] = {"type": "json_object", "schema": schema}
+                out = llama.create_chat_completion(messages=messages, **kwargs)
+                text = out["choices"][0]["message"].get("content") or ""
+            else:
+                kwargs = dict(sampling)
+                if schema is not None:
+                    from llama_cpp import LlamaGrammar
+
+                    kwargs["grammar"] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+                out = llama.create_completion(prompt=completion_prompt(messages), **kwargs)
+                text = out["choices"][0].get("text") or ""
+        elapsed = time.perf_counter() - started
+        usage = out.get("usage") or {}
+        finish = out["choices"][0].get("finish_reason") or "stop"
+        self.stats.add(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), elapsed,
+                       finish == "length")
+        return Response(
+            id=out.get("id"), model=request.model,
+            message=Message.assistant([TextPart(text)]),
+            finish_reason="length" if finish == "length" else "stop",
+            usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")),
+        )
+
+    def stream(self, request):
+        from dspy.lm15 import response_to_events
+
+        return response_to_events(self.complete(request))
+
+    def close(self) -> None:
+        """Models stay loaded for the process: other LMs may share them."""

@@ -1,0 +1,67 @@
+"""Resolve an LM config to a configured `dspy.LM`; nothing loads until the first call.
+
+Local roster names run in-process through the llama.cpp engine. Anything written
+provider/model (openai/…, anthropic/…, hosted_vllm/… with api_base, ollama_chat/…) goes to
+DSPy unchanged. The model string of a local LM carries its file hash, so DSPy's cache key —
+which contains the model string and the full request (prompt, decoding, schema) — changes
+whenever the weights do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from experiments.config import LMConfig
+from experiments.local_models import get_spec
+
+
+@dataclass
+class ResolvedLM:
+    role: str
+    config: LMConfig
+    lm: Any  # dspy.LM
+    engine: Any | None  # LlamaCppEngine for local models
+
+    @property
+    def is_local(self) -> bool:
+        return self.engine is not None
+
+    def adapter(self):
+        import dspy
+
+        return dspy.JSONAdapter() if self.config.adapter == "json" else dspy.ChatAdapter()
+
+    def identity(self) -> dict[str, Any]:
+        """What MLflow records: enough to tell whether a rerun used the same model and decoding."""
+        cfg = self.config
+        ident: dict[str, Any] = {
+            "role": self.role, "name": cfg.name, "kind": "local" if self.is_local else "provider",
+            "model_string": self.lm.model, "temperature": cfg.temperature, "top_p": cfg.top_p,
+            "max_tokens": cfg.max_tokens, "seed": cfg.seed, "adapter": cfg.adapter, "cache": cfg.cache,
+        }
+        if self.is_local:
+            spec = get_spec(cfg.name)
+            ident.update(file_sha256=spec.sha256, n_ctx=cfg.n_ctx, runtime="llama-cpp-python")
+        if cfg.api_base:
+            ident["api_base"] = cfg.api_base
+        return ident
+
+    def usage(self) -> dict[str, float]:
+        return self.engine.stats.as_dict() if self.engine is not None else {}
+
+
+def build_lm(config: LMConfig, role: str, n_threads: int = 2) -> ResolvedLM:
+    import dspy
+
+    decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
+                    seed=config.seed, cache=config.cache)
+    if "/" in config.name:
+        extra = {"api_base": config.api_base} if config.api_base else {}
+        return ResolvedLM(role, config, dspy.LM(config.name, **decoding, **extra), None)
+    from experiments.llama_engine import LlamaCppEngine
+
+    spec = get_spec(config.name)
+    engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=n_threads)
+    lm = dspy.LM(f"local/{spec.name}@{spec.short_hash}", engine=engine, num_retries=0, **decoding)
+    return ResolvedLM(role, config, lm, engine)

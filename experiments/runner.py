@@ -1,0 +1,165 @@
+"""Run one experiment: load seeds, map the task's per-case function over them, checkpoint, track.
+
+Per-case work is a function of (resolved config, case) plus the run store, so the same loop
+can later be handed to a thread pool (provider LMs), or to Ray Data, without touching programs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from experiments.config import ExperimentConfig
+from experiments.errors import check_budget, error_record
+from experiments.offline import apply_offline_defaults
+from experiments.run_store import RunStore
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LoadedData:
+    examples: list
+    path: Path
+    sha256: str
+    filter_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    mlflow_run_id: str
+    records: list[dict]
+    metrics: dict[str, float]
+    new_cases: int
+    seconds: float
+    task: object
+
+
+def load_data(config: ExperimentConfig) -> LoadedData:
+    from experiments.data import content_sha256, resolve_dataset
+    from experiments.filters import apply_reeval_filters
+
+    path, loader = resolve_dataset(config.data.source, config.data.format)
+    examples = loader(path)
+    counts: dict[str, int] = {}
+    if config.data.reeval_filters and config.data.format != "multiple_choice":
+        examples, counts = apply_reeval_filters(
+            examples, min_evidence_words=config.data.min_evidence_words,
+            max_answer_words=config.data.max_answer_words)
+    if config.data.limit is not None:
+        examples = examples[: config.data.limit]
+    return LoadedData(examples, Path(path), content_sha256(path), counts)
+
+
+def build_lms(config: ExperimentConfig, roles: tuple[str, ...]):
+    from experiments.lm_registry import build_lm
+
+    lms = {}
+    for role in roles:
+        lm_config = getattr(config.models, role)
+        if lm_config is None:
+            raise ValueError(f"task {config.task!r} needs models.{role}")
+        lms[role] = build_lm(lm_config, role)
+    return lms
+
+
+def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
+                   retry_errors: bool = False, progress: bool = True) -> RunResult:
+    apply_offline_defaults()
+    from experiments import tracking
+    from experiments.tasks import TASKS
+
+    task_cls = TASKS[config.task]
+    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
+    store = RunStore(run_id)
+    resolved = config.model_dump(mode="json")
+    if store.exists() and store.read_config() != resolved:
+        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
+    store.write_config(resolved)
+
+    data = load_data(config)
+    lms = build_lms(config, task_cls.roles)
+    task = task_cls(lms)
+    done = store.finished_ids(retry_errors=retry_errors)
+    todo = [e for e in data.examples if e.id not in done]
+    logger.info("run %s: %d cases, %d already finished, %d to do", run_id, len(data.examples),
+                len(data.examples) - len(todo), len(todo))
+
+    started = time.perf_counter()
+    tags = {tracking.RUN_ID_TAG: run_id, "reeval.task": config.task, **tracking.git_state()}
+    with tracking.parent_run(f"reeval/{config.name}", run_id, tags) as parent:
+        if config.run.autolog_traces:
+            import mlflow
+
+            mlflow.dspy.autolog()
+        tracking.log_params(tracking.flatten(resolved))
+        tracking.log_params({"run.resumed_cases": len(data.examples) - len(todo)})
+        import mlflow
+
+        mlflow.log_dict(resolved, "config.json")
+        mlflow.log_dict({role: r.identity() for role, r in lms.items()}, "models.json")
+        tracking.log_params(tracking.flatten({f"lm.{role}": r.identity() for role, r in lms.items()}))
+        tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
+        if data.filter_counts:
+            mlflow.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+
+        _map_cases(task, todo, store, config, progress)
+
+        records = [r for r in store.records() if r["id"] in {e.id for e in data.examples}]
+        metrics = task.summarize(records)
+        metrics.update(_error_metrics(records))
+        seconds = time.perf_counter() - started
+        metrics["wall_seconds"] = seconds
+        for role, resolved_lm in lms.items():
+            for key, value in resolved_lm.usage().items():
+                metrics[f"lm.{role}.{key}"] = value
+        mlflow.log_metrics(metrics)
+        for role, resolved_lm in lms.items():
+            with tracking.nested_run(f"{role}:{resolved_lm.config.name}",
+                                     {tracking.RUN_ID_TAG: run_id, "reeval.role": role}):
+                tracking.log_params(tracking.flatten(resolved_lm.identity()))
+                mlflow.log_metrics({k: v for k, v in metrics.items() if not k.startswith("lm.")})
+        adapters = {name: lms[task_cls.roles[0]].adapter() for name in task.programs()}
+        tracking.log_programs(task.programs(), adapters)
+        mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
+        mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
+    store.close()
+    return RunResult(run_id, parent.info.run_id, records, metrics, len(todo), seconds, task)
+
+
+def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, progress: bool) -> None:
+    """Each finished case is checkpointed before the next result is taken."""
+    records_so_far: list[dict] = []
+
+    def one(example) -> dict:
+        try:
+            return task.process(example)
+        except Exception as exc:  # noqa: BLE001 - any failure of one case is that case's error
+            logger.debug("case %s failed", example.id, exc_info=True)
+            return error_record(example.id, exc)
+
+    bar = tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress)
+    with ThreadPoolExecutor(max_workers=config.run.threads) as pool:
+        for record in pool.map(one, todo) if config.run.threads > 1 else map(one, todo):
+            store.append(record)
+            records_so_far.append(record)
+            bar.update(1)
+            bar.set_postfix(status=record["status"][:24])
+            check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
+    bar.close()
+
+
+def _error_metrics(records: list[dict]) -> dict[str, float]:
+    counts: dict[str, float] = {}
+    for record in records:
+        status = str(record.get("status", ""))
+        if status.startswith("error:"):
+            key = "errors." + status.split(":", 1)[1]
+            counts[key] = counts.get(key, 0) + 1
+    return counts

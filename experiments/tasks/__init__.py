@@ -1,0 +1,7 @@
+"""Task registry: a task glues programs, roles, data and metrics for one kind of experiment."""
+
+from experiments.tasks.seed_selection import SeedSelectionTask
+
+TASKS = {
+    "seed_selection": SeedSelectionTask,
+}

@@ -1,0 +1,156 @@
+"""MLflow tracking: one experiment per config, one parent run per invocation, nested runs per model.
+
+The store is `sqlite:///<repo>/mlruns/mlflow.db` with artifacts under `mlruns/artifacts`
+unless MLFLOW_TRACKING_URI is set (a team server on PostgreSQL needs nothing else).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from experiments.paths import mlruns_dir, project_root
+
+logger = logging.getLogger(__name__)
+
+RUN_ID_TAG = "reeval.run_id"
+
+
+def tracking_uri() -> str:
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{mlruns_dir() / 'mlflow.db'}"
+
+
+def setup_mlflow():
+    import mlflow
+
+    uri = tracking_uri()
+    if uri.startswith("sqlite:///"):
+        mlruns_dir().mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(uri)
+    # MLflow's sqlite store logs its schema migrations at INFO on first use.
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    return mlflow
+
+
+def ensure_experiment(name: str) -> str:
+    mlflow = setup_mlflow()
+    experiment = mlflow.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    location = None
+    if not os.environ.get("MLFLOW_TRACKING_URI"):
+        location = (mlruns_dir() / "artifacts").as_uri()
+    return mlflow.create_experiment(name, artifact_location=location)
+
+
+def git_state() -> dict[str, str]:
+    root = project_root()
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10,
+                                  check=True).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    commit = git("rev-parse", "HEAD")
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    return {"git.commit": commit or "unknown", "git.dirty": str(dirty).lower()}
+
+
+def flatten(data: dict, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten(value, f"{name}."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for i, item in enumerate(value):
+                out.update(flatten(item, f"{name}.{i}."))
+        else:
+            out[name] = value
+    return out
+
+
+@contextmanager
+def parent_run(experiment_name: str, run_name: str, tags: dict[str, str]):
+    mlflow = setup_mlflow()
+    experiment_id = ensure_experiment(experiment_name)
+    with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags) as run:
+        yield run
+
+
+@contextmanager
+def nested_run(run_name: str, tags: dict[str, str] | None = None):
+    import mlflow
+
+    with mlflow.start_run(run_name=run_name, nested=True, tags=tags or {}) as run:
+        yield run
+
+
+def log_params(params: dict[str, Any]) -> None:
+    import mlflow
+
+    clean = {k: ("" if v is None else str(v))[:6000] for k, v in params.items()}
+    items = list(clean.items())
+    for start in range(0, len(items), 100):  # MLflow caps a batch at 100 params
+        mlflow.log_params(dict(items[start:start + 100]))
+
+
+def log_dataset(examples: list, name: str, source: str, sha256: str, context: str) -> None:
+    """Dataset input with our content hash as digest: datasets' own fingerprint tracks path and mtime."""
+    import mlflow
+    import pandas as pd
+
+    frame = pd.DataFrame([{k: _jsonable(v) for k, v in dict(e).items()} for e in examples])
+    dataset = mlflow.data.from_pandas(frame, source=source, name=name, digest=sha256[:16])
+    mlflow.log_input(dataset, context=context)
+    mlflow.set_tag(f"data.{name}.sha256", sha256)
+
+
+def _jsonable(value):
+    return value if isinstance(value, (str, int, float, bool)) or value is None else json.dumps(value)
+
+
+def log_programs(programs: dict, adapters: dict[str, Any]) -> None:
+    """Saved state of every program plus the rendered prompt of each predictor, as a reader sees it."""
+    import mlflow
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name, program in programs.items():
+            program.save(str(folder / f"{name}.json"))
+            adapter = adapters.get(name)
+            for predictor_name, predictor in program.named_predictors():
+                (folder / f"{name}.{predictor_name}.prompt.txt").write_text(render_prompt(predictor, adapter))
+        mlflow.log_artifacts(str(folder), artifact_path="programs")
+
+
+def render_prompt(predictor, adapter) -> str:
+    import dspy
+
+    adapter = adapter or dspy.JSONAdapter()
+    signature = predictor.signature
+    placeholders = {name: f"{{{name}}}" for name in signature.input_fields}
+    messages = adapter.format(signature, predictor.demos, placeholders)
+    return "\n\n".join(f"### {m['role']}\n{m['content']}" for m in messages)
+
+
+def find_runs(run_id: str):
+    """Parent MLflow runs for a reeval run id (or the MLflow run with that id), newest first."""
+    mlflow = setup_mlflow()
+    runs = mlflow.search_runs(search_all_experiments=True, filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
+                              order_by=["attributes.start_time DESC"], output_format="list")
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    if parents:
+        return parents
+    try:
+        return [mlflow.get_run(run_id)]
+    except Exception:  # noqa: BLE001 - MLflow raises several types for an unknown id
+        return []

@@ -1,0 +1,25 @@
+"""Shared fixtures: every test runs offline, with its own run store, MLflow store and caches."""
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# DSPy reads its cache location at import: point it away from the user's cache before any test imports it.
+_SESSION_TMP = Path(tempfile.mkdtemp(prefix="reeval-tests-"))
+os.environ["DSPY_CACHEDIR"] = str(_SESSION_TMP / "dspy")
+for key, value in {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
+}.items():
+    os.environ.setdefault(key, value)
+
+
+@pytest.fixture
+def isolated(tmp_path, monkeypatch):
+    """A private runs/ dir and MLflow store for one test."""
+    monkeypatch.setenv("REEVAL_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    monkeypatch.setenv("REEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path

@@ -1,0 +1,77 @@
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from experiments.cli import app
+from experiments.config import DEFAULT_CONFIG, ConfigError, load_config
+
+GOOD = {
+    "name": "t", "task": "seed_selection", "data": {"source": "nq", "limit": 3},
+    "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+}
+
+
+def write(tmp_path, data, name="c.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_default_config_is_valid():
+    config = load_config(DEFAULT_CONFIG)
+    assert config.task == "seed_selection"
+    assert config.models.pivot.name == "qwen2.5-1.5b"
+
+
+def test_misspelt_key_names_the_key_and_suggests(tmp_path):
+    bad = {**GOOD, "data": {"source": "nq", "limt": 3}}
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, bad))
+    message = str(info.value)
+    assert "data.limt: unknown key" in message
+    assert "did you mean 'limit'" in message
+
+
+def test_unknown_model_suggests_close_name(tmp_path):
+    bad = {**GOOD, "models": {"pivot": {"name": "qwen2.5-1.5"}}}
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, bad))
+    assert "models.pivot.name" in str(info.value)
+    assert "Did you mean qwen2.5-1.5b" in str(info.value)
+
+
+def test_provider_model_strings_pass_through(tmp_path):
+    ok = {**GOOD, "models": {"pivot": {"name": "hosted_vllm/Qwen2.5-7B", "api_base": "http://localhost:8000/v1"}}}
+    assert load_config(write(tmp_path, ok)).models.pivot.api_base == "http://localhost:8000/v1"
+
+
+def test_unknown_data_source_is_an_error(tmp_path):
+    bad = {**GOOD, "data": {"source": "nqq"}}
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, bad))
+    assert "data.source" in str(info.value)
+    assert "nq" in str(info.value)
+
+
+def test_unknown_task(tmp_path):
+    with pytest.raises(ConfigError, match="did you mean|Did you mean"):
+        load_config(write(tmp_path, {**GOOD, "task": "seed_selectoin"}))
+
+
+def test_validate_cli_exit_codes(tmp_path):
+    runner = CliRunner()
+    good = write(tmp_path, GOOD, "good.yaml")
+    typo = write(tmp_path, {**GOOD, "modles": GOOD["models"]}, "typo.yaml")
+    badmodel = write(tmp_path, {**GOOD, "models": {"pivot": {"name": "gpt4"}}}, "model.yaml")
+    assert runner.invoke(app, ["validate", str(good)]).exit_code == 0
+    result = runner.invoke(app, ["validate", str(typo), str(badmodel)])
+    assert result.exit_code == 2
+    assert "modles: unknown key" in result.output
+    assert "Unknown local model 'gpt4'" in result.output
+
+
+def test_digest_is_stable_and_sensitive(tmp_path):
+    a = load_config(write(tmp_path, GOOD))
+    b = load_config(write(tmp_path, GOOD, "b.yaml"))
+    c = load_config(write(tmp_path, {**GOOD, "data": {"source": "nq", "limit": 4}}, "c2.yaml"))
+    assert a.digest() == b.digest() != c.digest()

@@ -1,0 +1,53 @@
+from experiments.errors import ErrorBudgetExceeded, check_budget, error_kind, error_record
+from experiments.run_store import RunStore
+
+
+def test_append_and_resume_ids(tmp_path):
+    store = RunStore("r1", root=tmp_path)
+    store.append({"id": "a", "status": "accepted"})
+    store.append({"id": "b", "status": "error:parse"})
+    store.close()
+    reopened = RunStore("r1", root=tmp_path)
+    assert reopened.finished_ids() == {"a", "b"}
+    assert reopened.finished_ids(retry_errors=True) == {"a"}
+
+
+def test_torn_last_line_is_dropped_and_appends_stay_valid(tmp_path):
+    store = RunStore("r2", root=tmp_path)
+    store.append({"id": "a", "status": "accepted"})
+    store.close()
+    with open(store.cases_path, "a") as handle:
+        handle.write('{"id": "b", "sta')  # killed mid-write
+    reopened = RunStore("r2", root=tmp_path)
+    assert [r["id"] for r in reopened.records()] == ["a"]
+    reopened.append({"id": "b", "status": "accepted"})
+    reopened.close()
+    assert [r["id"] for r in RunStore("r2", root=tmp_path).records()] == ["a", "b"]
+
+
+def test_retried_case_replaces_its_error(tmp_path):
+    store = RunStore("r3", root=tmp_path)
+    store.append({"id": "a", "status": "error:parse"})
+    store.append({"id": "a", "status": "accepted"})
+    assert store.records() == [{"id": "a", "status": "accepted"}]
+
+
+def test_error_kinds():
+    class AdapterParseError(Exception):
+        pass
+
+    assert error_kind(AdapterParseError("x")) == "parse"
+    assert error_kind(ValueError("Requested tokens (5000) exceed context window of 4096")) == "context_overflow"
+    assert error_record("c", RuntimeError("boom"))["status"] == "error:exception"
+
+
+def test_error_budget():
+    records = [{"status": "accepted"}] * 7 + [{"status": "error:parse"}] * 3
+    check_budget(records, budget=0.3, min_cases=10)
+    try:
+        check_budget(records, budget=0.2, min_cases=10)
+    except ErrorBudgetExceeded as exc:
+        assert "3 of 10" in str(exc)
+    else:
+        raise AssertionError("budget should have been exceeded")
+    check_budget(records[:5] + records[-3:], budget=0.2, min_cases=10)  # too few cases to judge
