@@ -49,8 +49,8 @@ class LMConfig(Strict):
 
 
 class DataConfig(Strict):
-    source: str = Field(description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL")
-    format: Literal["qa", "mrqa", "multiple_choice"] = "qa"
+    source: str = Field(description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL "
+                        "(flat QA, MRQA or multiple-choice, recognised from its rows)")
     limit: int | None = None
     reeval_filters: bool = True
     min_evidence_words: int = 10

@@ -49,7 +49,16 @@ QA_FIELDS: tuple[str, ...] = ("id", "question", "context", "answers", "answer_st
 #: Inputs of a QA example: the model sees the question and the evidence.
 QA_INPUTS: tuple[str, ...] = ("question", "context")
 #: Fields of a multiple-choice (ARC) example.
-MC_FIELDS: tuple[str, ...] = ("id", "question", "choices", "options", "labels", "answer_key", "answer", "source")
+MC_FIELDS: tuple[str, ...] = (
+    "id",
+    "question",
+    "choices",
+    "options",
+    "choice_labels",
+    "answer_key",
+    "answer",
+    "source",
+)
 MC_INPUTS: tuple[str, ...] = ("question", "options")
 #: Columns of the passage pool.
 PASSAGE_FIELDS: tuple[str, ...] = ("id", "title", "text", "origin")
@@ -114,7 +123,9 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise DataError(f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+                    raise DataError(
+                        f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})"
+                    ) from None
                 yield lineno, text
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise DataError(f"{path}:{lineno + 1}: corrupt or truncated gzip data ({e})") from None
@@ -165,7 +176,9 @@ def _req_str(obj: Mapping[str, Any], field: str, where: str, *, label: str | Non
     return value
 
 
-def _opt_str(obj: Mapping[str, Any], field: str, where: str, default: str, *, label: str | None = None) -> str:
+def _opt_str(
+    obj: Mapping[str, Any], field: str, where: str, default: str, *, label: str | None = None
+) -> str:
     """An optional string field (missing or null gives ``default``)."""
     value = obj.get(field)
     if value is None:
@@ -183,7 +196,9 @@ def _str_list(value: Any, where: str, field: str, *, non_empty: bool) -> list[st
         raise DataError(f"{where}: field {field!r}: expected {expected}, got an empty list")
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise DataError(f"{where}: field {field!r}: expected {expected}, got {_describe(item)} at index {i}")
+            raise DataError(
+                f"{where}: field {field!r}: expected {expected}, got {_describe(item)} at index {i}"
+            )
         if not item.strip():
             raise DataError(f"{where}: field {field!r}: empty string at index {i}")
     return list(value)
@@ -207,9 +222,13 @@ def _answer_starts(
             starts.append(None)
             continue
         if isinstance(s, bool) or not isinstance(s, int):
-            raise DataError(f"{where}: field {field!r}: expected an integer or null, got {_describe(s)} at index {i}")
+            raise DataError(
+                f"{where}: field {field!r}: expected an integer or null, got {_describe(s)} at index {i}"
+            )
         if s < 0 or context[s : s + len(a)] != a:
-            raise DataError(f"{where}: field {field!r}: offset {s} at index {i} does not point at answer {a!r}")
+            raise DataError(
+                f"{where}: field {field!r}: offset {s} at index {i} does not point at answer {a!r}"
+            )
         starts.append(s)
     return starts
 
@@ -240,7 +259,9 @@ def validate_qa_record(obj: Mapping[str, Any], where: str, *, default_source: st
     }
 
 
-def validate_mc_record(obj: Mapping[str, Any], where: str, *, source: str = "arc_challenge") -> dict[str, Any]:
+def validate_mc_record(
+    obj: Mapping[str, Any], where: str, *, source: str = "arc_challenge"
+) -> dict[str, Any]:
     """Check one ARC-style row (``id``, ``question``, ``choices`` [{label, text}], ``answerKey``).
 
     Returns ``{id, question, choices, answer_key, source}``. Labels must be unique and
@@ -256,7 +277,9 @@ def validate_mc_record(obj: Mapping[str, Any], where: str, *, source: str = "arc
     choices: list[dict[str, str]] = []
     for i, c in enumerate(raw):
         if not isinstance(c, dict):
-            raise DataError(f"{where}: field 'choices': expected {{label, text}} objects, got {_describe(c)} at index {i}")
+            raise DataError(
+                f"{where}: field 'choices': expected {{label, text}} objects, got {_describe(c)} at index {i}"
+            )
         label = _req_str(c, "label", where, label=f"choices[{i}].label")
         text = _req_str(c, "text", where, label=f"choices[{i}].text")
         choices.append({"label": label, "text": text})
@@ -311,7 +334,9 @@ def _spans_as_pairs(spans: Any, where: str, field: str) -> list[tuple[int, int]]
             and 0 <= sp[0] <= sp[1]
         )
         if not ok:
-            raise DataError(f"{where}: field {field!r}: expected [start, end] with 0 <= start <= end at index {i}")
+            raise DataError(
+                f"{where}: field {field!r}: expected [start, end] with 0 <= start <= end at index {i}"
+            )
         pairs.append((sp[0], sp[1]))
     return pairs
 
@@ -330,7 +355,10 @@ def _detected_as_list(value: Any, where: str, field: str) -> list[dict[str, Any]
         raise _field_error(where, field, "a list of {text, char_spans} objects", value)
     for i, d in enumerate(value):
         if not isinstance(d, Mapping):
-            raise DataError(f"{where}: field {field!r}: expected {{text, char_spans}} objects, got {_describe(d)} at index {i}")
+            raise DataError(
+                f"{where}: field {field!r}: expected {{text, char_spans}} objects, "
+                f"got {_describe(d)} at index {i}"
+            )
     return list(value)
 
 
@@ -385,7 +413,9 @@ def mrqa_qa_to_record(
     return record, mismatch
 
 
-def mrqa_context_to_records(obj: Mapping[str, Any], where: str, *, source: str) -> tuple[list[dict[str, Any]], int]:
+def mrqa_context_to_records(
+    obj: Mapping[str, Any], where: str, *, source: str
+) -> tuple[list[dict[str, Any]], int]:
     """Map one MRQA file row (a context with its ``qas``) to flat QA records; also count span mismatches."""
     context = _req_str(obj, "context", where)
     qas = obj.get("qas")
@@ -394,7 +424,9 @@ def mrqa_context_to_records(obj: Mapping[str, Any], where: str, *, source: str) 
     records, mismatches = [], 0
     for i, qa in enumerate(qas):
         if not isinstance(qa, Mapping):
-            raise DataError(f"{where}: field 'qas': expected question objects, got {_describe(qa)} at index {i}")
+            raise DataError(
+                f"{where}: field 'qas': expected question objects, got {_describe(qa)} at index {i}"
+            )
         rec, bad = mrqa_qa_to_record(context, qa, where, source=source, prefix=f"qas[{i}].")
         records.append(rec)
         mismatches += bad
@@ -415,8 +447,14 @@ def mrqa_hub_row_to_record(row: Mapping[str, Any], where: str = "hub row") -> di
     return record
 
 
-def arc_hub_row_to_record(row: Mapping[str, Any], where: str = "hub row", *, source: str = "arc_challenge") -> dict[str, Any]:
-    """Map one row of ``allenai/ai2_arc`` (``choices`` as ``{"text": [...], "label": [...]}``) to an MC record."""
+def arc_hub_row_to_record(
+    row: Mapping[str, Any], where: str = "hub row", *, source: str = "arc_challenge"
+) -> dict[str, Any]:
+    """Map one row of ``allenai/ai2_arc`` to an MC record.
+
+    The hub stores ``choices`` as ``{"text": [...], "label": [...]}``; files store a list of
+    ``{label, text}`` objects.
+    """
     choices = row.get("choices")
     if isinstance(choices, Mapping):
         texts, labels = choices.get("text"), choices.get("label")
@@ -439,7 +477,13 @@ def qa_example(record: Mapping[str, Any]) -> dspy.Example:
 
 
 def mc_example(record: Mapping[str, Any]) -> dspy.Example:
-    """An MC record as a ``dspy.Example``: adds ``options`` (texts), ``labels`` and ``answer`` (the right text)."""
+    """An MC record as a ``dspy.Example``.
+
+    Adds ``options`` (the choice texts), ``choice_labels`` and ``answer`` (the right text).
+
+    The labels field is ``choice_labels``, not ``labels``: ``Example.labels`` is a method, so
+    ``ex.labels`` would silently return it instead of the field.
+    """
     choices = [{"label": c["label"], "text": c["text"]} for c in record["choices"]]
     labels = [c["label"] for c in choices]
     options = [c["text"] for c in choices]
@@ -449,7 +493,7 @@ def mc_example(record: Mapping[str, Any]) -> dspy.Example:
         question=record["question"],
         choices=choices,
         options=options,
-        labels=labels,
+        choice_labels=labels,
         answer_key=record["answer_key"],
         answer=answer,
         source=record["source"],
@@ -505,6 +549,13 @@ def _passage_features(ds_mod: Any) -> datasets.Features:
     return ds_mod.Features({k: v("string") for k in PASSAGE_FIELDS})
 
 
+def _to_dataset(ds_mod: Any, records: list[dict[str, Any]], features: datasets.Features) -> datasets.Dataset:
+    """Records → Dataset with a fixed schema (``from_list`` cannot build an empty table)."""
+    if not records:
+        return ds_mod.Dataset.from_dict({k: [] for k in features}, features=features)
+    return ds_mod.Dataset.from_list(records, features=features)
+
+
 def _check_limit(limit: int | None) -> None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit must be a non-negative integer or None, got {limit!r}")
@@ -537,7 +588,9 @@ def _collect(
     for lineno, rec in rows:
         if rec["id"] in seen:
             first = seen[rec["id"]]
-            raise DataError(f"{path}:{lineno}: field 'id': duplicate id {rec['id']!r} (first on line {first})")
+            raise DataError(
+                f"{path}:{lineno}: field 'id': duplicate id {rec['id']!r} (first on line {first})"
+            )
         seen[rec["id"]] = lineno
         if not keep(rec):
             continue
@@ -551,7 +604,9 @@ def _collect(
 # Local loaders
 
 
-def load_qa_dataset(path: str | Path, *, limit: int | None = None, source: str | None = None) -> datasets.Dataset:
+def load_qa_dataset(
+    path: str | Path, *, limit: int | None = None, source: str | None = None
+) -> datasets.Dataset:
     """Validated flat-QA rows of a ``.jsonl``/``.jsonl.gz`` file as a ``datasets.Dataset``.
 
     Columns are :data:`QA_FIELDS` (fixed schema). ``source`` keeps only rows whose ``source``
@@ -561,12 +616,15 @@ def load_qa_dataset(path: str | Path, *, limit: int | None = None, source: str |
     _check_limit(limit)
     path = Path(path)
     default_source = _file_stem(path)
-    rows = ((n, validate_qa_record(obj, f"{path}:{n}", default_source=default_source)) for n, obj in iter_jsonl(path))
+    rows = (
+        (n, validate_qa_record(obj, f"{path}:{n}", default_source=default_source))
+        for n, obj in iter_jsonl(path)
+    )
     keep = (lambda r: r["source"] == source) if source is not None else (lambda r: True)
     records = _collect(path, rows, limit=limit, keep=keep)
     ds_mod = _offline_datasets()
     logger.info("loaded %d QA rows from %s", len(records), path)
-    return ds_mod.Dataset.from_list(records, features=_qa_features(ds_mod))
+    return _to_dataset(ds_mod, records, _qa_features(ds_mod))
 
 
 def load_qa(path: str | Path, *, limit: int | None = None, source: str | None = None) -> list[dspy.Example]:
@@ -577,7 +635,9 @@ def load_qa(path: str | Path, *, limit: int | None = None, source: str | None = 
     return [qa_example(r) for r in load_qa_dataset(path, limit=limit, source=source)]
 
 
-def load_mrqa_dataset(path: str | Path, *, limit: int | None = None, source: str | None = None) -> datasets.Dataset:
+def load_mrqa_dataset(
+    path: str | Path, *, limit: int | None = None, source: str | None = None
+) -> datasets.Dataset:
     """A real MRQA 2019 JSONL file (header line, then one context per line) as flat QA rows.
 
     One row per question; ``source`` of each row is the header's ``dataset`` lower-cased
@@ -592,8 +652,10 @@ def load_mrqa_dataset(path: str | Path, *, limit: int | None = None, source: str
     n0, header_obj = first
     header = header_obj.get("header")
     if not isinstance(header, Mapping):
-        raise DataError(f'{path}:{n0}: field \'header\': expected the MRQA header line {{"header": {{...}}}}')
-    file_source = _opt_str(header, "dataset", f"{path}:{n0}", "", label="header.dataset").lower() or _file_stem(path)
+        raise DataError(f"{path}:{n0}: field 'header': expected the MRQA header line {{\"header\": {{...}}}}")
+    file_source = _opt_str(
+        header, "dataset", f"{path}:{n0}", "", label="header.dataset"
+    ).lower() or _file_stem(path)
     mismatches = 0
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
@@ -607,10 +669,12 @@ def load_mrqa_dataset(path: str | Path, *, limit: int | None = None, source: str
     keep = (lambda r: r["source"] == source) if source is not None else (lambda r: True)
     records = _collect(path, rows(), limit=limit, keep=keep)
     if mismatches:
-        logger.warning("%s: %d detected answer span(s) did not match their text; kept without offset", path, mismatches)
+        logger.warning(
+            "%s: %d detected answer span(s) did not match their text; kept without offset", path, mismatches
+        )
     ds_mod = _offline_datasets()
     logger.info("loaded %d MRQA questions from %s", len(records), path)
-    return ds_mod.Dataset.from_list(records, features=_qa_features(ds_mod))
+    return _to_dataset(ds_mod, records, _qa_features(ds_mod))
 
 
 def load_mrqa(path: str | Path, *, limit: int | None = None, source: str | None = None) -> list[dspy.Example]:
@@ -630,7 +694,7 @@ def load_multiple_choice(
     rows = ((n, validate_mc_record(obj, f"{path}:{n}", source=source)) for n, obj in iter_jsonl(path))
     records = _collect(path, rows, limit=limit)
     ds_mod = _offline_datasets()
-    ds = ds_mod.Dataset.from_list(records, features=_mc_features(ds_mod))
+    ds = _to_dataset(ds_mod, records, _mc_features(ds_mod))
     logger.info("loaded %d multiple-choice rows from %s", len(ds), path)
     return [mc_example(r) for r in ds]
 
@@ -651,7 +715,7 @@ def load_passages(
     records = _collect(path, rows, limit=limit, keep=lambda r: r["origin"] not in excluded)
     ds_mod = _offline_datasets()
     logger.info("loaded %d passages from %s", len(records), path)
-    return ds_mod.Dataset.from_list(records, features=_passage_features(ds_mod))
+    return _to_dataset(ds_mod, records, _passage_features(ds_mod))
 
 
 # --------------------------------------------------------------------------------------------
@@ -712,7 +776,9 @@ def load_arc_from_hub(
     for i, row in enumerate(ds):
         if limit is not None and len(out) >= limit:
             break
-        out.append(mc_example(arc_hub_row_to_record(row, f"hub:{name}/{config}[{split}] row {i}", source=source)))
+        out.append(
+            mc_example(arc_hub_row_to_record(row, f"hub:{name}/{config}[{split}] row {i}", source=source))
+        )
     logger.info("loaded %d ARC questions from hub %s/%s[%s]", len(out), name, config, split)
     return out
 
@@ -776,4 +842,3 @@ def load_named(name_or_path: str | Path, **kwargs: Any) -> Any:
     """Resolve ``name_or_path`` (see :func:`resolve_dataset`) and call its loader with ``kwargs``."""
     spec = resolve_dataset(name_or_path)
     return spec.loader(spec.path, **kwargs)
-

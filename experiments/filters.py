@@ -122,7 +122,9 @@ def apply_reeval_filters(
             continue
 
         pairs = [
-            (a, s) for a, s in zip(answers, _starts_of(ex, len(answers)), strict=True) if word_count(a) <= max_answer_words
+            (a, s)
+            for a, s in zip(answers, _starts_of(ex, len(answers)), strict=True)
+            if word_count(a) <= max_answer_words
         ]
         if not pairs:
             counts["long_answer"] += 1

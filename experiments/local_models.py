@@ -88,9 +88,8 @@ ROSTER: dict[str, LocalModelSpec] = {
 }
 
 
-class UnknownModelError(KeyError):
-    def __str__(self) -> str:  # KeyError would quote the message
-        return self.args[0]
+class UnknownModelError(ValueError):
+    pass
 
 
 class ModelNotInstalledError(RuntimeError):

@@ -45,10 +45,11 @@ def load_data(config: ExperimentConfig) -> LoadedData:
     from experiments.data import content_sha256, resolve_dataset
     from experiments.filters import apply_reeval_filters
 
-    path, loader = resolve_dataset(config.data.source, config.data.format)
-    examples = loader(path)
+    spec = resolve_dataset(config.data.source)
+    path = spec.path
+    examples = spec.loader(path)
     counts: dict[str, int] = {}
-    if config.data.reeval_filters and config.data.format != "multiple_choice":
+    if config.data.reeval_filters and examples and "context" in examples[0]:
         examples, counts = apply_reeval_filters(
             examples, min_evidence_words=config.data.min_evidence_words,
             max_answer_words=config.data.max_answer_words)

@@ -14,13 +14,17 @@ import string
 _PUNCTUATION = frozenset(string.punctuation)
 # Articles are removed only as whole words: "theatre" and "another" must survive.
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+# Natural Questions text is tokenised ("the fund 's earnings", "do n't"): a model that writes
+# "the fund's earnings" gives the same answer. Re-attach clitics before punctuation is dropped,
+# otherwise "fund 's" → "fund s" and "fund's" → "funds" never match.
+_CLITICS = re.compile(r"(\w) (?=(?:'s|'re|'ve|'ll|'d|'m|n't)\b)", re.IGNORECASE)
 
 
 def normalize_answer(s: str | None) -> str:
     """Lowercase, remove punctuation and articles, collapse whitespace; None becomes ''."""
     if s is None:
         return ""
-    text = str(s).lower()
+    text = _CLITICS.sub(r"\1", str(s)).lower()
     text = "".join(ch for ch in text if ch not in _PUNCTUATION)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())

@@ -70,7 +70,9 @@ def test_invalid_json_names_file_and_line(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize("name", ["types.jsonl", "types.jsonl.gz"])
 def test_wrong_type_for_answers_names_field_and_line(tmp_path: Path, name: str) -> None:
     path = _write_jsonl(tmp_path / name, [_row(id="a"), _row(id="b", answers=7, answer_starts=...)])
-    with pytest.raises(DataError, match=r"types\.jsonl(\.gz)?:2: field 'answers': .*list of strings, got int"):
+    with pytest.raises(
+        DataError, match=r"types\.jsonl(\.gz)?:2: field 'answers': .*list of strings, got int"
+    ):
         load_qa(path)
 
 
@@ -165,7 +167,7 @@ def test_arc_loader_answer_matches_answer_key() -> None:
     for ex in examples:
         by_label = {c["label"]: c["text"] for c in ex.choices}
         assert ex.answer == by_label[ex.answer_key]
-        assert ex.options == [c["text"] for c in ex.choices] and ex.labels == list(by_label)
+        assert ex.options == [c["text"] for c in ex.choices] and ex.choice_labels == list(by_label)
         assert ex.source == "arc_challenge"
     assert set(examples[0].inputs().keys()) == {"question", "options"}
     assert len(load_multiple_choice(DATASETS["arc_challenge_validation"][0], limit=7)) == 7
@@ -260,11 +262,22 @@ def test_arc_hub_row_mapping() -> None:
 
 def test_hub_loader_does_not_set_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [
-        {"subset": "SQuAD", "context": "Paris is the capital of France, a country in Europe.", "qid": "s1",
-         "question": "Capital of France?", "answers": ["Paris"],
-         "detected_answers": {"text": ["Paris"], "char_spans": [{"start": [0], "end": [4]}]}},
-        {"subset": "HotpotQA", "context": "Rome is in Italy.", "qid": "h1", "question": "Where is Rome?",
-         "answers": ["Italy"], "detected_answers": {"text": [], "char_spans": []}},
+        {
+            "subset": "SQuAD",
+            "context": "Paris is the capital of France, a country in Europe.",
+            "qid": "s1",
+            "question": "Capital of France?",
+            "answers": ["Paris"],
+            "detected_answers": {"text": ["Paris"], "char_spans": [{"start": [0], "end": [4]}]},
+        },
+        {
+            "subset": "HotpotQA",
+            "context": "Rome is in Italy.",
+            "qid": "h1",
+            "question": "Where is Rome?",
+            "answers": ["Italy"],
+            "detected_answers": {"text": [], "char_spans": []},
+        },
     ]
 
     class FakeDatasets:
@@ -328,7 +341,9 @@ def test_filter_duplicates_normalise_case_and_whitespace() -> None:
 
 def test_filter_short_evidence() -> None:
     nine = "one two three four five six seven eight nine"
-    kept, counts = apply_reeval_filters([_ex(["one"], context=nine, id="9"), _ex(["one"], context=nine + " ten", id="10")])
+    kept, counts = apply_reeval_filters(
+        [_ex(["one"], context=nine, id="9"), _ex(["one"], context=nine + " ten", id="10")]
+    )
     assert [e.id for e in kept] == ["10"]
     _only(counts, input=2, short_evidence=1, kept=1)
     kept, counts = apply_reeval_filters([_ex(["one"], context=nine)], min_evidence_words=9)
@@ -380,7 +395,15 @@ def test_filter_counts_on_mixed_input_sum_up() -> None:
     ]
     kept, counts = apply_reeval_filters(examples)
     assert [e.id for e in kept] == ["keep", "collapse"]
-    _only(counts, input=6, duplicate=1, short_evidence=1, long_answer=1, non_overlapping_answers=1,
-          collapsed_multi_answer=1, kept=2)
+    _only(
+        counts,
+        input=6,
+        duplicate=1,
+        short_evidence=1,
+        long_answer=1,
+        non_overlapping_answers=1,
+        collapsed_multi_answer=1,
+        kept=2,
+    )
     drops = ("duplicate", "short_evidence", "long_answer", "non_overlapping_answers")
     assert counts["kept"] == counts["input"] - sum(counts[k] for k in drops)

@@ -268,3 +268,11 @@ def test_rate_with_ci():
     assert boot["low"] <= boot["rate"] == 0.75 <= boot["high"]
     empty = rate_with_ci([])
     assert empty["n"] == 0 and math.isnan(empty["rate"]) and math.isnan(empty["low"])
+
+
+def test_tokenised_clitics_match_untokenised_text():
+    from metrics import exact_match, normalize_answer
+
+    assert normalize_answer("the fund 's realized earnings") == normalize_answer("The fund's realized earnings")
+    assert normalize_answer("do n't") == normalize_answer("don't")
+    assert exact_match("the fund's realized earnings", ["the fund 's realized earnings"]) == 1.0
