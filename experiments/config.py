@@ -10,10 +10,10 @@ import difflib
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from experiments.paths import project_root
 
@@ -34,7 +34,7 @@ class LMConfig(Strict):
     max_tokens: int = 128
     seed: int = 0
     api_base: str | None = None
-    n_ctx: int = 4096
+    n_ctx: int = 8192
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
 
@@ -77,6 +77,7 @@ class ExperimentConfig(Strict):
     data: DataConfig
     models: ModelsConfig
     run: RunConfig = RunConfig()
+    options: dict[str, Any] = Field(default_factory=dict, description="the task's own settings (see its Options)")
 
     @field_validator("task")
     @classmethod
@@ -88,6 +89,26 @@ class ExperimentConfig(Strict):
             hint = f" Did you mean {', '.join(close)}?" if close else ""
             raise ValueError(f"unknown task {task!r}.{hint} Tasks: {', '.join(TASKS)}")
         return task
+
+    @model_validator(mode="after")
+    def _task_options(self) -> ExperimentConfig:
+        from experiments.tasks import TASKS
+
+        options = TASKS[self.task].Options
+        try:
+            options.model_validate(self.options)
+        except ValidationError as exc:
+            problems = []
+            for item in exc.errors():
+                loc = ".".join(str(p) for p in item["loc"])
+                if item["type"] == "extra_forbidden":
+                    close = difflib.get_close_matches(str(item["loc"][-1]), list(options.model_fields), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    problems.append(f"options.{loc}: unknown key{hint}")
+                else:
+                    problems.append(f"options.{loc}: {item['msg']}")
+            raise ValueError("; ".join(problems)) from None
+        return self
 
     def digest(self) -> str:
         """Content hash of the resolved config: same config → same run id → resume."""

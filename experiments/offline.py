@@ -21,8 +21,15 @@ OFFLINE_DEFAULTS = {
 }
 
 
+# Kept even online: a local cost map and no telemetry never hurt.
+ALWAYS = ("LITELLM_LOCAL_MODEL_COST_MAP", "MLFLOW_DISABLE_TELEMETRY", "DO_NOT_TRACK")
+
+
 def apply_offline_defaults() -> None:
+    """REEVAL_ONLINE=1 leaves the hub switches alone, for users who load models or data from a hub."""
+    online = os.environ.get("REEVAL_ONLINE", "").lower() in {"1", "true", "yes"}
     for key, value in OFFLINE_DEFAULTS.items():
-        os.environ.setdefault(key, value)
+        if not online or key in ALWAYS:
+            os.environ.setdefault(key, value)
     # DSPy reads DSPY_CACHEDIR when it is first imported: keep its call cache with our caches.
     os.environ.setdefault("DSPY_CACHEDIR", str(cache_dir() / "dspy"))

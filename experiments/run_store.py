@@ -56,30 +56,55 @@ class RunStore:
             with open(self.cases_path, "r+b") as handle:
                 handle.truncate(keep)
 
-    def records(self) -> list[dict]:
+    def _lines(self) -> list[dict]:
         if not self.cases_path.exists():
             return []
-        out = []
         with open(self.cases_path, encoding="utf-8") as handle:
-            for line in handle:
-                if line.endswith("\n"):
-                    out.append(json.loads(line))
-        # A case re-run after an error replaces its earlier line.
-        latest: dict[str, dict] = {}
-        for record in out:
-            latest[record["id"]] = record
-        return list(latest.values())
+            return [json.loads(line) for line in handle if line.endswith("\n")]
+
+    def records(self) -> list[dict]:
+        """Case records of each seed's latest attempt (a seed re-run after an error replaces its lines)."""
+        lines = self._lines()
+        groups: dict[tuple[str, int], list[dict]] = {}
+        for record in lines:
+            groups.setdefault((record.get("seed_id", record["id"]), record.get("attempt", 1)), []).append(record)
+        latest: dict[str, int] = {}
+        for (seed, attempt), group in groups.items():
+            # A batch cut short by a kill (fewer lines than it announced) does not count as done.
+            if len(group) == group[0].get("batch_size", len(group)):
+                latest[seed] = max(latest.get(seed, 0), attempt)
+        return [r for (seed, attempt), group in groups.items() if latest.get(seed) == attempt for r in group]
 
     def finished_ids(self, retry_errors: bool = False) -> set[str]:
-        return {r["id"] for r in self.records()
-                if not (retry_errors and str(r.get("status", "")).startswith("error:"))}
+        """Seeds whose processing finished; with retry_errors, a seed that ended in error is not finished."""
+        finished = set()
+        for record in self.records():
+            seed = record.get("seed_id", record["id"])
+            if not (retry_errors and str(record.get("status", "")).startswith("error:")):
+                finished.add(seed)
+        return finished
 
-    def append(self, record: dict) -> None:
+    def append(self, records: dict | list[dict]) -> None:
+        """Write all records of one seed, then fsync: a seed is checkpointed whole or not at all."""
+        batch = [records] if isinstance(records, dict) else records
         if self._handle is None:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._repair_tail()
+            self._attempts = {}
+            for record in self._lines():
+                seed = record.get("seed_id", record["id"])
+                self._attempts[seed] = max(self._attempts.get(seed, 0), record.get("attempt", 1))
             self._handle = open(self.cases_path, "a", encoding="utf-8")
-        self._handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        seeds = {r.get("seed_id", r["id"]) for r in batch}
+        for seed in seeds:
+            self._attempts[seed] = self._attempts.get(seed, 0) + 1
+        lines = []
+        for record in batch:
+            seed = record.get("seed_id", record["id"])
+            lines.append(json.dumps({**record, "seed_id": seed, "attempt": self._attempts[seed],
+                                     "batch_size": sum(r.get("seed_id", r["id"]) == seed for r in batch)},
+                                    ensure_ascii=False, sort_keys=True) + "\n")
+        self._handle.write("".join(lines))
         self._handle.flush()
         os.fsync(self._handle.fileno())
 

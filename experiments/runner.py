@@ -86,7 +86,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
 
     data = load_data(config)
     lms = build_lms(config, task_cls.roles)
-    task = task_cls(lms)
+    task = task_cls(lms, task_cls.Options.model_validate(config.options))
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in data.examples if e.id not in done]
     logger.info("run %s: %d cases, %d already finished, %d to do", run_id, len(data.examples),
@@ -112,7 +112,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
 
         _map_cases(task, todo, store, config, progress)
 
-        records = [r for r in store.records() if r["id"] in {e.id for e in data.examples}]
+        seed_ids = {e.id for e in data.examples}
+        records = [r for r in store.records() if r["seed_id"] in seed_ids]
         metrics = task.summarize(records)
         metrics.update(_error_metrics(records))
         seconds = time.perf_counter() - started
@@ -138,20 +139,22 @@ def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, prog
     """Each finished case is checkpointed before the next result is taken."""
     records_so_far: list[dict] = []
 
-    def one(example) -> dict:
+    def one(example) -> list[dict]:
         try:
-            return task.process(example)
+            result = task.process(example)
         except Exception as exc:  # noqa: BLE001 - any failure of one case is that case's error
             logger.debug("case %s failed", example.id, exc_info=True)
-            return error_record(example.id, exc)
+            result = error_record(example.id, exc)
+        records = [result] if isinstance(result, dict) else result
+        return [{**r, "seed_id": example.id} for r in records]
 
     bar = tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress)
     with ThreadPoolExecutor(max_workers=config.run.threads) as pool:
-        for record in pool.map(one, todo) if config.run.threads > 1 else map(one, todo):
-            store.append(record)
-            records_so_far.append(record)
+        for records in pool.map(one, todo) if config.run.threads > 1 else map(one, todo):
+            store.append(records)
+            records_so_far.extend(records)
             bar.update(1)
-            bar.set_postfix(status=record["status"][:24])
+            bar.set_postfix(status=records[-1]["status"][:24])
             check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
     bar.close()
 

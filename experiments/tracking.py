@@ -22,8 +22,12 @@ logger = logging.getLogger(__name__)
 RUN_ID_TAG = "reeval.run_id"
 
 
+def default_tracking_uri() -> str:
+    return f"sqlite:///{mlruns_dir() / 'mlflow.db'}"
+
+
 def tracking_uri() -> str:
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{mlruns_dir() / 'mlflow.db'}"
+    return os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri()
 
 
 def setup_mlflow():
@@ -43,8 +47,9 @@ def ensure_experiment(name: str) -> str:
     experiment = mlflow.get_experiment_by_name(name)
     if experiment is not None:
         return experiment.experiment_id
+    # (mlflow.set_tracking_uri exports MLFLOW_TRACKING_URI, so compare URIs rather than test the variable.)
     location = None
-    if not os.environ.get("MLFLOW_TRACKING_URI"):
+    if tracking_uri() == default_tracking_uri():
         location = (mlruns_dir() / "artifacts").as_uri()
     return mlflow.create_experiment(name, artifact_location=location)
 

@@ -29,7 +29,22 @@ def test_retried_case_replaces_its_error(tmp_path):
     store = RunStore("r3", root=tmp_path)
     store.append({"id": "a", "status": "error:parse"})
     store.append({"id": "a", "status": "accepted"})
-    assert store.records() == [{"id": "a", "status": "accepted"}]
+    assert [(r["id"], r["status"], r["attempt"]) for r in store.records()] == [("a", "accepted", 2)]
+
+
+def test_seed_with_several_cases_is_done_only_when_all_lines_landed(tmp_path):
+    store = RunStore("r4", root=tmp_path)
+    store.append([{"id": "s1:q", "seed_id": "s1", "status": "accepted"},
+                  {"id": "s1:e", "seed_id": "s1", "status": "rejected:x"}])
+    store.close()
+    lines = store.cases_path.read_text().splitlines(keepends=True)
+    store.cases_path.write_text(lines[0])  # killed after the first of two lines
+    reopened = RunStore("r4", root=tmp_path)
+    assert reopened.finished_ids() == set() and reopened.records() == []
+    reopened.append([{"id": "s1:q", "seed_id": "s1", "status": "accepted"},
+                     {"id": "s1:e", "seed_id": "s1", "status": "accepted"}])
+    assert {r["id"] for r in reopened.records()} == {"s1:q", "s1:e"}
+    assert reopened.finished_ids() == {"s1"}
 
 
 def test_error_kinds():

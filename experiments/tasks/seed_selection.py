@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import dspy
+from pydantic import BaseModel, ConfigDict
 
 from experiments.lm_registry import ResolvedLM
 from metrics import is_correct, seed_cell, seed_table
@@ -15,7 +16,10 @@ class SeedSelectionTask:
     name = "seed_selection"
     roles = ("pivot",)
 
-    def __init__(self, lms: dict[str, ResolvedLM]):
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         self.pivot = lms["pivot"]
         self.program = SeedSelection()
 

