@@ -47,10 +47,12 @@ def ensure_experiment(name: str) -> str:
     experiment = mlflow.get_experiment_by_name(name)
     if experiment is not None:
         return experiment.experiment_id
-    # (mlflow.set_tracking_uri exports MLFLOW_TRACKING_URI, so compare URIs rather than test the variable.)
+    # A sqlite store keeps artifacts beside its database (MLflow's default is ./mlruns of whatever
+    # directory the command ran in); a tracking server decides for itself.
     location = None
-    if tracking_uri() == default_tracking_uri():
-        location = (mlruns_dir() / "artifacts").as_uri()
+    uri = tracking_uri()
+    if uri.startswith("sqlite:///"):
+        location = (Path(uri.removeprefix("sqlite:///")).parent / "artifacts").as_uri()
     return mlflow.create_experiment(name, artifact_location=location)
 
 

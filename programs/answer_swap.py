@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import dspy
 
-from metrics.checks import mentions, mentions_any, same_answer, same_shape, similarity_outside
+from metrics import is_correct
+from metrics.checks import mentions, mentions_any, same_shape, similarity_outside
 from programs.span_edit import replace_spans
 from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 
 VERSION = "answer_swap/1"
+RETRY_TEMPERATURE = 0.8
 
 
 def proposal_problem(proposal: str, golds: list[str], max_words: int = 5) -> str | None:
     """Why a proposed wrong answer cannot be used, or None."""
     if not proposal.strip():
         return "empty_proposal"
-    if any(same_answer(proposal, g) for g in golds) or mentions_any(proposal, golds):
+    if is_correct(proposal, golds):  # the scorer would count it right, so it is no wrong answer
         return "proposal_is_gold"
     if len(proposal.split()) > max_words:
         return "proposal_too_long"
@@ -55,9 +57,12 @@ class AnswerSwap(dspy.Module):
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         proposals: list[dict] = []
         new_answer = None
-        for _ in range(self.max_attempts):
+        for attempt in range(self.max_attempts):
             avoid = [*answers, *(p["proposal"] for p in proposals)]
-            out = self.propose(question=question, answer=answers[0], avoid=avoid)
+            # Greedy first; a small model that repeats the gold under greedy decoding needs sampling
+            # to move. Seeded, and the rollout id keeps each attempt's cache entry apart.
+            retry = {"temperature": RETRY_TEMPERATURE, "rollout_id": attempt} if attempt else {}
+            out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry)
             proposal = " ".join(str(out.wrong_answer).split())
             problem = proposal_problem(proposal, answers)
             proposals.append({"proposal": proposal, "answer_type": out.answer_type, "problem": problem})

@@ -1,0 +1,68 @@
+"""ReEval Category 1 as an experiment: seeds the pivot answers open-book correctly, answer swapped."""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field
+
+from experiments.lm_registry import ResolvedLM
+from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
+from programs.answer_swap import VERSION, AnswerSwap
+from programs.seed_selection import SeedSelection
+
+
+class AnswerSwapTask:
+    name = "answer_swap"
+    roles = ("pivot",)
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
+            "open_correct", description="which seed-table cells to perturb")
+        max_attempts: int = Field(3, ge=1, description="wrong-answer proposals tried per seed")
+        repair_grammar: bool = Field(False, description="let the pivot repair grammar after the swap")
+        min_similarity: float = Field(0.9, ge=0, le=1, description="text outside the swapped spans kept")
+
+    def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
+        self.options = options or self.Options()
+        self.pivot = lms["pivot"]
+        self.seeds = SeedSelection()
+        self.program = AnswerSwap(self.options.max_attempts, self.options.repair_grammar,
+                                  self.options.min_similarity)
+
+    def programs(self) -> dict[str, dspy.Module]:
+        return {"seed_selection": self.seeds, "answer_swap": self.program}
+
+    def process(self, example: dspy.Example) -> dict:
+        started = time.perf_counter()
+        seed = select_seed(self.pivot, self.seeds, example)
+        record = {**seed, "id": f"{example.id}:swap", "task": self.name, "program_version": VERSION,
+                  "pivot": self.pivot.config.name}
+        if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
+            return {**record, "status": "rejected:seed_not_selected"}
+        with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+            out = self.program(question=example.question, context=example.context, answers=list(example.answers))
+        return {
+            **record, "context": out.context, "answers": [out.new_answer] if out.new_answer else [],
+            "proposals": out.proposals, "checks": out.checks, "edit": out.edit,
+            "status": f"rejected:{out.rejection}" if out.rejection else "accepted",
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+
+    def summarize(self, records: list[dict]) -> dict[str, float]:
+        return acceptance_metrics(records)
+
+    def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
+        return status_table(records)
+
+
+def status_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.get("status", "?")] = counts.get(record.get("status", "?"), 0) + 1
+    total = max(len(records), 1)
+    rows = [[status, str(n), f"{n / total:.0%}"] for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return ["status", "cases", "share"], rows

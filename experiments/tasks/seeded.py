@@ -1,0 +1,53 @@
+"""Shared first step of every perturbation task: the pivot's seed selection on one example.
+
+The seed-selection calls are identical to those of a `seed_selection` run with the same pivot,
+so DSPy's cache answers them for free when that run came first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import dspy
+
+from experiments.lm_registry import ResolvedLM
+from metrics import is_correct, seed_cell
+from programs.seed_selection import SeedSelection
+
+# Which cells of the 4-way table a perturbation keeps, as the papers do.
+SEED_RULES: dict[str, Callable[[bool, bool], bool]] = {
+    "open_correct": lambda open_ok, closed_ok: open_ok,
+    "open_correct_closed_wrong": lambda open_ok, closed_ok: open_ok and not closed_ok,
+    "all": lambda open_ok, closed_ok: True,
+}
+
+
+def select_seed(pivot: ResolvedLM, seeds: SeedSelection, example: dspy.Example) -> dict:
+    with dspy.context(lm=pivot.lm, adapter=pivot.adapter()):
+        prediction = seeds(question=example.question, context=example.context)
+    closed_ok = is_correct(prediction.closed_answer, example.answers)
+    open_ok = is_correct(prediction.open_answer, example.answers)
+    return {
+        "seed_id": example.id, "source": example.get("source", ""), "question": example.question,
+        "original_context": example.context, "original_answers": list(example.answers),
+        "pivot_closed_answer": prediction.closed_answer, "pivot_open_answer": prediction.open_answer,
+        "seed_cell": seed_cell(open_ok, closed_ok), "open_correct": open_ok, "closed_correct": closed_ok,
+    }
+
+
+def acceptance_metrics(records: list[dict]) -> dict[str, float]:
+    """Acceptance over generated cases, with one counter per rejection reason and error kind."""
+    generated = [r for r in records if r.get("status") != "rejected:seed_not_selected"]
+    accepted = sum(r.get("status") == "accepted" for r in generated)
+    metrics: dict[str, float] = {
+        "seeds": len({r["seed_id"] for r in records}),
+        "seeds_selected": len({r["seed_id"] for r in generated}),
+        "cases_generated": len(generated), "cases_accepted": accepted,
+        "acceptance_rate": accepted / len(generated) if generated else 0.0,
+    }
+    for record in generated:
+        status = str(record.get("status", ""))
+        if status.startswith("rejected:"):
+            key = "rejected." + status.split(":", 1)[1]
+            metrics[key] = metrics.get(key, 0) + 1
+    return metrics
