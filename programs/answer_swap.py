@@ -49,7 +49,7 @@ class AnswerSwap(dspy.Module):
     def __init__(self, max_attempts: int = 3, repair_grammar: bool = False, min_similarity: float = 0.9):
         super().__init__()
         self.propose = dspy.Predict(ProposeWrongAnswer)
-        self.repair = dspy.Predict(RepairSwappedPassage)
+        self.repair = dspy.Predict(RepairSwappedPassage, max_tokens=1024)
         self.max_attempts = max_attempts
         self.repair_grammar = repair_grammar
         self.min_similarity = min_similarity

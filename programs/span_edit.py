@@ -8,8 +8,12 @@ from collections.abc import Iterable
 
 def span_pattern(span: str) -> re.Pattern:
     """Whole-word, case-insensitive, whitespace-tolerant (NQ text is tokenised: 'July 30 , 2017')."""
-    words = [re.escape(w) for w in span.split()]
-    return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
+    tokens = re.findall(r"\w+|[^\w\s]", span)
+    pattern = re.escape(tokens[0])
+    for prev, token in zip(tokens, tokens[1:]):
+        # Words need a space between them; punctuation may or may not have one ("30 ," vs "30,").
+        pattern += (r"\s+" if prev[-1].isalnum() and token[0].isalnum() else r"\s*") + re.escape(token)
+    return re.compile(r"(?<!\w)" + pattern + r"(?!\w)", re.IGNORECASE)
 
 
 def _match_case(found: str, new: str) -> str:

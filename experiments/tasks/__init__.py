@@ -1,9 +1,11 @@
 """Task registry: a task glues programs, roles, data and metrics for one kind of experiment."""
 
 from experiments.tasks.answer_swap import AnswerSwapTask
+from experiments.tasks.context_enrich import ContextEnrichTask
 from experiments.tasks.seed_selection import SeedSelectionTask
 
 TASKS = {
     "seed_selection": SeedSelectionTask,
     "answer_swap": AnswerSwapTask,
+    "context_enrich": ContextEnrichTask,
 }

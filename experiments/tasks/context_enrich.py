@@ -1,0 +1,74 @@
+"""ReEval Category 2 as an experiment: two enriched copies (question- and evidence-focused) per seed."""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field
+
+from experiments.lm_registry import ResolvedLM
+from experiments.tasks.answer_swap import status_table
+from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
+from programs.context_enrich import VERSION, ContextEnrich
+from programs.seed_selection import SeedSelection
+
+
+class ContextEnrichTask:
+    name = "context_enrich"
+    roles = ("pivot",)
+
+    class Options(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct_closed_wrong"
+        k: int = Field(3, ge=1, description="retrieved passages per copy, from distinct titles")
+        embedder: str = Field("all-MiniLM-L6-v2", description="all-MiniLM-L6-v2, all-mpnet-base-v2 or a hub id")
+        seed: int = Field(0, description="where a code merge inserts the key sentence")
+
+    def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
+        from programs.retriever import default_retriever
+
+        self.options = options or self.Options()
+        self.pivot = lms["pivot"]
+        self.seeds = SeedSelection()
+        self.program = ContextEnrich(default_retriever(self.options.embedder), self.options.k, self.options.seed)
+
+    def programs(self) -> dict[str, dspy.Module]:
+        return {"seed_selection": self.seeds, "context_enrich": self.program}
+
+    def process(self, example: dspy.Example) -> list[dict]:
+        started = time.perf_counter()
+        seed = select_seed(self.pivot, self.seeds, example)
+        base = {**seed, "task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name,
+                "embedder": self.options.embedder, "answers": list(example.answers)}
+        if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
+            return [{**base, "id": f"{example.id}:enrich", "status": "rejected:seed_not_selected"}]
+        starts = [s for s in (example.get("answer_starts") or []) if s is not None]
+        with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+            out = self.program(question=example.question, context=example.context, answers=list(example.answers),
+                               answer_start=starts[0] if starts else None,
+                               known_wrong=[seed["pivot_closed_answer"]])
+        seconds = round(time.perf_counter() - started, 3)
+        if out.rejection:
+            return [{**base, "id": f"{example.id}:enrich", "status": f"rejected:{out.rejection}", "seconds": seconds}]
+        return [{
+            **base, "id": f"{example.id}:enrich-{copy['focus']}", "supporting_sentence": out.sentence,
+            "sentence_fallback": out.sentence_fallback, **{k: v for k, v in copy.items() if k != "rejection"},
+            "status": f"rejected:{copy['rejection']}" if copy["rejection"] else "accepted", "seconds": seconds,
+        } for copy in out.copies]
+
+    def summarize(self, records: list[dict]) -> dict[str, float]:
+        metrics = acceptance_metrics(records)
+        generated = [r for r in records if "focus" in r]
+        if generated:
+            metrics["sentence_fallback_rate"] = sum(r["sentence_fallback"] for r in generated) / len(generated)
+            metrics["lm_merge_rate"] = sum(r["merge"] == "lm" for r in generated) / len(generated)
+        by_seed: dict[str, list[bool]] = {}
+        for record in generated:
+            by_seed.setdefault(record["seed_id"], []).append(record["status"] == "accepted")
+        metrics["seeds_both_copies_accepted"] = sum(len(v) == 2 and all(v) for v in by_seed.values())
+        return metrics
+
+    def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
+        return status_table(records)

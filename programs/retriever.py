@@ -1,0 +1,313 @@
+"""Dense passage retrieval for context enriching (ReEval Category 2): an exact FAISS inner-product
+index over L2-normalised sentence embeddings of the Wikipedia passage pool.
+
+The index is cached on disk under ``<cache_root>/indexes/<corpus sha256[:16]>-<embedder>/``: the
+corpus is identified by content hash (never a ``datasets`` fingerprint, which follows path and
+mtime), so a fresh checkout of the same data reuses the index.
+
+``search`` returns passages that can enrich a test case without leaking it: k distinct Wikipedia
+titles, never the case's own evidence passage, never a passage containing a gold answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from metrics.normalize import normalize_answer
+from programs.embedders import DEFAULT_EMBEDDER, Embedder
+
+if TYPE_CHECKING:  # pragma: no cover
+    import datasets
+
+logger = logging.getLogger(__name__)
+
+# Bump when the embedded text or the index layout changes: old caches are then rebuilt.
+INDEX_FORMAT = 1
+_EMBED_BATCH = 256
+
+
+@dataclass(frozen=True)
+class RetrievedPassage:
+    id: str
+    title: str
+    text: str
+    score: float
+    rank: int  # 1-based among the passages returned for one query
+
+
+def squash(text: str) -> str:
+    """Lower-cased alphanumerics only: NQ's tokenised "fund 's" and the pool's "fund's" compare equal."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _padded_tokens(text: str) -> str:
+    # Spaces around the normalised tokens turn substring search into whole-token containment.
+    return f" {normalize_answer(text)} "
+
+
+def _strings(values: Iterable[str] | str) -> list[str]:
+    # A bare string is one text, not an iterable of characters.
+    return [values] if isinstance(values, str) else [v for v in values if v]
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "embedder"
+
+
+def _as_records(passages: datasets.Dataset | Sequence[Mapping[str, Any]]) -> tuple[list, list, list]:
+    if hasattr(passages, "column_names"):  # a datasets.Dataset: column access avoids row dicts
+        titles = passages["title"] if "title" in passages.column_names else [""] * len(passages)
+        return list(passages["id"]), [t or "" for t in titles], list(passages["text"])
+    return (
+        [str(p["id"]) for p in passages],
+        [p.get("title") or "" for p in passages],
+        [p["text"] for p in passages],
+    )
+
+
+class PassageRetriever:
+    """Top-k passages for a query from a fixed passage pool; call :meth:`build_or_load` first."""
+
+    def __init__(
+        self,
+        passages: datasets.Dataset | Sequence[Mapping[str, Any]],
+        embedder: Embedder,
+        corpus_sha256: str,
+    ):
+        self.ids, self.titles, self.texts = _as_records(passages)
+        if len(set(self.ids)) != len(self.ids):
+            raise ValueError("passage ids must be unique")
+        self.embedder = embedder
+        self.corpus_sha256 = corpus_sha256
+        self.index = None
+        self.meta: dict[str, Any] = {}
+        # Normalised forms are computed on first look: a query inspects only its top hits.
+        self._squashed: dict[int, str] = {}
+        self._tokens: dict[int, str] = {}
+        # Empty titles (BoolQ passages) never collide: each passage is its own "title".
+        self._title_keys = [" ".join(t.casefold().split()) or f"\0id:{i}" for i, t in enumerate(self.titles)]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def index_dir(self, cache_root: str | Path) -> Path:
+        return Path(cache_root) / "indexes" / f"{self.corpus_sha256[:16]}-{_safe_name(self.embedder.name)}"
+
+    def embedding_text(self, i: int) -> str:
+        return f"{self.titles[i]}: {self.texts[i]}" if self.titles[i] else self.texts[i]
+
+    # ----------------------------------------------------------------------------------- index
+
+    def build_or_load(self, cache_root: str | Path) -> PassageRetriever:
+        """Load the cached index for this corpus and embedder, or embed the pool and cache it."""
+        directory = self.index_dir(cache_root)
+        if self._try_load(directory):
+            return self
+        self._build()
+        self._save(directory)
+        return self
+
+    def _try_load(self, directory: Path) -> bool:
+        import faiss
+
+        try:
+            meta = json.loads((directory / "meta.json").read_text())
+            ids = json.loads((directory / "ids.json").read_text())
+        except (OSError, ValueError):
+            return False
+        if meta.get("format") != INDEX_FORMAT or ids != self.ids:
+            logger.warning("index cache %s does not match this corpus or format; rebuilding", directory)
+            return False
+        started = time.perf_counter()
+        self.index = faiss.read_index(str(directory / "index.faiss"))
+        self.meta = {**meta, "load_seconds": time.perf_counter() - started, "loaded_from": str(directory)}
+        logger.info("loaded index of %d passages from %s", self.index.ntotal, directory)
+        return True
+
+    def _build(self) -> None:
+        import faiss
+        from tqdm.auto import tqdm
+
+        started = time.perf_counter()
+        chunks = []
+        with tqdm(total=len(self), desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
+            for start in range(0, len(self), _EMBED_BATCH):
+                stop = min(start + _EMBED_BATCH, len(self))
+                chunks.append(self._encode([self.embedding_text(i) for i in range(start, stop)]))
+                bar.update(stop - start)
+        vectors = np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(vectors)
+        self.index = index
+        seconds = time.perf_counter() - started
+        self.meta = {
+            "format": INDEX_FORMAT,
+            "embedder": self.embedder.name,
+            "corpus_sha256": self.corpus_sha256,
+            "count": int(index.ntotal),
+            "dim": int(index.d),
+            "build_seconds": round(seconds, 3),
+        }
+        logger.info("embedded %d passages in %.1f s (%.0f/s)", len(self), seconds, len(self) / max(seconds, 1e-9))
+
+    def _save(self, directory: Path) -> None:
+        import faiss
+
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        # Write a sibling temp dir and rename it into place: readers see a whole index or none.
+        tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}-"))
+        try:
+            faiss.write_index(self.index, str(tmp / "index.faiss"))
+            (tmp / "ids.json").write_text(json.dumps(self.ids))
+            (tmp / "meta.json").write_text(json.dumps(self.meta, indent=2))
+            if directory.exists():  # stale (format or corpus mismatch): move it aside first
+                stale = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}-stale-"))
+                os.rename(directory, stale / "old")
+                shutil.rmtree(stale, ignore_errors=True)
+            try:
+                os.rename(tmp, directory)
+            except OSError:
+                logger.info("another process saved %s first; keeping its copy", directory)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        import faiss
+
+        vectors = np.ascontiguousarray(self.embedder.encode(texts), dtype=np.float32)
+        faiss.normalize_L2(vectors)  # inner product must be cosine whatever the embedder returns
+        return vectors
+
+    # ---------------------------------------------------------------------------------- search
+
+    def search(
+        self,
+        query: str,
+        k: int = 3,
+        *,
+        exclude_texts: Iterable[str] = (),
+        exclude_answers: Iterable[str] = (),
+        distinct_titles: bool = True,
+        fetch: int = 64,
+    ) -> list[RetrievedPassage]:
+        """The ``k`` best passages for ``query`` that survive the filters (fewer only if the pool runs out).
+
+        ``exclude_texts``: source passages; a passage whose alphanumerics equal, contain or are
+        contained in one of them is skipped. ``exclude_answers``: gold answers; a passage that
+        contains one as whole normalised tokens is skipped. ``distinct_titles``: at most one
+        passage per Wikipedia title. ``fetch`` hits are filtered first, doubled until enough survive.
+        """
+        return self.search_batch(
+            [query],
+            k,
+            exclude_texts=[exclude_texts],
+            exclude_answers=[exclude_answers],
+            distinct_titles=distinct_titles,
+            fetch=fetch,
+        )[0]
+
+    def search_batch(
+        self,
+        queries: Sequence[str],
+        k: int = 3,
+        *,
+        exclude_texts: Sequence[Iterable[str]] | None = None,
+        exclude_answers: Sequence[Iterable[str]] | None = None,
+        distinct_titles: bool = True,
+        fetch: int = 64,
+    ) -> list[list[RetrievedPassage]]:
+        """:meth:`search` for many queries with one FAISS call; exclusions are given per query."""
+        if self.index is None:
+            raise RuntimeError("no index: call build_or_load(cache_root) first")
+        if k < 1 or fetch < 1:
+            raise ValueError("k and fetch must be positive")
+        n = len(queries)
+        texts_per = list(exclude_texts) if exclude_texts is not None else [()] * n
+        answers_per = list(exclude_answers) if exclude_answers is not None else [()] * n
+        if len(texts_per) != n or len(answers_per) != n:
+            raise ValueError("exclude_texts and exclude_answers need one entry per query")
+        if n == 0 or self.index.ntotal == 0:
+            return [[] for _ in range(n)]
+        vectors = self._encode(list(queries))
+        width = min(max(fetch, k), self.index.ntotal)
+        scores, hits = self.index.search(vectors, width)
+        results = []
+        for q in range(n):
+            sources = [s for s in (squash(t) for t in _strings(texts_per[q])) if s]
+            answers = [f" {a} " for a in (normalize_answer(x) for x in _strings(answers_per[q])) if a]
+            row_width, row_scores, row_hits = width, scores[q], hits[q]
+            while True:
+                chosen = self._select(row_scores, row_hits, k, sources, answers, distinct_titles)
+                if len(chosen) >= k or row_width >= self.index.ntotal:
+                    break
+                row_width = min(row_width * 2, self.index.ntotal)
+                logger.debug("query %d: %d/%d survived; widening to %d", q, len(chosen), k, row_width)
+                found_scores, found_hits = self.index.search(vectors[q : q + 1], row_width)
+                row_scores, row_hits = found_scores[0], found_hits[0]
+            results.append(chosen)
+        return results
+
+    def _select(
+        self,
+        scores: np.ndarray,
+        hits: np.ndarray,
+        k: int,
+        sources: list[str],
+        answers: list[str],
+        distinct_titles: bool,
+    ) -> list[RetrievedPassage]:
+        chosen: list[RetrievedPassage] = []
+        titles_used: set[str] = set()
+        for score, i in zip(scores.tolist(), hits.tolist(), strict=True):
+            if i < 0:
+                break
+            if distinct_titles and self._title_keys[i] in titles_used:
+                continue
+            if sources and self._is_source(i, sources):
+                continue
+            if answers and self._has_answer(i, answers):
+                continue
+            titles_used.add(self._title_keys[i])
+            chosen.append(RetrievedPassage(self.ids[i], self.titles[i], self.texts[i], float(score), len(chosen) + 1))
+            if len(chosen) == k:
+                break
+        return chosen
+
+    def _is_source(self, i: int, sources: list[str]) -> bool:
+        if i not in self._squashed:
+            self._squashed[i] = squash(self.texts[i])
+        text = self._squashed[i]
+        return bool(text) and any(text in s or s in text for s in sources)
+
+    def _has_answer(self, i: int, answers: list[str]) -> bool:
+        if i not in self._tokens:
+            self._tokens[i] = _padded_tokens(self.texts[i])
+        return any(a in self._tokens[i] for a in answers)
+
+
+def default_retriever(embedder: str = DEFAULT_EMBEDDER, *, cache_root: str | Path | None = None) -> PassageRetriever:
+    """The shipped Wikipedia pool behind the named embedder, its index built once and cached.
+
+    ``cache_root`` defaults to the project cache (``REEVAL_CACHE_DIR``, else ``~/.cache/reeval``).
+    """
+    # Imported here: programs sit below experiments in the import order.
+    from experiments.data import DATASETS, content_sha256, load_passages
+    from experiments.paths import cache_dir
+    from programs.embedders import get_embedder
+
+    path = DATASETS["wiki_passages"][0]
+    root = Path(cache_root) if cache_root is not None else cache_dir()
+    retriever = PassageRetriever(load_passages(path), get_embedder(embedder, cache_root=root), content_sha256(path))
+    return retriever.build_or_load(root)

@@ -1,0 +1,177 @@
+"""PassageRetriever: filters, widening and the on-disk index cache with a fake embedder; one real-pool test."""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+
+import numpy as np
+import pytest
+
+from metrics.normalize import normalize_answer
+from programs.embedders import UnknownEmbedderError, check_embedder_name
+from programs.retriever import PassageRetriever, RetrievedPassage, squash
+
+DIM = 64
+
+
+class FakeEmbedder:
+    """Hashed bag of words: deterministic, instant, and it counts every text it embeds."""
+
+    def __init__(self, name: str = "fake-bow"):
+        self.name = name
+        self.calls = 0
+        self.texts = 0
+
+    def encode(self, texts):
+        self.calls += 1
+        self.texts += len(texts)
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[row, zlib.crc32(word.encode()) % DIM] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-9)
+
+
+def make(passages, tmp_path, embedder=None, sha="0" * 64):
+    embedder = embedder or FakeEmbedder()
+    return PassageRetriever(passages, embedder, sha).build_or_load(tmp_path), embedder
+
+
+def p(pid, title, text):
+    return {"id": pid, "title": title, "text": text}
+
+
+def ids(found):
+    return [r.id for r in found]
+
+
+def test_titles_are_distinct_and_empty_titles_count_per_passage(tmp_path):
+    pool = [
+        p("a1", "Apollo", "apollo moon landing mission crew"),
+        p("a2", "Apollo", "apollo moon landing mission rocket"),
+        p("b1", "", "apollo moon landing mission boolq one"),
+        p("b2", "", "apollo moon landing mission boolq two"),
+        p("c1", "Cheese", "cheddar cheese from somerset"),
+    ]
+    retriever, _ = make(pool, tmp_path)
+    found = retriever.search("apollo moon landing mission", k=3)
+    assert len(found) == 3
+    assert [r.title for r in found].count("Apollo") == 1
+    assert {"b1", "b2"} <= set(ids(found))
+    assert [r.rank for r in found] == [1, 2, 3]
+    assert all(isinstance(r, RetrievedPassage) for r in found)
+    undistinct = retriever.search("apollo moon landing mission", k=4, distinct_titles=False)
+    assert {"a1", "a2"} <= set(ids(undistinct))
+
+
+def test_source_passage_is_excluded_in_any_tokenisation(tmp_path):
+    pool = [
+        p("src", "Fund", "The fund's earnings rose sharply in the third quarter."),
+        p("part", "Fund history", "The fund's earnings rose sharply"),
+        p("more", "Fund report", "Report: the fund's earnings rose sharply in the third quarter. Analysts cheered."),
+        p("other", "Bank", "The bank's earnings fell in the third quarter."),
+    ]
+    retriever, _ = make(pool, tmp_path)
+    nq_context = "The fund 's earnings rose sharply in the third quarter ."  # NQ tokenisation
+    assert squash(nq_context) == squash(pool[0]["text"])
+    found = retriever.search("fund earnings third quarter", k=3, exclude_texts=[nq_context])
+    # equal (src), contained in the source (part) and containing it (more) are all the source
+    assert ids(found) == ["other"]
+    assert ids(retriever.search("fund earnings third quarter", k=1, exclude_texts=nq_context)) == ["other"]
+
+
+def test_gold_answers_excluded_as_whole_tokens(tmp_path):
+    pool = [
+        p("exact", "Treaty", "The treaty was signed in 1990 in Paris."),
+        p("longer", "Census", "The census code 19901 covers the treaty region of Paris."),
+        p("beatles", "Band", "The Beatles' treaty song was recorded in Paris."),
+        p("far", "Weather", "Rain in Paris."),
+    ]
+    retriever, _ = make(pool, tmp_path)
+    found = retriever.search("treaty signed paris", k=4, exclude_answers=["1990", "the Beatles"])
+    assert ids(found)[0] == "longer" and "exact" not in ids(found) and "beatles" not in ids(found)
+    assert normalize_answer("The Beatles'") == "beatles"
+
+
+def test_search_widens_when_the_first_hits_are_all_excluded(tmp_path):
+    pool = [p(f"same{i}", "Same", f"rocket engine thrust nozzle {i}") for i in range(10)]
+    pool += [p(f"gold{i}", f"Gold {i}", f"rocket engine answer zeppelin {i}") for i in range(5)]
+    pool += [p("far1", "Far one", "rocket garden"), p("far2", "Far two", "rocket lake")]
+    retriever, _ = make(pool, tmp_path)
+    found = retriever.search("rocket engine thrust nozzle answer", k=3, exclude_answers=["zeppelin"], fetch=2)
+    assert len(found) == 3
+    assert len({r.title for r in found}) == 3
+    assert not any(r.id.startswith("gold") for r in found)
+    # the pool runs out: fewer than k, no error
+    assert len(retriever.search("rocket", k=50, fetch=1)) == 1 + 2
+
+
+def test_batch_search_matches_single_searches(tmp_path):
+    pool = [p(f"x{i}", f"T{i % 4}", f"word{i} word{i + 1} shared") for i in range(20)]
+    retriever, _ = make(pool, tmp_path)
+    queries = ["word3 shared", "word10 word11", "nothing here"]
+    batch = retriever.search_batch(queries, k=2, exclude_answers=[["word4"], [], ["shared"]], fetch=3)
+    single = [
+        retriever.search(q, k=2, exclude_answers=a, fetch=3)
+        for q, a in zip(queries, [["word4"], [], ["shared"]], strict=True)
+    ]
+    assert batch == single
+    assert batch[2] == []  # every passage holds the excluded answer
+
+
+def test_index_is_cached_on_disk_and_reloaded_without_embedding(tmp_path):
+    pool = [p(f"x{i}", f"T{i}", f"alpha beta {i}") for i in range(7)]
+    retriever, first = make(pool, tmp_path, sha="ab" * 32)
+    assert first.texts == 7
+    directory = tmp_path / "indexes" / f"{'ab' * 8}-fake-bow"
+    assert sorted(f.name for f in directory.iterdir()) == ["ids.json", "index.faiss", "meta.json"]
+    meta = json.loads((directory / "meta.json").read_text())
+    assert meta["count"] == 7 and meta["dim"] == DIM and meta["build_seconds"] >= 0
+    assert json.loads((directory / "ids.json").read_text()) == [f"x{i}" for i in range(7)]
+    assert not [f for f in (tmp_path / "indexes").iterdir() if f.name.startswith(".")]  # no temp left
+
+    reloaded, second = make(pool, tmp_path, embedder=FakeEmbedder(), sha="ab" * 32)
+    assert second.calls == 0
+    assert reloaded.search("alpha beta 3", k=1) == retriever.search("alpha beta 3", k=1)
+    assert second.calls == 1  # the query only
+
+    # another corpus hash, or the same hash over different passages, is never served this index
+    make(pool, tmp_path, embedder=(other := FakeEmbedder()), sha="cd" * 32)
+    assert other.texts == 7
+    make(pool[:3], tmp_path, embedder=(changed := FakeEmbedder()), sha="ab" * 32)
+    assert changed.texts == 3
+    assert json.loads((directory / "meta.json").read_text())["count"] == 3
+
+
+def test_unknown_embedder_name_suggests_the_shipped_one():
+    with pytest.raises(UnknownEmbedderError, match="all-MiniLM-L6-v2"):
+        check_embedder_name("all-MiniLM-L6-v3")
+    check_embedder_name("sentence-transformers/all-MiniLM-L12-v2")  # hub ids pass through
+
+
+def test_real_pool_returns_three_titles_without_the_source():
+    """The shipped pool and MiniLM; the index is built once (~1-2 min on 2 cores) in the user cache."""
+    from experiments.data import DATASETS, load_qa
+    from programs.retriever import default_retriever
+
+    retriever = default_retriever("all-MiniLM-L6-v2")
+    assert len(retriever) == 14_574 and retriever.meta["dim"] == 384
+    pool_by_text = {squash(t): i for i, t in zip(retriever.ids, retriever.texts, strict=True)}
+    seeds = [e for e in load_qa(DATASETS["nq"][0], limit=40) if squash(e.context) in pool_by_text]
+    unfiltered = retriever.search_batch([e.question for e in seeds], k=5, distinct_titles=False)
+    # a seed whose own paragraph the question retrieves: otherwise excluding it proves nothing
+    seed, top = next((e, r) for e, r in zip(seeds, unfiltered, strict=True)
+                     if pool_by_text[squash(e.context)] in {retriever.ids.index(x.id) for x in r})
+    assert top
+
+    found = retriever.search(seed.question, k=3, exclude_texts=[seed.context], exclude_answers=seed.answers)
+    assert len(found) == 3
+    assert len({r.title for r in found}) == 3
+    source = squash(seed.context)
+    for r in found:
+        text = squash(r.text)
+        assert text not in source and source not in text
+        assert not any(f" {normalize_answer(a)} " in f" {normalize_answer(r.text)} " for a in seed.answers)
