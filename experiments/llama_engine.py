@@ -29,7 +29,7 @@ def load_llama(name: str, n_ctx: int, n_threads: int):
     key = (name, n_ctx, n_threads)
     with _LOAD_LOCK:
         if key not in _LOADED:
-            from llama_cpp import Llama, LlamaRAMCache
+            from llama_cpp import Llama
 
             path = model_path(name)
             logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
@@ -40,9 +40,32 @@ def load_llama(name: str, n_ctx: int, n_threads: int):
             # Calls alternate between predictors (closed-book, open-book, …), so the previous prompt
             # rarely shares a prefix with the next. A RAM cache of KV states lets each call resume from
             # the longest cached prefix — the predictor's instructions — which cut prompt time ~30%.
-            llama.set_cache(LlamaRAMCache(capacity_bytes=PROMPT_CACHE_BYTES))
+            llama.set_cache(PrefixStateCache(capacity_bytes=PROMPT_CACHE_BYTES))
             _LOADED[key] = llama
         return _LOADED[key]
+
+
+def _prefix_state_cache_class():
+    from llama_cpp import LlamaRAMCache
+
+    class _PrefixStateCache(LlamaRAMCache):
+        """Keeps KV states only. llama-cpp-python also copies its whole logits buffer into every state
+        (n_batch × vocab floats: ~300 MB for Qwen) without counting it, which grew a run to 10 GB.
+        A restored state is always re-decoded from at least one token, so the old logits are unused."""
+
+        def __setitem__(self, key, value):
+            value.scores = value.scores[-1:].copy()
+            super().__setitem__(key, value)
+
+        @property
+        def cache_size(self):
+            return sum(s.llama_state_size + s.scores.nbytes for s in self.cache_state.values())
+
+    return _PrefixStateCache
+
+
+def PrefixStateCache(capacity_bytes: int):  # noqa: N802 - a lazy class: llama_cpp loads only on first use
+    return _prefix_state_cache_class()(capacity_bytes=capacity_bytes)
 
 
 @dataclass

@@ -88,7 +88,7 @@ def test_gold_answers_excluded_as_whole_tokens(tmp_path):
         p("exact", "Treaty", "The treaty was signed in 1990 in Paris."),
         p("longer", "Census", "The census code 19901 covers the treaty region of Paris."),
         p("beatles", "Band", "The Beatles' treaty song was recorded in Paris."),
-        p("far", "Weather", "Rain in Paris."),
+        p("far", "Weather", "Rain and wind and clouds over the old city of Paris in spring."),
     ]
     retriever, _ = make(pool, tmp_path)
     found = retriever.search("treaty signed paris", k=4, exclude_answers=["1990", "the Beatles"])
@@ -106,7 +106,7 @@ def test_search_widens_when_the_first_hits_are_all_excluded(tmp_path):
     assert len({r.title for r in found}) == 3
     assert not any(r.id.startswith("gold") for r in found)
     # the pool runs out: fewer than k, no error
-    assert len(retriever.search("rocket", k=50, fetch=1)) == 1 + 2
+    assert len(retriever.search("rocket", k=50, fetch=1)) == 1 + 5 + 2  # Same, Gold 0-4, Far one/two
 
 
 def test_batch_search_matches_single_searches(tmp_path):
@@ -159,13 +159,15 @@ def test_real_pool_returns_three_titles_without_the_source():
 
     retriever = default_retriever("all-MiniLM-L6-v2")
     assert len(retriever) == 14_574 and retriever.meta["dim"] == 384
-    pool_by_text = {squash(t): i for i, t in zip(retriever.ids, retriever.texts, strict=True)}
-    seeds = [e for e in load_qa(DATASETS["nq"][0], limit=40) if squash(e.context) in pool_by_text]
+    # the pool holds some paragraphs twice: NQ-tokenised and as plain Wikipedia text
+    pool_ids: dict[str, set[str]] = {}
+    for pid, text in zip(retriever.ids, retriever.texts, strict=True):
+        pool_ids.setdefault(squash(text), set()).add(pid)
+    seeds = [e for e in load_qa(DATASETS["nq"][0], limit=40) if squash(e.context) in pool_ids]
     unfiltered = retriever.search_batch([e.question for e in seeds], k=5, distinct_titles=False)
     # a seed whose own paragraph the question retrieves: otherwise excluding it proves nothing
-    seed, top = next((e, r) for e, r in zip(seeds, unfiltered, strict=True)
-                     if pool_by_text[squash(e.context)] in {retriever.ids.index(x.id) for x in r})
-    assert top
+    seed = next(e for e, top in zip(seeds, unfiltered, strict=True)
+                if pool_ids[squash(e.context)] & {r.id for r in top})
 
     found = retriever.search(seed.question, k=3, exclude_texts=[seed.context], exclude_answers=seed.answers)
     assert len(found) == 3
