@@ -55,6 +55,7 @@ class DataConfig(Strict):
     reeval_filters: bool = True
     min_evidence_words: int = 10
     max_answer_words: int = 5
+    max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
 
 
 class RunConfig(Strict):
@@ -62,6 +63,12 @@ class RunConfig(Strict):
     min_cases_before_budget: int = 10
     threads: int = Field(1, ge=1, description="parallel cases; >1 only helps provider/server LMs")
     autolog_traces: bool = False
+
+
+class ValidationConfig(Strict):
+    calibration_controls: int = Field(10, ge=0, description="judge control cases per condition, run with the judge")
+    calibration_source: str = "nq"
+    min_judge_accuracy: float = Field(0.7, ge=0, le=1, description="below this the run warns loudly")
 
 
 class ModelsConfig(Strict):
@@ -77,6 +84,7 @@ class ExperimentConfig(Strict):
     data: DataConfig
     models: ModelsConfig
     run: RunConfig = RunConfig()
+    validation: ValidationConfig = ValidationConfig()
     options: dict[str, Any] = Field(default_factory=dict, description="the task's own settings (see its Options)")
 
     @field_validator("task")

@@ -96,7 +96,8 @@ def _starts_of(example: dspy.Example, n: int) -> list[int | None]:
 
 
 def apply_reeval_filters(
-    examples: Iterable[dspy.Example], *, min_evidence_words: int = 10, max_answer_words: int = 5
+    examples: Iterable[dspy.Example], *, min_evidence_words: int = 10, max_answer_words: int = 5,
+    max_evidence_words: int | None = None,
 ) -> tuple[list[dspy.Example], dict[str, int]]:
     """Apply ReEval's source filters (see the module docstring for rules and order).
 
@@ -119,6 +120,11 @@ def apply_reeval_filters(
 
         if word_count(ex.context) < min_evidence_words:
             counts["short_evidence"] += 1
+            continue
+        # Not one of ReEval's rules: an opt-in cap for small local models, where a 3,000-word
+        # flattened table costs minutes per call. Counted like the others.
+        if max_evidence_words is not None and word_count(ex.context) > max_evidence_words:
+            counts["long_evidence"] = counts.get("long_evidence", 0) + 1
             continue
 
         pairs = [

@@ -52,19 +52,21 @@ def load_data(config: ExperimentConfig) -> LoadedData:
     if config.data.reeval_filters and examples and "context" in examples[0]:
         examples, counts = apply_reeval_filters(
             examples, min_evidence_words=config.data.min_evidence_words,
-            max_answer_words=config.data.max_answer_words)
+            max_answer_words=config.data.max_answer_words, max_evidence_words=config.data.max_evidence_words)
     if config.data.limit is not None:
         examples = examples[: config.data.limit]
     return LoadedData(examples, Path(path), content_sha256(path), counts)
 
 
-def build_lms(config: ExperimentConfig, roles: tuple[str, ...]):
+def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[str, ...] = ()):
     from experiments.lm_registry import build_lm
 
     lms = {}
-    for role in roles:
+    for role in (*roles, *optional):
         lm_config = getattr(config.models, role)
         if lm_config is None:
+            if role in optional:
+                continue
             raise ValueError(f"task {config.task!r} needs models.{role}")
         lms[role] = build_lm(lm_config, role)
     return lms
@@ -85,7 +87,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     store.write_config(resolved)
 
     data = load_data(config)
-    lms = build_lms(config, task_cls.roles)
+    lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in data.examples if e.id not in done]
@@ -109,6 +111,13 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
         if data.filter_counts:
             mlflow.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+
+        if "judge" in lms and config.validation.calibration_controls:
+            from experiments.validation import calibrate
+
+            mlflow.log_metrics(calibrate(lms["judge"], getattr(task, "judge", None) or _judge_program(),
+                                         _calibration_examples(config), config.validation.calibration_controls,
+                                         config.validation.min_judge_accuracy))
 
         _map_cases(task, todo, store, config, progress)
 
@@ -157,6 +166,22 @@ def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, prog
             bar.set_postfix(status=records[-1]["status"][:24])
             check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
     bar.close()
+
+
+def _judge_program():
+    from programs.judge import CaseJudge
+
+    return CaseJudge()
+
+
+def _calibration_examples(config: ExperimentConfig) -> list:
+    """Controls need QA seeds with contexts; a multiple-choice run borrows them from the shipped NQ."""
+    from experiments.data import load_qa, resolve_dataset
+    from experiments.filters import apply_reeval_filters
+
+    spec = resolve_dataset(config.validation.calibration_source)
+    examples, _ = apply_reeval_filters(load_qa(spec.path), max_evidence_words=config.data.max_evidence_words)
+    return examples
 
 
 def _error_metrics(records: list[dict]) -> dict[str, float]:

@@ -3,6 +3,18 @@
 Heavy scorers (NLI, embedders) are passed in as callables by the caller, never loaded here.
 """
 
+from .evaluation import (
+    accuracy_table,
+    answer_position,
+    breakdown,
+    choice_of,
+    mc_correct,
+    normalised_accuracy,
+    paired_drop,
+    score_record,
+    score_records,
+    sycophancy,
+)
 from .intervals import bootstrap_ci, rate_with_ci, wilson_interval
 from .keywords import CONFLICT_PHRASES, TASK_ANSWERS, UNKNOWN_PHRASES, keyword_match
 from .normalize import answer_tokens, normalize_answer
@@ -17,6 +29,7 @@ from .qa import (
     token_f1,
 )
 from .seed_table import ERRORS_KEY, SEED_CELLS, seed_cell, seed_table
+from .transfer import average_ranks, rank_changes, transfer_matrix
 
 __all__ = [
     "CONFLICT_PHRASES",
@@ -40,4 +53,18 @@ __all__ = [
     "seed_table",
     "token_f1",
     "wilson_interval",
+    # target evaluation (metrics.evaluation, metrics.transfer)
+    "accuracy_table",
+    "answer_position",
+    "average_ranks",
+    "breakdown",
+    "choice_of",
+    "mc_correct",
+    "normalised_accuracy",
+    "paired_drop",
+    "rank_changes",
+    "score_record",
+    "score_records",
+    "sycophancy",
+    "transfer_matrix",
 ]

@@ -46,9 +46,10 @@ def failed_check(checks: dict) -> str | None:
 
 
 class AnswerSwap(dspy.Module):
-    def __init__(self, max_attempts: int = 3, repair_grammar: bool = False, min_similarity: float = 0.9):
+    def __init__(self, max_attempts: int = 3, repair_grammar: bool = False, min_similarity: float = 0.9,
+                 propose_signature: type[dspy.Signature] = ProposeWrongAnswer):
         super().__init__()
-        self.propose = dspy.Predict(ProposeWrongAnswer)
+        self.propose = dspy.Predict(propose_signature)
         self.repair = dspy.Predict(RepairSwappedPassage, max_tokens=1024)
         self.max_attempts = max_attempts
         self.repair_grammar = repair_grammar
@@ -65,7 +66,8 @@ class AnswerSwap(dspy.Module):
             out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry)
             proposal = " ".join(str(out.wrong_answer).split())
             problem = proposal_problem(proposal, answers)
-            proposals.append({"proposal": proposal, "answer_type": out.answer_type, "problem": problem})
+            proposals.append({"proposal": proposal, "answer_type": out.answer_type, "problem": problem,
+                              **({"justification": out.justification} if "justification" in out else {})})
             if problem is None:
                 new_answer = proposal
                 break

@@ -22,7 +22,7 @@ CHILD = textwrap.dedent("""
     from experiments.config import load_config
     from tests.fakes import scripted_pivot
 
-    def build_lms(config, roles):
+    def build_lms(config, roles, optional=()):
         examples = runner.load_data(config).examples
         resolved = scripted_pivot(examples, {}, {e.id: e.answers[0] for e in examples})
         slow = resolved.lm.forward
@@ -58,7 +58,7 @@ def test_sigkill_then_resume_runs_each_case_once(isolated, monkeypatch):
     killed_at = len(store.records())
     assert 4 <= killed_at < 12
 
-    def build_lms(config, roles):
+    def build_lms(config, roles, optional=()):
         examples = runner.load_data(config).examples
         return {"pivot": scripted_pivot(examples, {}, {e.id: e.answers[0] for e in examples})}
 

@@ -2,10 +2,14 @@
 
 from experiments.tasks.answer_swap import AnswerSwapTask
 from experiments.tasks.context_enrich import ContextEnrichTask
+from experiments.tasks.faitheval import CounterfactualTask, InconsistentTask, UnanswerableTask
 from experiments.tasks.seed_selection import SeedSelectionTask
 
 TASKS = {
     "seed_selection": SeedSelectionTask,
     "answer_swap": AnswerSwapTask,
     "context_enrich": ContextEnrichTask,
+    "unanswerable": UnanswerableTask,
+    "inconsistent": InconsistentTask,
+    "counterfactual": CounterfactualTask,
 }

@@ -1,0 +1,552 @@
+"""Self-contained HTML report of a target evaluation, with its plots also saved as PNG files.
+
+The report shows: run information, accuracy before/after perturbation per target and prompt
+setting (bar chart with bootstrap intervals and tables), normalised accuracy, every metric side
+by side, the generator x target transfer matrix, rank changes, breakdowns by source and by
+answer position, the task instruction's effect on original contexts, errors, and a seeded
+sample of cases with the original and perturbed contexts and every target's answers.
+
+The cases are adversarial by construction and model outputs are arbitrary text, so every
+string that comes from data, models or the run configuration is passed through html.escape
+before it reaches the page (and the page forbids scripts through its Content-Security-Policy
+as a second line of defence). Plots are drawn on matplotlib Figure objects with the Agg
+canvas, which touches no global pyplot state and needs no display.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import logging
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from metrics.evaluation import (
+    SCORE_FIELDS,
+    accuracy_table,
+    breakdown,
+    error_counts,
+    error_kind,
+    expected_answers,
+    is_error,
+    normalised_accuracy,
+    paired_drop,
+    score_record,
+    sycophancy,
+)
+from metrics.transfer import rank_changes, transfer_matrix
+
+log = logging.getLogger(__name__)
+
+REPORT_FILE = "report.html"
+TABLES_FILE = "report_tables.json"
+METRIC_LABELS: dict[str, str] = {
+    "task_correct": "task accuracy",
+    "correct": "correct (EM or containment)",
+    "em": "exact match",
+    "f1": "token F1",
+    "keyword_strict": "keyword (strict)",
+    "keyword_nonstrict": "keyword (non-strict)",
+    "mc_correct": "multiple-choice",
+    "entailment": "entailment",
+}
+_SETTING_ORDER = ("closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction")
+
+
+# --- formatting -------------------------------------------------------------------------------------
+
+
+def _e(value: Any) -> str:
+    """HTML-escape anything (quotes too, so it is safe in attributes)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _num(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _ci(row: Mapping[str, Any]) -> str:
+    low, high = row.get("low"), row.get("high")
+    if low is None or (isinstance(low, float) and math.isnan(low)):
+        return "—"
+    return f"[{_num(low)}, {_num(high)}]"
+
+
+def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]], *, empty: str) -> str:
+    """An HTML table from row dicts; columns are (key, header); key "ci" renders low/high."""
+    if not rows:
+        return f'<p class="empty">{_e(empty)}</p>'
+    head = "".join(f"<th>{_e(h)}</th>" for _, h in columns)
+    body = []
+    for row in rows:
+        cells = []
+        for key, _ in columns:
+            if key == "ci":
+                text = _ci(row)
+            elif key == "kinds":
+                text = ", ".join(f"{k}: {v}" for k, v in (row.get("kinds") or {}).items()) or "—"
+            else:
+                text = _num(row.get(key))
+            numeric = isinstance(row.get(key), int | float) or key == "ci"
+            cells.append(f'<td class="{"num" if numeric else "txt"}">{_e(text)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _mpl(text: Any) -> str:
+    # Matplotlib parses $...$ as mathtext; data never means that.
+    return str(text).replace("$", r"\$")
+
+
+def _setting_rank(setting: Any) -> tuple:
+    return (_SETTING_ORDER.index(setting) if setting in _SETTING_ORDER else len(_SETTING_ORDER), str(setting))
+
+
+# --- tables ------------------------------------------------------------------------------------------
+
+
+def _transfer_view(records: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
+    """The (setting, decoding) the transfer heatmap shows: open_book/greedy if present, else the
+    combination with the most perturbed generated cases."""
+    combos = Counter(
+        (r.get("setting"), r.get("decoding"))
+        for r in records
+        if r.get("variant") == "perturbed" and r.get("generator")
+    )
+    if not combos:
+        return (None, None)
+    if ("open_book", "greedy") in combos:
+        return ("open_book", "greedy")
+    return combos.most_common(1)[0][0]
+
+
+def report_tables(scored: Sequence[Mapping[str, Any]], metric: str = "task_correct") -> dict[str, Any]:
+    """Every table the report shows, as plain dicts and lists (also written as JSON)."""
+    setting, decoding = _transfer_view(scored)
+    metrics_present = [
+        m for m in SCORE_FIELDS if any(r.get(m) is not None for r in scored if not is_error(r))
+    ]
+    per_metric = {
+        m: accuracy_table(scored, metric=m, by=("task", "target", "setting", "decoding", "variant"))
+        for m in metrics_present
+    }
+    return {
+        "metric": metric,
+        "accuracy": accuracy_table(scored, metric=metric),
+        "paired_drop": paired_drop(scored, metric),
+        "normalised": normalised_accuracy(scored, metric),
+        "per_metric": per_metric,
+        "transfer": transfer_matrix(scored, metric, setting=setting, decoding=decoding),
+        "transfer_drop": transfer_matrix(scored, metric, value="drop", setting=setting, decoding=decoding),
+        "ranks": rank_changes(scored, metric),
+        "by_source": breakdown(scored, "source", metric=metric),
+        "by_position": breakdown(scored, "answer_position", metric=metric),
+        "sycophancy": sycophancy(scored, "correct"),
+        "errors": error_counts(scored, by=("target", "setting", "decoding")),
+    }
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+# --- plots -------------------------------------------------------------------------------------------
+
+
+def _new_figure(width: float, height: float):
+    # Figure + Agg canvas, not pyplot: no global backend switch, nothing to leak between calls.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path: Path) -> str:
+    """Write the PNG and return it base64-encoded for embedding."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    fig.clear()
+    data = buf.getvalue()
+    path.write_bytes(data)
+    return base64.b64encode(data).decode("ascii")
+
+
+def _plot_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, path: Path) -> str | None:
+    combos = {(r["setting"], r["decoding"]) for r in rows if r["n"]}
+    panels = sorted(combos, key=lambda p: (_setting_rank(p[0]), str(p[1])))
+    if not panels:
+        return None
+    targets = sorted({r["target"] for r in rows if r["n"]}, key=str)
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig = _new_figure(max(4.5, 1.1 * len(targets) + 2) * ncols, 3.4 * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
+    width = 0.38
+    colors = {"original": "#4c78a8", "perturbed": "#e45756"}
+    index = {(r["target"], r["setting"], r["decoding"], r["variant"]): r for r in rows}
+    for ax, (setting, decoding) in zip(axes.flat, panels, strict=False):
+        for j, variant in enumerate(("original", "perturbed")):
+            xs, ys, lo, hi = [], [], [], []
+            for i, target in enumerate(targets):
+                row = index.get((target, setting, decoding, variant))
+                if not row or not row["n"]:
+                    continue
+                xs.append(i + (j - 0.5) * width)
+                ys.append(row["rate"])
+                lo.append(max(0.0, row["rate"] - row["low"]))
+                hi.append(max(0.0, row["high"] - row["rate"]))
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, color=colors[variant], label=variant)
+        ax.set_xticks(range(len(targets)), [_mpl(t) for t in targets], rotation=20, ha="right")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(_mpl(f"{setting} · {decoding}"), fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    axes[0][0].set_ylabel(_mpl(METRIC_LABELS.get(metric, metric)))
+    axes[0][0].legend(fontsize=8)
+    return _save(fig, path)
+
+
+def _plot_transfer(matrix: Mapping[str, Any], path: Path) -> str | None:
+    rows, cols = matrix["rows"], matrix["cols"]
+    if not rows or not cols:
+        return None
+    from matplotlib.patches import Rectangle
+
+    values = [[matrix["cells"][g][t]["value"] for t in cols] for g in rows]
+    fig = _new_figure(1.4 * len(cols) + 2.5, 0.9 * len(rows) + 1.8)
+    ax = fig.subplots()
+    image = ax.imshow(values, cmap="RdYlGn", vmin=0.0, vmax=1.0, aspect="auto")
+    fig.colorbar(image, ax=ax, label="perturbed accuracy")
+    for i, gen in enumerate(rows):
+        for j, target in enumerate(cols):
+            cell = matrix["cells"][gen][target]
+            text = "—" if not cell["n"] else f"{cell['value']:.2f}\nn={cell['n']}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8)
+            if cell["self_attack"]:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2.5, ec="black"))
+    ax.set_xticks(range(len(cols)), [_mpl(c) for c in cols], rotation=20, ha="right")
+    ax.set_yticks(range(len(rows)), [_mpl(r) for r in rows])
+    ax.set_xlabel("target")
+    ax.set_ylabel("generator (pivot)")
+    ax.set_title(_mpl(f"{matrix['setting'] or 'all settings'} · {matrix['decoding'] or 'all decodings'}"),
+                 fontsize=10)
+    return _save(fig, path)
+
+
+def _plot_ranks(rows: Sequence[Mapping[str, Any]], path: Path) -> str | None:
+    groups: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in rows:
+        groups[(r["setting"], r["decoding"])].append(r)
+    panels = sorted(groups, key=lambda p: (_setting_rank(p[0]), str(p[1])))
+    if not panels:
+        return None
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig = _new_figure(4.2 * ncols, 3.0 * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax, key in zip(axes.flat, panels, strict=False):
+        n = len(groups[key])
+        for r in groups[key]:
+            ax.plot([0, 1], [r["rank_original"], r["rank_perturbed"]], marker="o")
+            ax.annotate(_mpl(r["target"]), (0, r["rank_original"]), xytext=(-6, 0),
+                        textcoords="offset points", ha="right", va="center", fontsize=8)
+            ax.annotate(_mpl(r["target"]), (1, r["rank_perturbed"]), xytext=(6, 0),
+                        textcoords="offset points", ha="left", va="center", fontsize=8)
+        ax.set_xlim(-0.9, 1.9)
+        ax.set_ylim(n + 0.5, 0.5)
+        ax.set_xticks([0, 1], ["original", "perturbed"])
+        ax.set_yticks(range(1, n + 1))
+        ax.set_ylabel("rank (1 = best)")
+        ax.set_title(_mpl(f"{key[0]} · {key[1]}"), fontsize=10)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    return _save(fig, path)
+
+
+# --- case sample -------------------------------------------------------------------------------------
+
+
+def _mark(record: Mapping[str, Any], metric: str) -> tuple[str, str]:
+    if is_error(record):
+        return ("err", f"error: {error_kind(record)}")
+    value = record.get(metric)
+    if value is None:
+        return ("na", "n/a")
+    return ("ok", "right") if float(value) >= 1.0 else ("bad", "wrong")
+
+
+def _context_box(label: str, record: Mapping[str, Any]) -> str:
+    expected = ", ".join(expected_answers(record))
+    options = record.get("options") or []
+    opts = ""
+    if options:
+        items = "".join(
+            f"<li>{_e(o.get('label', '') if isinstance(o, Mapping) else chr(65 + i))}. "
+            f"{_e(o.get('text', '') if isinstance(o, Mapping) else o)}</li>"
+            for i, o in enumerate(options)
+        )
+        opts = f'<ol class="opts">{items}</ol><p>label: {_e(record.get("answer_label"))}</p>'
+    return (
+        f'<div class="ctxcol"><h4>{_e(label)}</h4><p class="exp">expected: {_e(expected)}</p>{opts}'
+        f'<div class="ctx">{_e(record.get("context"))}</div></div>'
+    )
+
+
+def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, seed: int) -> str:
+    by_seed: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in scored:
+        by_seed[(str(r.get("task")), str(r.get("seed_id")))].append(r)
+    keys = sorted(k for k, rs in by_seed.items() if any(r.get("variant") == "perturbed" for r in rs))
+    if not keys:
+        return '<p class="empty">No perturbed cases.</p>'
+    chosen = sorted(random.Random(seed).sample(keys, min(size, len(keys))))
+    parts = [f"<p>{len(chosen)} of {len(keys)} seeds with perturbed cases, sampled with seed {seed}.</p>"]
+    for task, seed_id in chosen:
+        records = by_seed[(task, seed_id)]
+        first = records[0]
+        # Columns: the original, then each perturbed case (by case id), each with its context.
+        columns: dict[str, Mapping[str, Any]] = {}
+        # A record that carries its context (closed-book ones may not) shows it.
+        ranked = sorted(records, key=lambda r: (r.get("variant") != "original", str(r.get("case_id")),
+                                                not r.get("context")))
+        for r in ranked:
+            col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
+            columns.setdefault(col, r)
+        boxes = []
+        for col, r in columns.items():
+            label = col if col == "original" else f"{col} (generator: {r.get('generator') or '—'})"
+            boxes.append(_context_box(label, r))
+        answers: dict[tuple, dict[str, Mapping[str, Any]]] = defaultdict(dict)
+        for r in records:
+            col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
+            answers[(str(r.get("target")), str(r.get("setting")), str(r.get("decoding")))][col] = r
+        head = "<th>target</th><th>setting</th><th>decoding</th>"
+        head += "".join(f"<th>{_e(c)}</th>" for c in columns)
+        body = []
+        order = sorted(answers, key=lambda k: (k[0], _setting_rank(k[1]), k[2]))
+        for target, setting, decoding in order:
+            cells = answers[(target, setting, decoding)]
+            tds = []
+            for col in columns:
+                r = cells.get(col)
+                if r is None:
+                    tds.append('<td class="na">—</td>')
+                    continue
+                cls, word = _mark(r, metric)
+                tds.append(f'<td class="{cls}"><span class="pred">{_e(r.get("prediction"))}</span>'
+                           f'<span class="mark">{_e(word)}</span></td>')
+            row_head = f"<td>{_e(target)}</td><td>{_e(setting)}</td><td>{_e(decoding)}</td>"
+            body.append(f"<tr>{row_head}{''.join(tds)}</tr>")
+        heading = f"{task} · seed {seed_id} · source {first.get('source')}"
+        parts.append(
+            f'<section class="case"><h3>{_e(heading)}</h3>'
+            f'<p class="q">Q: {_e(first.get("question"))}</p>'
+            f'<div class="ctxrow">{"".join(boxes)}</div>'
+            f'<table class="answers"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></section>'
+        )
+    return "".join(parts)
+
+
+# --- page ---------------------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
+h1{margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border:1px solid #ddd;padding:.25em .5em;vertical-align:top} th{background:#f3f3f3}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+img{max-width:100%;border:1px solid #eee}
+.empty{color:#888;font-style:italic} .note{color:#555;font-size:.9em}
+.ctxrow{display:flex;gap:.8em;overflow-x:auto} .ctxcol{flex:1;min-width:280px}
+.ctx{white-space:pre-wrap;max-height:18em;overflow:auto;border:1px solid #ddd;padding:.4em;
+font-size:.85em;background:#fafafa}
+.case{border:1px solid #ccc;border-radius:4px;padding:.6em 1em;margin:1.2em 0}
+.pred{white-space:pre-wrap;display:block} .mark{font-size:.75em;color:#555}
+td.ok{background:#e6f4e6} td.bad{background:#fbe4e4} td.err{background:#fff3cd} td.na{color:#999}
+"""
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+
+def _img(b64: str | None, alt: str, empty: str) -> str:
+    if b64 is None:
+        return f'<p class="empty">{_e(empty)}</p>'
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{b64}">'
+
+
+def _kv_table(info: Mapping[str, Any]) -> str:
+    if not info:
+        return '<p class="empty">No run information given.</p>'
+    rows = "".join(
+        f"<tr><th>{_e(k)}</th><td>{_e(v if isinstance(v, str) else json.dumps(v, default=str))}</td></tr>"
+        for k, v in info.items()
+    )
+    return f"<table>{rows}</table>"
+
+
+def _entailment_note(run_info: Mapping[str, Any], scored: Sequence[Mapping[str, Any]]) -> str:
+    backend = run_info.get("nli_backend")
+    has = any(r.get("entailment") is not None for r in scored)
+    if backend:
+        return f"Entailment scores were produced by: <b>{_e(backend)}</b>."
+    if has:
+        return "Entailment scores are present but the run did not record which NLI backend produced them."
+    return "No entailment scores: no NLI model was given to the scorer."
+
+
+def write_report(
+    scored_records: Iterable[Mapping[str, Any]],
+    out_dir: str | Path,
+    *,
+    title: str,
+    run_info: Mapping[str, Any] | None = None,
+    metric: str = "task_correct",
+    sample_size: int = 20,
+    seed: int = 0,
+) -> Path:
+    """Write out_dir/report.html (self-contained: PNGs embedded as base64), the plots as PNG files
+    (accuracy.png, transfer.png, ranks.png when there is data for them) and report_tables.json.
+
+    Records not yet scored (no "correct" field) are scored here without NLI. `metric` is the
+    headline score of the accuracy, transfer, rank and breakdown sections (default task_correct:
+    keywords for unanswerable/inconsistent, option choice for counterfactual, else correct).
+    Returns the path of report.html.
+    """
+    run_info = dict(run_info or {})
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    scored = [r if "correct" in r else score_record(r) for r in scored_records]
+    tables = report_tables(scored, metric)
+    label = METRIC_LABELS.get(metric, metric)
+
+    acc_png = _plot_accuracy(tables["accuracy"], metric, out / "accuracy.png")
+    transfer_png = _plot_transfer(tables["transfer"], out / "transfer.png")
+    ranks_png = _plot_ranks(tables["ranks"], out / "ranks.png")
+    (out / TABLES_FILE).write_text(json.dumps(_jsonable(tables), indent=1, default=str), encoding="utf-8")
+
+    n_err = sum(is_error(r) for r in scored)
+    overview = {
+        "records": len(scored),
+        "errored records": n_err,
+        "tasks": sorted({str(r.get("task")) for r in scored}),
+        "targets": sorted({str(r.get("target")) for r in scored}),
+        "generators": sorted({str(r.get("generator")) for r in scored if r.get("generator")}),
+        "settings": sorted({str(r.get("setting")) for r in scored}, key=_setting_rank),
+        "decodings": sorted({str(r.get("decoding")) for r in scored}),
+        "sources": sorted({str(r.get("source")) for r in scored}),
+    }
+    group = [("target", "target"), ("setting", "setting"), ("decoding", "decoding")]
+    acc_cols = [*group, ("variant", "variant"), ("rate", label), ("ci", "95% CI"), ("n", "n"),
+                ("errors", "errors")]
+    drop_cols = [("task", "task"), *group, ("original", "original"), ("perturbed", "perturbed"),
+                 ("drop", "drop"), ("ci", "95% CI of drop"), ("n", "paired seeds"),
+                 ("errors", "errored pairs")]
+    norm_cols = [("task", "task"), *group, ("rate", "normalised accuracy"), ("ci", "95% CI"), ("n", "n"),
+                 ("originals_right", "originals right"), ("originals", "originals scored"),
+                 ("errors", "errors")]
+    transfer = tables["transfer"]
+    transfer_rows = [
+        {"generator": g, "target": t, **transfer["cells"][g][t],
+         "drop": tables["transfer_drop"]["cells"].get(g, {}).get(t, {}).get("value")}
+        for g in transfer["rows"] for t in transfer["cols"]
+    ]
+    rank_cols = [("setting", "setting"), ("decoding", "decoding"), ("target", "target"),
+                 ("original", "original acc."), ("perturbed", "perturbed acc."),
+                 ("rank_original", "rank before"), ("rank_perturbed", "rank after"),
+                 ("change", "rank change")]
+    syc_cols = [("task", "task"), ("target", "target"), ("decoding", "decoding"),
+                ("open_book", "open book"), ("task_instruction", "with task instruction"),
+                ("change", "change"), ("ci", "95% CI"), ("n", "seeds"), ("errors", "errors")]
+
+    metric_sections = []
+    for m, rows in tables["per_metric"].items():
+        cols = [("task", "task"), *acc_cols[:4], ("rate", METRIC_LABELS.get(m, m)), ("ci", "95% CI"),
+                ("n", "n"), ("errors", "errors")]
+        metric_sections.append(f"<h3>{_e(METRIC_LABELS.get(m, m))}</h3>"
+                               + _table(rows, cols, empty="No data."))
+
+    view = f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}"
+    transfer_cols = [("generator", "generator"), ("target", "target"), ("value", "perturbed acc."),
+                     ("ci", "95% CI"), ("n", "n"), ("drop", "drop vs original"),
+                     ("self_attack", "self-attack"), ("errors", "errors")]
+    error_cols = [("target", "target"), ("setting", "setting"), ("decoding", "decoding"),
+                  ("records", "records"), ("errors", "errors"), ("kinds", "kinds")]
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    sections = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="note">Generated {_e(generated)}. Headline metric: <b>{_e(label)}</b>. '
+        "Intervals are 95% percentile bootstrap (1000 resamples, seed 0). Errored records are counted "
+        "apart and never scored as wrong. A Category 2 (context_enrich) seed counts as right only if "
+        "both enriched copies are answered correctly.</p>",
+        f'<p class="note">{_entailment_note(run_info, scored)}</p>',
+        "<h2>Run</h2>",
+        _kv_table(run_info),
+        "<h3>Records</h3>",
+        _kv_table(overview),
+        "<h2>Accuracy before and after perturbation</h2>",
+        _img(acc_png, "accuracy before and after perturbation", "No scored records."),
+        _table(tables["accuracy"], acc_cols, empty="No scored records."),
+        "<h3>Paired drop (same seeds, original − perturbed)</h3>",
+        _table(tables["paired_drop"], drop_cols, empty="No seed has an original and a perturbed result."),
+        "<h3>Normalised accuracy (perturbed, over seeds the target got right originally)</h3>",
+        _table(tables["normalised"], norm_cols, empty="No paired seeds."),
+        "<h2>All metrics</h2>",
+        "".join(metric_sections) or '<p class="empty">No scores.</p>',
+        "<h2>Transfer: generator × target</h2>",
+        f'<p class="note">Perturbed accuracy of each target on the cases each generator made '
+        f"({_e(view)}). Outlined cells are self-attacks (the target made the cases itself).</p>",
+        _img(transfer_png, "transfer matrix", "No generated perturbed cases."),
+        _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
+        "<h2>Rank changes</h2>",
+        _img(ranks_png, "rank changes", "Not enough targets with both original and perturbed results."),
+        _table(tables["ranks"], rank_cols, empty="No targets to rank."),
+        "<h2>Breakdowns</h2>",
+        "<h3>By source</h3>",
+        _table(tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]], empty="No data."),
+        "<h3>By answer position in the context</h3>",
+        _table(tables["by_position"], [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
+               empty="No data."),
+        "<h2>Task instruction on original contexts</h2>",
+        '<p class="note">Accuracy (correct) on the unperturbed contexts with the task instruction '
+        '("answer unknown/conflict if ...") versus plain open-book; a negative change means the '
+        "instruction made the model abstain on evidence that does answer the question.</p>",
+        _table(tables["sycophancy"], syc_cols,
+               empty="No seed was evaluated both open-book and with the task instruction."),
+        "<h2>Errors</h2>",
+        _table(tables["errors"], error_cols, empty="No records."),
+        "<h2>Sample of cases</h2>",
+        _sample_cases(scored, metric, sample_size, seed),
+        "</body></html>",
+    ]
+    page = "\n".join(sections) + "\n"
+    path = out / REPORT_FILE
+    path.write_text(page, encoding="utf-8")
+    log.info("wrote report %s (%d records, %d errored)", path, len(scored), n_err)
+    return path

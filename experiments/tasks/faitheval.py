@@ -1,0 +1,171 @@
+"""FaithEval tasks as experiments: unanswerable, inconsistent (NQ seeds), counterfactual (ARC)."""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Literal
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field
+
+from experiments.lm_registry import ResolvedLM
+from experiments.tasks.answer_swap import status_table
+from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
+from experiments.validation import judge_record
+from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
+from programs.judge import CaseJudge
+from programs.seed_selection import SeedSelection
+
+
+class _JudgedTask:
+    """Shared plumbing: optional judge role, validation of every accepted case, summaries."""
+
+    roles: tuple[str, ...] = ("pivot",)
+    optional_roles: tuple[str, ...] = ("judge",)
+    name = ""
+
+    def __init__(self, lms: dict[str, ResolvedLM], options):
+        self.options = options
+        self.pivot = lms["pivot"]
+        self.judge_lm = lms.get("judge")
+        self.judge = CaseJudge()
+
+    def _validate(self, records: list[dict]) -> list[dict]:
+        if self.judge_lm is None:
+            return records
+        return [judge_record(self.judge_lm, self.judge, r) if r["status"] == "accepted" else r for r in records]
+
+    def _base(self, example) -> dict:
+        return {"task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name}
+
+    def summarize(self, records: list[dict]) -> dict[str, float]:
+        metrics = acceptance_metrics(records)
+        judged = [r for r in records if r.get("judge")]
+        for key in ("if", "only_if"):
+            verdicts = [r["judge"][key] for r in judged]
+            if verdicts:
+                metrics[f"judge.{key}.pass_rate"] = sum(v is True for v in verdicts) / len(verdicts)
+                metrics[f"judge.{key}.unjudged"] = sum(v is None for v in verdicts)
+        return metrics
+
+    def table_rows(self, records):
+        return status_table(records)
+
+
+class SeededOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct"
+    max_attempts: int = Field(3, ge=1)
+    seed: int = 0
+
+
+class UnanswerableTask(_JudgedTask):
+    name = "unanswerable"
+    Options = SeededOptions
+
+    def __init__(self, lms, options=None):
+        super().__init__(lms, options or self.Options())
+        self.seeds = SeedSelection()
+        self.program = Unanswerable()
+
+    def programs(self):
+        return {"seed_selection": self.seeds, "unanswerable": self.program, "judge": self.judge}
+
+    def process(self, example: dspy.Example) -> list[dict]:
+        started = time.perf_counter()
+        seed = select_seed(self.pivot, self.seeds, example)
+        record = {**seed, **self._base(example), "id": f"{example.id}:unanswerable", "answers": [UNKNOWN],
+                  "judge_kind": "unanswerable"}
+        if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
+            return [{**record, "status": "rejected:seed_not_selected"}]
+        with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+            out = self.program(question=example.question, context=example.context, answers=list(example.answers))
+        record.update(context=out.context, edits=out.edits, checks=out.checks,
+                      status=f"rejected:{out.rejection}" if out.rejection else "accepted")
+        return [{**r, "seconds": round(time.perf_counter() - started, 3)} for r in self._validate([record])]
+
+
+class InconsistentTask(_JudgedTask):
+    name = "inconsistent"
+    Options = SeededOptions
+
+    def __init__(self, lms, options=None):
+        super().__init__(lms, options or self.Options())
+        self.seeds = SeedSelection()
+        self.program = Inconsistent(self.options.max_attempts, self.options.seed)
+
+    def programs(self):
+        return {"seed_selection": self.seeds, "inconsistent": self.program, "judge": self.judge}
+
+    def process(self, example: dspy.Example) -> list[dict]:
+        started = time.perf_counter()
+        seed = select_seed(self.pivot, self.seeds, example)
+        base = {**seed, **self._base(example)}
+        if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
+            return [{**base, "id": f"{example.id}:inconsistent", "status": "rejected:seed_not_selected"}]
+        with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+            out = self.program(question=example.question, context=example.context,
+                               answers=list(example.answers), case_id=example.id)
+        if out.rejection:
+            return [{**base, "id": f"{example.id}:inconsistent", "proposals": out.proposals,
+                     "checks": out.checks, "status": f"rejected:{out.rejection}"}]
+        # The modified document alone is its own case (expected: the new answer); it is what the judge
+        # validates, and the two-document case stands or falls with it.
+        alone = {**base, "id": f"{example.id}:inconsistent-modified", "context": out.modified_context,
+                 "answers": [out.new_answer], "proposals": out.proposals, "checks": out.checks,
+                 "status": "accepted"}
+        [alone] = self._validate([alone])
+        combined = {**base, "id": f"{example.id}:inconsistent", "context": out.context, "answers": [CONFLICT],
+                    "new_answer": out.new_answer, "document_order": out.order, "checks": out.checks,
+                    "judge": alone.get("judge"), "status": alone["status"]}
+        seconds = round(time.perf_counter() - started, 3)
+        return [{**combined, "seconds": seconds}, {**alone, "seconds": seconds}]
+
+
+class CounterfactualOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_attempts: int = Field(3, ge=1)
+    seed: int = Field(0, description="picks the wrong option each passage supports")
+
+
+def lettered(question: str, labels: list[str], options: list[str]) -> str:
+    return question + "\n" + "\n".join(f"{label}. {text}" for label, text in zip(labels, options, strict=True))
+
+
+class CounterfactualTask(_JudgedTask):
+    name = "counterfactual"
+    Options = CounterfactualOptions
+
+    def __init__(self, lms, options=None):
+        super().__init__(lms, options or self.Options())
+        self.program = Counterfactual(self.options.max_attempts)
+
+    def programs(self):
+        return {"counterfactual": self.program, "judge": self.judge}
+
+    def process(self, example: dspy.Example) -> list[dict]:
+        started = time.perf_counter()
+        options, labels = list(example.options), list(example.choice_labels)
+        right = labels.index(example.answer_key)
+        wrong = [i for i in range(len(options)) if i != right]
+        target = random.Random(f"{self.options.seed}:{example.id}").choice(wrong)
+        question = lettered(example.question, labels, options)
+        base = {"seed_id": example.id, "source": example.get("source", "arc_challenge"), **self._base(example),
+                "question": question, "options": options, "choice_labels": labels,
+                "original_answer_label": example.answer_key}
+        # The no-context version: the closed-book baseline for the same question.
+        closed = {**base, "id": f"{example.id}:closed-book", "context": "", "answers": [options[right]],
+                  "answer_label": example.answer_key, "status": "accepted", "variant": "original"}
+        with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+            out = self.program(question=example.question, options=options, target_index=target)
+        case = {**base, "id": f"{example.id}:counterfactual", "context": out.context, "answers": [options[target]],
+                "answer_label": labels[target], "checks": out.checks, "attempts": out.attempts,
+                "justification": out.justification, "judge_question": question, "variant": "perturbed",
+                "status": f"rejected:{out.rejection}" if out.rejection else "accepted"}
+        [case] = self._validate([case])
+        seconds = round(time.perf_counter() - started, 3)
+        return [{**case, "seconds": seconds}, {**closed, "seconds": seconds}]
+
+    def summarize(self, records):
+        return super().summarize([r for r in records if not r["id"].endswith(":closed-book")])

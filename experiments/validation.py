@@ -1,0 +1,81 @@
+"""The validation stage every perturbation task shares: cheap checks (done by the programs), then
+the judge LM on "if" / "only-if", then optionally human review (experiments/review.py)."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import dspy
+
+from experiments.lm_registry import ResolvedLM
+from metrics.checks import mentions_any
+from programs.judge import CaseJudge, judge_status
+
+logger = logging.getLogger(__name__)
+
+
+def judge_record(judge_lm: ResolvedLM, judge: CaseJudge, record: dict) -> dict:
+    """The record with its `judge` verdicts and, if it had passed the checks, its new status."""
+    expected = (record.get("answers") or [""])[0]
+    with dspy.context(lm=judge_lm.lm, adapter=judge_lm.adapter()):
+        out = judge(question=record.get("judge_question") or record["question"], context=record["context"],
+                    expected_answer=expected, kind=record.get("judge_kind", "answer"),
+                    original_answer=(record.get("original_answers") or [""])[0])
+    verdicts = {"if": out.if_ok, "if_reason": out.if_reason, "only_if": out.only_if_ok,
+                "only_if_reason": out.only_if_reason, "judge": judge_lm.config.name}
+    status = judge_status(out.if_ok, out.only_if_ok) if record["status"] == "accepted" else record["status"]
+    return {**record, "judge": verdicts, "status": status}
+
+
+# -- calibration: control cases whose right verdict is known without any LM ------------------------
+
+CONDITIONS = ("gold_answer", "other_answer", "original_as_unanswerable")
+
+
+def control_cases(examples: list, n_per_condition: int, seed: int = 0) -> list[dict]:
+    """Original context + its own gold (valid); + another question's answer not in the context
+    (invalid); and the original context presented as an unanswerable case (invalid)."""
+    rng = random.Random(seed)
+    pool = [e for e in examples if e.get("context")]
+    chosen = pool[:n_per_condition]
+    controls = []
+    for example in chosen:
+        base = {"seed_id": example.id, "question": example.question, "context": example.context,
+                "original_answers": list(example.answers), "status": "accepted"}
+        controls.append({**base, "id": f"{example.id}:gold", "condition": "gold_answer", "expected_valid": True,
+                         "answers": list(example.answers)})
+        others = [e for e in pool if e.id != example.id and not mentions_any(example.context, e.answers)]
+        other = rng.choice(others)
+        controls.append({**base, "id": f"{example.id}:other", "condition": "other_answer",
+                         "expected_valid": False, "answers": [other.answers[0]]})
+        controls.append({**base, "id": f"{example.id}:unanswerable", "condition": "original_as_unanswerable",
+                         "expected_valid": False, "answers": ["unknown"], "judge_kind": "unanswerable"})
+    return controls
+
+
+def calibration_metrics(judged: list[dict]) -> dict[str, float]:
+    metrics: dict[str, float] = {}
+    for condition in CONDITIONS:
+        rows = [r for r in judged if r["condition"] == condition]
+        decided = [r for r in rows if not r["status"].startswith("error:")]
+        right = sum((r["status"] == "accepted") == r["expected_valid"] for r in decided)
+        metrics[f"judge_calibration.{condition}.accuracy"] = right / len(decided) if decided else float("nan")
+        metrics[f"judge_calibration.{condition}.n"] = len(rows)
+        metrics[f"judge_calibration.{condition}.unjudged"] = len(rows) - len(decided)
+    decided = [r for r in judged if not r["status"].startswith("error:")]
+    right = sum((r["status"] == "accepted") == r["expected_valid"] for r in decided)
+    metrics["judge_calibration.accuracy"] = right / len(decided) if decided else float("nan")
+    return metrics
+
+
+def calibrate(judge_lm: ResolvedLM, judge: CaseJudge, examples: list, n_per_condition: int,
+              min_accuracy: float) -> dict[str, float]:
+    judged = [judge_record(judge_lm, judge, c) for c in control_cases(examples, n_per_condition)]
+    metrics = calibration_metrics(judged)
+    accuracy = metrics["judge_calibration.accuracy"]
+    if not accuracy >= min_accuracy:
+        logger.warning("JUDGE CALIBRATION BELOW THRESHOLD: %s is right on %.0f%% of %d control cases "
+                       "(threshold %.0f%%); treat its verdicts with suspicion.", judge_lm.config.name,
+                       100 * accuracy, len(judged), 100 * min_accuracy)
+    return metrics

@@ -1,0 +1,113 @@
+"""FaithEval's three context constructions.
+
+- Unanswerable: sentences that carry the answer are rewritten by the generator so they no longer
+  do (or dropped, if the rewrite still gives the answer away); the rest is kept.
+- Inconsistent: a conflicting answer is swapped into a copy of the context (the answer-swap
+  machinery), and the copy is concatenated with the original as two documents, order seeded.
+- Counterfactual: for a multiple-choice science question, a multi-paragraph passage that supports
+  one wrong option (seeded) and mentions no other option.
+"""
+
+from __future__ import annotations
+
+import random
+
+import dspy
+
+from metrics.checks import mentions, mentions_any
+from metrics.normalize import answer_tokens
+from programs.answer_swap import AnswerSwap
+from programs.sentences import split_sentences
+from signatures.faitheval import ProposeConflictingAnswer, RewriteWithoutAnswer, WriteCounterfactualContext
+
+VERSION = "faitheval/1"
+UNKNOWN = "unknown"
+CONFLICT = "conflict"
+RETRY_TEMPERATURE = 0.8
+
+
+class Unanswerable(dspy.Module):
+    def __init__(self, min_kept: float = 0.3):
+        super().__init__()
+        self.rewrite = dspy.Predict(RewriteWithoutAnswer)
+        self.min_kept = min_kept
+
+    def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
+        sentences = split_sentences(context)
+        carrying = [s for s in sentences if mentions_any(s.text, answers)]
+        if not carrying:
+            return dspy.Prediction(rejection="answer_not_in_context", context=None, edits=[], checks={})
+        parts, edits = [], []
+        for sentence in sentences:
+            if sentence not in carrying:
+                parts.append(sentence.text)
+                continue
+            out = self.rewrite(question=question, sentence=sentence.text, answer=answers[0])
+            new = " ".join(str(out.rewritten_sentence).split())
+            if new and not mentions_any(new, answers):
+                parts.append(new)
+                edits.append({"from": sentence.text, "to": new, "justification": out.justification})
+            else:
+                edits.append({"from": sentence.text, "to": None, "justification": out.justification})
+        edited = " ".join(parts)
+        checks = {
+            "old_answer_absent": not mentions_any(edited, answers),
+            "rest_kept": len(edited) >= self.min_kept * len(context),
+        }
+        rejection = next((k for k, ok in checks.items() if not ok), None)
+        return dspy.Prediction(rejection=rejection, context=edited, edits=edits, checks=checks)
+
+
+class Inconsistent(dspy.Module):
+    def __init__(self, max_attempts: int = 3, seed: int = 0):
+        super().__init__()
+        self.swap = AnswerSwap(max_attempts=max_attempts, propose_signature=ProposeConflictingAnswer)
+        self.seed = seed
+
+    def forward(self, question: str, context: str, answers: list[str], case_id: str = "") -> dspy.Prediction:
+        out = self.swap(question=question, context=context, answers=answers)
+        if out.rejection:
+            return dspy.Prediction(rejection=out.rejection, proposals=out.proposals, checks=out.checks)
+        # Seeded per case so that re-runs agree and orders are balanced across cases.
+        modified_first = random.Random(f"{self.seed}:{case_id}").random() < 0.5
+        documents = [out.context, context] if modified_first else [context, out.context]
+        combined = "\n\n".join(f"Document {i + 1}: {doc}" for i, doc in enumerate(documents))
+        return dspy.Prediction(rejection=None, proposals=out.proposals, checks=out.checks,
+                               new_answer=out.new_answer, modified_context=out.context, context=combined,
+                               order="modified_first" if modified_first else "original_first")
+
+
+def option_words_present(context: str, option: str) -> bool:
+    tokens = set(answer_tokens(context))
+    return all(t in tokens for t in answer_tokens(option))
+
+
+def counterfactual_checks(passage: str, target: str, others: list[str]) -> dict:
+    return {
+        "target_words_present": option_words_present(passage, target),
+        "other_options_absent": not any(mentions(passage, o) for o in others),
+        "multi_paragraph": len([p for p in passage.split("\n") if p.strip()]) >= 2,
+    }
+
+
+class Counterfactual(dspy.Module):
+    def __init__(self, max_attempts: int = 3):
+        super().__init__()
+        self.write = dspy.Predict(WriteCounterfactualContext, max_tokens=600)
+        self.max_attempts = max_attempts
+
+    def forward(self, question: str, options: list[str], target_index: int) -> dspy.Prediction:
+        target = options[target_index]
+        others = [o for i, o in enumerate(options) if i != target_index]
+        attempts = []
+        for attempt in range(self.max_attempts):
+            retry = {"temperature": RETRY_TEMPERATURE, "rollout_id": attempt} if attempt else {}
+            out = self.write(question=question, target_option=target, other_options=others, config=retry)
+            passage = str(out.passage).strip()
+            checks = counterfactual_checks(passage, target, others)
+            rejection = next((k for k, ok in checks.items() if not ok), None)
+            attempts.append({"rejection": rejection, "justification": out.justification})
+            if rejection is None:
+                break
+        return dspy.Prediction(rejection=rejection, context=passage, checks=checks, attempts=attempts,
+                               justification=out.justification)
