@@ -1,7 +1,7 @@
 """Retrieval speed on the shipped Wikipedia pool: index build, load from cache, query latency.
 
     python benchmarks/retrieval.py                                 # all-MiniLM-L6-v2
-    python benchmarks/retrieval.py --embedder all-mpnet-base-v2    # the paper's retriever (~10x slower build)
+    python benchmarks/retrieval.py --embedder all-mpnet-base-v2 --limit 1000   # build rate on a subset
 
 The build is measured into a fresh directory (``--cache-root``, default a temporary one) so an
 existing cache never hides it; ``--reuse`` measures against the project cache instead (load only
@@ -12,6 +12,7 @@ excluded, as context enriching uses them. Prints a table and one JSON line.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import sys
@@ -33,7 +34,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run(embedder_name: str, index_root: Path, queries: int, k: int, threads: int | None) -> dict:
+def run(
+    embedder_name: str, index_root: Path, queries: int, k: int, threads: int | None, limit: int | None
+) -> dict:
     import faiss
     import torch
 
@@ -41,8 +44,10 @@ def run(embedder_name: str, index_root: Path, queries: int, k: int, threads: int
         torch.set_num_threads(threads)
         faiss.omp_set_num_threads(threads)
     path = DATASETS["wiki_passages"][0]
-    passages = load_passages(path)
+    passages = load_passages(path, limit=limit)
     sha = content_sha256(path)
+    if limit is not None:  # a subset is another corpus: never share its cached index with the full pool
+        sha = hashlib.sha256(f"{sha}:first{limit}".encode()).hexdigest()
 
     started = time.perf_counter()
     # Models always live in the project cache (mpnet is assembled there once); only indexes move.
@@ -95,10 +100,13 @@ def run(embedder_name: str, index_root: Path, queries: int, k: int, threads: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--queries", type=int, default=200, help="NQ questions to time (default 200)")
     parser.add_argument("-k", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=None, help="index the first N passages only")
     parser.add_argument("--threads", type=int, default=None, help="torch/FAISS threads (default: library's)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--cache-root", type=Path, help="where to put the index (default: a temporary dir)")
@@ -106,11 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     apply_offline_defaults()
 
+    options = (args.queries, args.k, args.threads, args.limit)
     if args.reuse or args.cache_root:
-        result = run(args.embedder, args.cache_root or cache_dir(), args.queries, args.k, args.threads)
+        result = run(args.embedder, args.cache_root or cache_dir(), *options)
     else:
         with tempfile.TemporaryDirectory(prefix="reeval-bench-") as tmp:
-            result = run(args.embedder, Path(tmp), args.queries, args.k, args.threads)
+            result = run(args.embedder, Path(tmp), *options)
 
     rows = [(key, "-" if value is None else value) for key, value in result.items()]
     width = max(len(key) for key, _ in rows)

@@ -266,15 +266,22 @@ def _plot_ranks(rows: Sequence[Mapping[str, Any]], path: Path) -> str | None:
     nrows = math.ceil(len(panels) / ncols)
     fig = _new_figure(4.2 * ncols, 3.0 * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False)
+    targets = sorted({r["target"] for r in rows}, key=str)
+    palette = [f"C{i % 10}" for i in range(len(targets))]  # one colour per target in every panel
     for ax, key in zip(axes.flat, panels, strict=False):
         n = len(groups[key])
         for r in groups[key]:
-            ax.plot([0, 1], [r["rank_original"], r["rank_perturbed"]], marker="o")
-            ax.annotate(_mpl(r["target"]), (0, r["rank_original"]), xytext=(-6, 0),
-                        textcoords="offset points", ha="right", va="center", fontsize=8)
-            ax.annotate(_mpl(r["target"]), (1, r["rank_perturbed"]), xytext=(6, 0),
-                        textcoords="offset points", ha="left", va="center", fontsize=8)
-        ax.set_xlim(-0.9, 1.9)
+            ax.plot([0, 1], [r["rank_original"], r["rank_perturbed"]], marker="o",
+                    color=palette[targets.index(r["target"])])
+        # Tied targets share a point: label it once with all their names.
+        for x, field, ha, dx in ((0, "rank_original", "right", -6), (1, "rank_perturbed", "left", 6)):
+            names: dict[float, list[str]] = defaultdict(list)
+            for r in groups[key]:
+                names[r[field]].append(str(r["target"]))
+            for rank, who in names.items():
+                ax.annotate(_mpl(", ".join(sorted(who))), (x, rank), xytext=(dx, 0),
+                            textcoords="offset points", ha=ha, va="center", fontsize=8)
+        ax.set_xlim(-1.2, 2.2)
         ax.set_ylim(n + 0.5, 0.5)
         ax.set_xticks([0, 1], ["original", "perturbed"])
         ax.set_yticks(range(1, n + 1))

@@ -112,12 +112,13 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         if data.filter_counts:
             mlflow.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
 
+        calibration: dict[str, float] = {}
         if "judge" in lms and config.validation.calibration_controls:
             from experiments.validation import calibrate
 
-            mlflow.log_metrics(calibrate(lms["judge"], getattr(task, "judge", None) or _judge_program(),
-                                         _calibration_examples(config), config.validation.calibration_controls,
-                                         config.validation.min_judge_accuracy))
+            calibration = calibrate(lms["judge"], getattr(task, "judge", None) or _judge_program(),
+                                    _calibration_examples(config), config.validation.calibration_controls,
+                                    config.validation.min_judge_accuracy)
 
         _map_cases(task, todo, store, config, progress)
 
@@ -125,6 +126,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         records = [r for r in store.records() if r["seed_id"] in seed_ids]
         metrics = task.summarize(records)
         metrics.update(_error_metrics(records))
+        metrics.update(calibration)
         seconds = time.perf_counter() - started
         metrics["wall_seconds"] = seconds
         for role, resolved_lm in lms.items():

