@@ -42,8 +42,14 @@ class RunResult:
 
 
 def load_data(config: ExperimentConfig) -> LoadedData:
+    from experiments.case_sets import is_run_source, load_run_cases, run_cases_path
     from experiments.data import content_sha256, resolve_dataset
     from experiments.filters import apply_reeval_filters
+
+    if is_run_source(config.data.source):
+        examples, digest = load_run_cases(config.data.source)
+        examples = examples[: config.data.limit] if config.data.limit is not None else examples
+        return LoadedData(examples, run_cases_path(config.data.source), digest)
 
     spec = resolve_dataset(config.data.source)
     path = spec.path
@@ -63,6 +69,11 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
 
     lms = {}
     for role in (*roles, *optional):
+        if role == "targets":
+            if not config.models.targets:
+                raise ValueError(f"task {config.task!r} needs models.targets")
+            lms[role] = [build_lm(t, "target") for t in config.models.targets]
+            continue
         lm_config = getattr(config.models, role)
         if lm_config is None:
             if role in optional:
@@ -89,6 +100,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     data = load_data(config)
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
+    if hasattr(task, "prepare"):
+        task.prepare(data.examples)
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in data.examples if e.id not in done]
     logger.info("run %s: %d cases, %d already finished, %d to do", run_id, len(data.examples),
@@ -106,8 +119,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         import mlflow
 
         mlflow.log_dict(resolved, "config.json")
-        mlflow.log_dict({role: r.identity() for role, r in lms.items()}, "models.json")
-        tracking.log_params(tracking.flatten({f"lm.{role}": r.identity() for role, r in lms.items()}))
+        mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
+        tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
         tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
         if data.filter_counts:
             mlflow.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
@@ -129,17 +142,25 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         metrics.update(calibration)
         seconds = time.perf_counter() - started
         metrics["wall_seconds"] = seconds
-        for role, resolved_lm in lms.items():
+        for label, resolved_lm in role_lms(lms):
             for key, value in resolved_lm.usage().items():
-                metrics[f"lm.{role}.{key}"] = value
+                metrics[f"lm.{label}.{key}"] = value
         mlflow.log_metrics(metrics)
-        for role, resolved_lm in lms.items():
-            with tracking.nested_run(f"{role}:{resolved_lm.config.name}",
-                                     {tracking.RUN_ID_TAG: run_id, "reeval.role": role}):
+        for label, resolved_lm in role_lms(lms):
+            own = f".{resolved_lm.config.name}."
+            with tracking.nested_run(f"{label}/{resolved_lm.config.name}" if "/" not in label else label, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
                 tracking.log_params(tracking.flatten(resolved_lm.identity()))
-                mlflow.log_metrics({k: v for k, v in metrics.items() if not k.startswith("lm.")})
-        adapters = {name: lms[task_cls.roles[0]].adapter() for name in task.programs()}
+                # a target's own numbers; for single-role tasks, the run's
+                mine = {k: v for k, v in metrics.items() if own in k} if resolved_lm.role == "target" else {
+                    k: v for k, v in metrics.items() if not k.startswith("lm.")}
+                mlflow.log_metrics(mine)
+        first = next(r for _, r in role_lms(lms))
+        adapters = {name: first.adapter() for name in task.programs()}
         tracking.log_programs(task.programs(), adapters)
+        if hasattr(task, "write_artifacts"):
+            report = task.write_artifacts(records, store.dir / "report",
+                                          {"run_id": run_id, "config": config.name, **tracking.git_state()})
+            mlflow.log_artifacts(str(report.parent), artifact_path="report")
         mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
         mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
     store.close()
@@ -168,6 +189,15 @@ def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, prog
             bar.set_postfix(status=records[-1]["status"][:24])
             check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
     bar.close()
+
+
+def role_lms(lms: dict):
+    """(label, ResolvedLM) pairs: one per role, one per target."""
+    for role, value in lms.items():
+        if isinstance(value, list):
+            yield from ((f"target/{r.config.name}", r) for r in value)
+        else:
+            yield role, value
 
 
 def _judge_program():

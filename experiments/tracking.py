@@ -132,8 +132,9 @@ def log_programs(programs: dict, adapters: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for name, program in programs.items():
+            name = name.replace("/", "__")  # provider model names contain slashes
             program.save(str(folder / f"{name}.json"))
-            adapter = adapters.get(name)
+            adapter = next(iter(adapters.values()), None)
             for predictor_name, predictor in program.named_predictors():
                 (folder / f"{name}.{predictor_name}.prompt.txt").write_text(render_prompt(predictor, adapter))
         mlflow.log_artifacts(str(folder), artifact_path="programs")

@@ -2,6 +2,7 @@
 
 from experiments.tasks.answer_swap import AnswerSwapTask
 from experiments.tasks.context_enrich import ContextEnrichTask
+from experiments.tasks.evaluate import EvaluateTask
 from experiments.tasks.faitheval import CounterfactualTask, InconsistentTask, UnanswerableTask
 from experiments.tasks.judge_calibration import JudgeCalibrationTask
 from experiments.tasks.seed_selection import SeedSelectionTask
@@ -14,4 +15,5 @@ TASKS = {
     "inconsistent": InconsistentTask,
     "counterfactual": CounterfactualTask,
     "judge_calibration": JudgeCalibrationTask,
+    "evaluate": EvaluateTask,
 }

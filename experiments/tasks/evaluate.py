@@ -1,0 +1,148 @@
+"""Re-evaluation of target models on original and perturbed cases, paired in the same run.
+
+One unit of work is one case: every target × prompt setting × decoding answers its original
+and its perturbed version, so drops are paired. Scores, tables and the report come from
+`metrics.evaluation`, `metrics.transfer` and `experiments.report`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field
+
+from experiments.errors import error_kind
+from experiments.lm_registry import ResolvedLM
+from metrics.evaluation import answer_position, score_record
+from programs.target_reader import SETTINGS, TargetReader
+
+DECODINGS = {"greedy": {}, "sampled": {"temperature": 0.3, "top_p": 0.9}}
+Setting = Literal["closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction"]
+
+
+class EvaluateOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    settings: list[Setting] = ["closed_book", "open_book", "opinion"]
+    decodings: list[Literal["greedy", "sampled"]] = ["greedy"]
+    k_shots: int = Field(5, ge=0, description="demonstrations in the few_shot setting")
+    demo_source: str = Field("nq", description="pool for demonstrations (disjoint from the cases); "
+                                               "run:<id> uses that run's accepted adversarial cases")
+    seed: int = 0
+
+
+def demo_pool(source: str, exclude: set[str], k: int, seed: int) -> list[dspy.Example]:
+    from experiments.case_sets import is_run_source, load_run_cases
+    from experiments.data import load_qa, resolve_dataset
+    from experiments.filters import apply_reeval_filters
+
+    if is_run_source(source):
+        pool, _ = load_run_cases(source)
+    else:
+        pool, _ = apply_reeval_filters(load_qa(resolve_dataset(source).path), max_evidence_words=150)
+    pool = [e for e in pool if e.get("seed_id", e.id) not in exclude and e.id not in exclude]
+    chosen = random.Random(seed).sample(pool, min(k, len(pool)))
+    return [dspy.Example(context=e.context, question=e.question, answer=e.answers[0]).with_inputs(
+        "context", "question") for e in chosen]
+
+
+class EvaluateTask:
+    name = "evaluate"
+    roles = ("targets",)
+    Options = EvaluateOptions
+
+    def __init__(self, lms: dict, options: EvaluateOptions | None = None):
+        self.options = options or EvaluateOptions()
+        self.targets: list[ResolvedLM] = lms["targets"]
+        self.prepare([])
+
+    def prepare(self, examples: list) -> None:
+        """Demonstrations come from a pool disjoint from the cases under evaluation."""
+        exclude = {e.get("seed_id", e.id) for e in examples} | {e.id for e in examples}
+        wanted = "few_shot" in self.options.settings or self._has_base_model()
+        demos = demo_pool(self.options.demo_source, exclude, max(self.options.k_shots, 1),
+                          self.options.seed) if wanted else []
+        self.readers = {}
+        for target in self.targets:
+            reader = TargetReader(demos[: self.options.k_shots])
+            if target.engine is not None and not target.engine.spec.chat:
+                # A base model is prompted by completion: one demonstration shows it the reply shape.
+                for name, predictor in reader.named_predictors():
+                    if name != "few_shot":
+                        predictor.demos = demos[:1]
+            self.readers[target.config.name] = reader
+
+    def _has_base_model(self) -> bool:
+        return any(t.engine is not None and not t.engine.spec.chat for t in self.targets)
+
+    def programs(self) -> dict[str, dspy.Module]:
+        return {f"reader.{name}": reader for name, reader in self.readers.items()}
+
+    def variants(self, example) -> list[tuple[str, str, list[str]]]:
+        variants = []
+        if example.get("original_context") is not None:
+            variants.append(("original", example.original_context, list(example.original_answers or [])))
+        generated = example.get("task") not in (None, "", "external")
+        variants.append(("perturbed" if generated else "external", example.context, list(example.answers)))
+        return variants
+
+    def process(self, example: dspy.Example) -> list[dict]:
+        records = []
+        for target in self.targets:
+            reader = self.readers[target.config.name]
+            for decoding in self.options.decodings:
+                for setting in self.options.settings:
+                    for variant, context, answers in self.variants(example):
+                        if setting == "closed_book" and variant == "perturbed":
+                            continue  # without a context the perturbation does not exist
+                        records.append(self._ask(target, reader, example, setting, decoding, variant, context,
+                                                 answers))
+        return records
+
+    def _ask(self, target, reader, example, setting, decoding, variant, context, answers) -> dict:
+        record = {
+            "id": f"{example.id}|{target.config.name}|{setting}|{decoding}|{variant}", "case_id": example.id,
+            "seed_id": example.get("seed_id", example.id), "task": example.get("task") or "external",
+            "generator": example.get("generator", ""), "target": target.config.name, "setting": setting,
+            "decoding": decoding, "variant": variant, "source": example.get("source", ""),
+            "question": example.question, "context": "" if setting == "closed_book" else context,
+            "answers": answers, "options": example.get("options"),
+            "answer_label": example.get("answer_label") if variant != "original"
+            else example.get("original_answer_label"),
+            "answer_position": answer_position(context, answers[0]) if answers and context else None,
+        }
+        config = dict(DECODINGS[decoding])
+        if decoding == "sampled":
+            config["rollout_id"] = target.config.seed
+        try:
+            with dspy.context(lm=target.lm, adapter=target.adapter()):
+                out = reader(setting=setting, question=example.question, context=context, config=config)
+        except Exception as exc:  # noqa: BLE001 - an unparsed or failed answer is that record's error
+            return {**record, "prediction": None, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500]}
+        return score_record({**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok"})
+
+    def summarize(self, records: list[dict]) -> dict[str, float]:
+        from metrics.evaluation import accuracy_table
+
+        metrics: dict[str, float] = {"evaluations": len(records),
+                                     "errors": sum(r["status"].startswith("error:") for r in records)}
+        for row in accuracy_table(records, metric="task_correct"):
+            key = f"acc.{row['target']}.{row['setting']}.{row['decoding']}.{row['variant']}"
+            metrics[key] = row["rate"]
+        return metrics
+
+    def write_artifacts(self, records: list[dict], out_dir, run_info: dict):
+        from experiments.report import write_report
+
+        info = {**run_info, "nli_backend": "none (entailment not computed; EM, F1, containment and keywords are)",
+                "settings": ", ".join(self.options.settings), "decodings": ", ".join(self.options.decodings)}
+        return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info)
+
+    def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
+        from metrics.evaluation import paired_drop
+
+        rows = [[r["target"], r["setting"], r["decoding"], f"{r['original']:.2f}", f"{r['perturbed']:.2f}",
+                 f"{r['drop']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", str(r["n"])]
+                for r in paired_drop(records, "task_correct")]
+        return ["target", "setting", "decoding", "original", "perturbed", "drop [95% CI]", "pairs"], rows
