@@ -176,6 +176,33 @@ def show(run_id: str) -> None:
     console.print(f"artifacts: {latest.info.artifact_uri}")
 
 
+@app.command()
+def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output folder")] = None) -> None:
+    """Write the HTML report of an evaluation run (and log it to the run's latest MLflow run)."""
+    from experiments.offline import apply_offline_defaults
+
+    apply_offline_defaults()
+    from experiments.report import write_report
+    from experiments.run_store import RunStore
+    from experiments.tracking import find_runs, git_state, setup_mlflow
+
+    store = RunStore(run_id)
+    records = [r for r in store.records() if "target" in r]
+    if not records:
+        err.print(f"[red]{run_id!r} has no evaluation records (runs/{run_id}/cases.jsonl); "
+                  "run a task: evaluate config first[/red]")
+        raise typer.Exit(1)
+    path = write_report(records, out or store.dir / "report", title=f"reeval — {run_id}",
+                        run_info={"run_id": run_id, **git_state(),
+                                  "nli_backend": "none (entailment not computed)"})
+    runs = find_runs(run_id)
+    if runs:
+        mlflow = setup_mlflow()
+        with mlflow.start_run(run_id=runs[0].info.run_id):
+            mlflow.log_artifacts(str(path.parent), artifact_path="report")
+    console.print(f"report: {path}")
+
+
 def main() -> None:  # pragma: no cover
     app()
 

@@ -148,7 +148,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         mlflow.log_metrics(metrics)
         for label, resolved_lm in role_lms(lms):
             own = f".{resolved_lm.config.name}."
-            with tracking.nested_run(f"{label}/{resolved_lm.config.name}" if "/" not in label else label, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
+            name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
+            with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
                 tracking.log_params(tracking.flatten(resolved_lm.identity()))
                 # a target's own numbers; for single-role tasks, the run's
                 mine = {k: v for k, v in metrics.items() if own in k} if resolved_lm.role == "target" else {

@@ -10,7 +10,7 @@ def span_pattern(span: str) -> re.Pattern:
     """Whole-word, case-insensitive, whitespace-tolerant (NQ text is tokenised: 'July 30 , 2017')."""
     tokens = re.findall(r"\w+|[^\w\s]", span)
     pattern = re.escape(tokens[0])
-    for prev, token in zip(tokens, tokens[1:]):
+    for prev, token in zip(tokens, tokens[1:], strict=False):
         # Words need a space between them; punctuation may or may not have one ("30 ," vs "30,").
         pattern += (r"\s+" if prev[-1].isalnum() and token[0].isalnum() else r"\s*") + re.escape(token)
     return re.compile(r"(?<!\w)" + pattern + r"(?!\w)", re.IGNORECASE)

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import dspy
 
-from signatures.target import AnswerThenReason, ClosedBookAnswer, InstructedAnswer, OpenBookAnswer, OpinionAnswer
+from signatures.target import (
+    AnswerThenReason,
+    ClosedBookAnswer,
+    InstructedAnswer,
+    OpenBookAnswer,
+    OpinionAnswer,
+)
 
 SETTINGS = ("closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction")
 SPEAKER = "Bob"

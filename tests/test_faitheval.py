@@ -1,7 +1,7 @@
 import dspy
 
-from experiments.lm_registry import ResolvedLM
 from experiments.config import LMConfig
+from experiments.lm_registry import ResolvedLM
 from experiments.validation import calibration_metrics, control_cases, judge_record
 from programs.faitheval import Counterfactual, Inconsistent, Unanswerable, counterfactual_checks
 from programs.judge import CaseJudge, judge_status

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from experiments.errors import error_kind
 from experiments.lm_registry import ResolvedLM
 from metrics.evaluation import answer_position, score_record
-from programs.target_reader import SETTINGS, TargetReader
+from programs.target_reader import TargetReader
 
 DECODINGS = {"greedy": {}, "sampled": {"temperature": 0.3, "top_p": 0.9}}
 Setting = Literal["closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction"]
