@@ -18,6 +18,7 @@ from experiments.config import ExperimentConfig
 from experiments.errors import check_budget, error_record
 from experiments.offline import apply_offline_defaults
 from experiments.run_store import RunStore
+from metrics.status import status_counts
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         seed_ids = {e.id for e in data.examples}
         records = [r for r in store.records() if r["seed_id"] in seed_ids]
         metrics = task.summarize(records)
-        metrics.update(_error_metrics(records))
+        metrics.update(status_counts(records, "error"))
         metrics.update(calibration)
         seconds = time.perf_counter() - started
         metrics["wall_seconds"] = seconds
@@ -215,13 +216,3 @@ def _calibration_examples(config: ExperimentConfig) -> list:
     spec = resolve_dataset(config.validation.calibration_source)
     examples, _ = apply_reeval_filters(load_qa(spec.path), max_evidence_words=config.data.max_evidence_words)
     return examples
-
-
-def _error_metrics(records: list[dict]) -> dict[str, float]:
-    counts: dict[str, float] = {}
-    for record in records:
-        status = str(record.get("status", ""))
-        if status.startswith("error:"):
-            key = "errors." + status.split(":", 1)[1]
-            counts[key] = counts.get(key, 0) + 1
-    return counts

@@ -12,6 +12,7 @@ import dspy
 
 from experiments.lm_registry import ResolvedLM
 from metrics import is_correct, seed_cell
+from metrics.status import status_counts
 from programs.seed_selection import SeedSelection
 
 # Which cells of the 4-way table a perturbation keeps, as the papers do.
@@ -45,9 +46,5 @@ def acceptance_metrics(records: list[dict]) -> dict[str, float]:
         "cases_generated": len(generated), "cases_accepted": accepted,
         "acceptance_rate": accepted / len(generated) if generated else 0.0,
     }
-    for record in generated:
-        status = str(record.get("status", ""))
-        if status.startswith("rejected:"):
-            key = "rejected." + status.split(":", 1)[1]
-            metrics[key] = metrics.get(key, 0) + 1
+    metrics.update(status_counts(generated, "rejected"))
     return metrics
