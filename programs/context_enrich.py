@@ -74,7 +74,7 @@ def failed_check(checks: dict) -> str | None:
 
 
 class ContextEnrich(dspy.Module):
-    def __init__(self, retriever=None, k: int = 3, seed: int = 0):
+    def __init__(self, retriever=None, k: int = 3, seed: int = 0, lm_merge: bool = True):
         super().__init__()
         self.select_sentence = dspy.Predict(SelectSupportingSentence)
         # Long outputs: the role's max_tokens fits short answers, so these predictors set their own.
@@ -83,6 +83,7 @@ class ContextEnrich(dspy.Module):
         self.retriever = retriever  # not a predictor: assigned by the task, never saved with the state
         self.k = k
         self.seed = seed
+        self.lm_merge = lm_merge
 
     def forward(self, question: str, context: str, answers: list[str], answer_start: int | None = None,
                 known_wrong: list[str] | None = None) -> dspy.Prediction:
@@ -96,11 +97,12 @@ class ContextEnrich(dspy.Module):
             query = question if focus == "question" else context
             hits = self.retriever.search(query, k=self.k, exclude_texts=[context], exclude_answers=answers)
             background = str(self.condense(question=question, passages=[h.text for h in hits]).background)
-            merged = str(self.merge(background=background, key_sentence=sentence).passage)
-            checks = enrich_checks(merged, sentence, answers, known_wrong or [])
-            merge = "lm"
-            if failed_check(checks) is not None:
-                merge = f"code (lm merge failed: {failed_check(checks)})"
+            merge, merged, checks = "code", None, {}
+            if self.lm_merge:
+                merged = str(self.merge(background=background, key_sentence=sentence).passage)
+                checks = enrich_checks(merged, sentence, answers, known_wrong or [])
+                merge = "lm" if failed_check(checks) is None else f"code (lm merge failed: {failed_check(checks)})"
+            if merge != "lm":
                 merged = insert_sentence(background, sentence, self.seed)
                 checks = enrich_checks(merged, sentence, answers, known_wrong or [])
             copies.append({

@@ -25,6 +25,8 @@ class ContextEnrichTask:
         k: int = Field(3, ge=1, description="retrieved passages per copy, from distinct titles")
         embedder: str = Field("all-MiniLM-L6-v2", description="all-MiniLM-L6-v2, all-mpnet-base-v2 or a hub id")
         seed: int = Field(0, description="where a code merge inserts the key sentence")
+        lm_merge: bool = Field(True, description="ask the pivot to merge; a merge failing the checks falls back "
+                                                 "to inserting the key sentence in code")
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         from programs.retriever import default_retriever
@@ -32,7 +34,8 @@ class ContextEnrichTask:
         self.options = options or self.Options()
         self.pivot = lms["pivot"]
         self.seeds = SeedSelection()
-        self.program = ContextEnrich(default_retriever(self.options.embedder), self.options.k, self.options.seed)
+        self.program = ContextEnrich(default_retriever(self.options.embedder), self.options.k, self.options.seed,
+                                      self.options.lm_merge)
 
     def programs(self) -> dict[str, dspy.Module]:
         return {"seed_selection": self.seeds, "context_enrich": self.program}
