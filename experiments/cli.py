@@ -177,6 +177,33 @@ def show(run_id: str) -> None:
 
 
 @app.command()
+def reproduce(
+    run_id: Annotated[str, typer.Argument(help="reeval run id or MLflow run id")],
+    allow_code_change: Annotated[bool, typer.Option(help="rerun even if the code commit differs")] = False,
+    log_level: LogLevel = "INFO",
+) -> None:
+    """Rebuild a run from MLflow, rerun it with the LM cache off, and report whether it matches."""
+    _setup_logging(log_level)
+    from experiments.reproduce import InputChanged
+    from experiments.reproduce import reproduce as run_reproduction
+
+    try:
+        outcome = run_reproduction(run_id, allow_code_change=allow_code_change)
+    except (InputChanged, LookupError) as exc:
+        err.print(f"[red]{exc}[/red]", highlight=False)
+        raise typer.Exit(2) from None
+    kind = "within tolerance (sampled decoding)" if outcome.sampled else "exactly"
+    if outcome.matches:
+        console.print(f"[green]reproduced {kind}[/green]: {outcome.cases_compared} cases and the metrics of "
+                      f"{outcome.recorded_run} match the rerun {outcome.new_run_id}")
+        return
+    console.print(f"[red]not reproduced[/red] ({outcome.new_run_id} vs {outcome.recorded_run}):")
+    for line in (outcome.case_mismatches + outcome.metric_mismatches)[:40]:
+        console.print(f"  {line}", highlight=False)
+    raise typer.Exit(1)
+
+
+@app.command()
 def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output folder")] = None) -> None:
     """Write the HTML report of an evaluation run (and log it to the run's latest MLflow run)."""
     from experiments.offline import apply_offline_defaults

@@ -1,0 +1,134 @@
+"""Rebuild a run from what MLflow holds and run it again with the LM cache off.
+
+Inputs are checked first and a changed one refuses the rerun, naming it: the data file's
+content hash, each local model's file hash, and the code commit. Then the run is redone under
+a new run id and compared case by case and metric by metric with the recorded one: exactly for
+greedy decoding, within the recorded intervals' spirit (a tolerance) for sampled decoding.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+# Timing and bookkeeping fields differ between any two runs by design.
+VOLATILE_FIELDS = {"seconds", "attempt", "batch_size", "error"}
+VOLATILE_METRICS = ("wall_seconds", "seconds_per_case", ".seconds", "run.resumed_cases")
+
+
+class InputChanged(RuntimeError):
+    """An input of the recorded run differs now; the rerun would not reproduce it."""
+
+
+@dataclass
+class Reproduction:
+    recorded_run: str
+    new_run_id: str
+    sampled: bool
+    case_mismatches: list[str] = field(default_factory=list)
+    metric_mismatches: list[str] = field(default_factory=list)
+    cases_compared: int = 0
+
+    @property
+    def matches(self) -> bool:
+        return not self.case_mismatches and not self.metric_mismatches
+
+
+def _recorded(mlflow_run) -> tuple[dict, dict, list[dict]]:
+    import mlflow
+
+    run_id = mlflow_run.info.run_id
+    config = mlflow.artifacts.load_dict(f"runs:/{run_id}/config.json")
+    models = mlflow.artifacts.load_dict(f"runs:/{run_id}/models.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="cases/cases.jsonl", dst_path=tmp)
+        cases = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    return config, models, cases
+
+
+def check_inputs(mlflow_run, config, models: dict, allow_code_change: bool = False) -> None:
+    from experiments.config import ExperimentConfig
+    from experiments.local_models import ROSTER
+    from experiments.runner import load_data
+    from experiments.tracking import git_state
+
+    tags = mlflow_run.data.tags
+    cfg = ExperimentConfig.model_validate(config)
+    data = load_data(cfg)
+    recorded = tags.get(f"data.{cfg.data.source}.sha256")
+    if recorded and recorded != data.sha256:
+        raise InputChanged(f"data changed: {data.path} has sha256 {data.sha256[:12]}…, the run used "
+                           f"{recorded[:12]}…; refusing to reproduce")
+    for label, identity in models.items():
+        if identity.get("kind") == "local":
+            pinned = ROSTER[identity["name"]].sha256
+            if identity.get("file_sha256") != pinned:
+                raise InputChanged(f"model changed: {label} {identity['name']} was {identity.get('file_sha256')}, "
+                                   f"now {pinned}")
+    commit, now = tags.get("git.commit"), git_state()["git.commit"]
+    if commit and commit != now:
+        message = f"code changed: the run was made at commit {commit[:10]}, this checkout is {now[:10]}"
+        if not allow_code_change:
+            raise InputChanged(message + " (pass --allow-code-change to rerun anyway)")
+        logger.warning(message)
+
+
+def _comparable(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in VOLATILE_FIELDS}
+
+
+def compare(recorded: list[dict], fresh: list[dict], sampled: bool, tolerance: float) -> tuple[list[str], int]:
+    old = {r["id"]: _comparable(r) for r in recorded}
+    new = {r["id"]: _comparable(r) for r in fresh}
+    problems = [f"case {i}: missing in the rerun" for i in sorted(old.keys() - new.keys())]
+    problems += [f"case {i}: new in the rerun" for i in sorted(new.keys() - old.keys())]
+    if not sampled:  # sampled decoding is compared through the metrics only
+        for case_id in sorted(old.keys() & new.keys()):
+            changed = [k for k in old[case_id].keys() | new[case_id].keys()
+                       if old[case_id].get(k) != new[case_id].get(k)]
+            if changed:
+                problems.append(f"case {case_id}: differs in {', '.join(sorted(changed))}")
+    return problems, len(old.keys() & new.keys())
+
+
+def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], tolerance: float) -> list[str]:
+    problems = []
+    for key, value in sorted(recorded.items()):
+        if any(v in key for v in VOLATILE_METRICS) or key.startswith("lm.") or key not in fresh:
+            continue
+        other = fresh[key]
+        if not (math.isclose(value, other, abs_tol=tolerance) or (math.isnan(value) and math.isnan(other))):
+            problems.append(f"metric {key}: recorded {value:.6g}, rerun {other:.6g}")
+    return problems
+
+
+def reproduce(run_id: str, *, allow_code_change: bool = False, sampled_tolerance: float = 0.1,
+              progress: bool = True) -> Reproduction:
+    from experiments.config import ExperimentConfig
+    from experiments.runner import run_experiment
+    from experiments.tracking import find_runs
+
+    runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
+    if not runs:
+        raise LookupError(f"no finished MLflow run for {run_id!r}")
+    mlflow_run = runs[0]
+    config, models, recorded_cases = _recorded(mlflow_run)
+    check_inputs(mlflow_run, config, models, allow_code_change)
+
+    cfg = ExperimentConfig.model_validate(config)
+    lm_configs = [c for c in (cfg.models.pivot, cfg.models.judge, *cfg.models.targets) if c is not None]
+    for lm in lm_configs:
+        lm.cache = False  # every call is made again
+    sampled = any(lm.temperature > 0 for lm in lm_configs) or "sampled" in str(cfg.options.get("decodings", ""))
+    result = run_experiment(cfg, fresh=True, progress=progress)
+    tolerance = sampled_tolerance if sampled else 0.0
+    case_problems, compared = compare(recorded_cases, result.records, sampled, tolerance)
+    recorded_metrics = dict(mlflow_run.data.metrics)
+    metric_problems = compare_metrics(recorded_metrics, result.metrics, tolerance)
+    return Reproduction(mlflow_run.info.run_id, result.run_id, sampled, case_problems, metric_problems, compared)

@@ -1,0 +1,70 @@
+"""`reeval reproduce`: a greedy run reproduces exactly; a changed data file is refused by name."""
+
+import gzip
+import json
+
+import pytest
+import yaml
+
+from experiments import runner
+from experiments.config import load_config
+from experiments.reproduce import InputChanged, reproduce
+from tests.fakes import scripted_pivot
+
+
+@pytest.fixture
+def small_nq(isolated):
+    rows = [json.loads(line) for line in gzip.open("data/nq.jsonl.gz", "rt").read().splitlines()[:8]]
+    path = isolated / "nq_small.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    def build_lms(config, roles, optional=()):
+        examples = runner.load_data(config).examples
+        opened = {e.id: e.answers[0] for e in examples}
+        return {"pivot": scripted_pivot(examples, {}, opened)}
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+
+
+def make_run(isolated, data_path):
+    config_path = isolated / "repro.yaml"
+    config_path.write_text(yaml.safe_dump({"name": "repro", "task": "seed_selection",
+                                           "data": {"source": str(data_path)},
+                                           "models": {"pivot": {"name": "qwen2.5-0.5b"}}}))
+    return runner.run_experiment(load_config(config_path), progress=False)
+
+
+def test_greedy_run_reproduces_exactly(isolated, small_nq, scripted):
+    first = make_run(isolated, small_nq)
+    outcome = reproduce(first.run_id, progress=False)
+    assert outcome.matches, outcome.case_mismatches + outcome.metric_mismatches
+    assert outcome.cases_compared == len(first.records) > 0
+    assert outcome.new_run_id != first.run_id
+
+
+def test_changed_data_file_is_refused_by_name(isolated, small_nq, scripted):
+    first = make_run(isolated, small_nq)
+    lines = small_nq.read_text().splitlines()
+    row = json.loads(lines[0])
+    row["question"] += " (edited)"
+    small_nq.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+    with pytest.raises(InputChanged, match="nq_small.jsonl"):
+        reproduce(first.run_id, progress=False)
+
+
+def test_a_different_answer_is_reported(isolated, small_nq, scripted, monkeypatch):
+    first = make_run(isolated, small_nq)
+
+    def changed_pivot(config, roles, optional=()):
+        examples = runner.load_data(config).examples
+        return {"pivot": scripted_pivot(examples, {}, {e.id: "something else" for e in examples})}
+
+    monkeypatch.setattr(runner, "build_lms", changed_pivot)
+    outcome = reproduce(first.run_id, progress=False)
+    assert not outcome.matches
+    assert any("open_answer" in line for line in outcome.case_mismatches)
+    assert any(line.startswith("metric open_book_accuracy") for line in outcome.metric_mismatches)
