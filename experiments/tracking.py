@@ -11,6 +11,7 @@ import logging
 import os
 import subprocess
 import tempfile
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,10 @@ def log_dataset(examples: list, name: str, source: str, sha256: str, context: st
     import pandas as pd
 
     frame = pd.DataFrame([{k: _jsonable(v) for k, v in dict(e).items()} for e in examples])
-    dataset = mlflow.data.from_pandas(frame, source=source, name=name, digest=sha256[:16])
+    with warnings.catch_warnings():
+        # MLflow registers two generated "local artifact" source classes and warns it picked one.
+        warnings.simplefilter("ignore", UserWarning)
+        dataset = mlflow.data.from_pandas(frame, source=source, name=name, digest=sha256[:16])
     mlflow.log_input(dataset, context=context)
     mlflow.set_tag(f"data.{name}.sha256", sha256)
 
