@@ -118,9 +118,14 @@ class ExperimentConfig(Strict):
             raise ValueError("; ".join(problems)) from None
         return self
 
+    def identity(self) -> dict:
+        """What the user set: a field added to the schema later (with its default) must not turn
+        an old config into a new run. The fully resolved config is still what gets logged."""
+        return self.model_dump(mode="json", exclude_defaults=True)
+
     def digest(self) -> str:
-        """Content hash of the resolved config: same config → same run id → resume."""
-        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()
+        """Content hash of the config: same config → same run id → resume."""
+        blob = json.dumps(self.identity(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
 
 

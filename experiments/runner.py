@@ -94,7 +94,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     resolved = config.model_dump(mode="json")
-    if store.exists() and store.read_config() != resolved:
+    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
         raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
     store.write_config(resolved)
 

@@ -75,3 +75,13 @@ def test_digest_is_stable_and_sensitive(tmp_path):
     b = load_config(write(tmp_path, GOOD, "b.yaml"))
     c = load_config(write(tmp_path, {**GOOD, "data": {"source": "nq", "limit": 4}}, "c2.yaml"))
     assert a.digest() == b.digest() != c.digest()
+
+
+def test_a_new_schema_field_with_a_default_keeps_the_run_id(tmp_path):
+    from experiments.config import ExperimentConfig
+
+    config = load_config(write(tmp_path, GOOD))
+    explicit = ExperimentConfig.model_validate({**GOOD, "run": {"error_budget": 0.2}})  # the default, spelt out
+    assert explicit.digest() == config.digest()
+    changed = ExperimentConfig.model_validate({**GOOD, "run": {"error_budget": 0.5}})
+    assert changed.digest() != config.digest()
