@@ -15,8 +15,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from experiments.paths import project_root
-
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "nq_seed_selection.yaml"
 
@@ -211,8 +209,3 @@ def _check_data_path(path: Path, config: ExperimentConfig) -> None:
         resolve_dataset(config.data.source)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         raise ConfigError(f"{path}: data.source: {exc}") from None
-
-
-def resolve_path(value: str) -> Path:
-    candidate = Path(value)
-    return candidate if candidate.is_absolute() else project_root() / candidate

@@ -836,9 +836,3 @@ def resolve_dataset(name_or_path: str | Path) -> DatasetSpec:
         f"unknown dataset {key!r}: {hint}Known names: {', '.join(sorted(DATASETS))}; "
         "or give the path of an existing .jsonl/.jsonl.gz file."
     )
-
-
-def load_named(name_or_path: str | Path, **kwargs: Any) -> Any:
-    """Resolve ``name_or_path`` (see :func:`resolve_dataset`) and call its loader with ``kwargs``."""
-    spec = resolve_dataset(name_or_path)
-    return spec.loader(spec.path, **kwargs)

@@ -10,7 +10,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from .normalize import answer_tokens, normalize_answer
+from .normalize import answer_tokens
 from .qa import _contains_run
 
 _DIGITS = re.compile(r"\d")
@@ -25,10 +25,6 @@ def mentions(text: str, answer: str) -> bool:
 def mentions_any(text: str, answers: Iterable[str]) -> bool:
     tokens = answer_tokens(text)
     return any(_contains_run(tokens, answer_tokens(a)) for a in answers)
-
-
-def same_answer(a: str, b: str) -> bool:
-    return normalize_answer(a) == normalize_answer(b)
 
 
 def same_shape(gold: str, proposal: str) -> bool:
