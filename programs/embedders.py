@@ -227,8 +227,13 @@ def get_embedder(
             expanded = Path(name).expanduser()
             source = str(expanded) if expanded.is_dir() else name
             local_only = False
+        import torch
         from sentence_transformers import SentenceTransformer
 
+        # The embedder shares the process (and 2 cores) with llama.cpp: torch's spinning worker
+        # threads slowed a query encode from ~11 ms to ~480 ms beside it, and one thread built the
+        # index no slower than two on this machine.
+        torch.set_num_threads(1)
         logger.info("loading embedder %s from %s", name, source)
         model = SentenceTransformer(source, device="cpu", local_files_only=local_only)
         embedder = SentenceTransformerEmbedder(name, model)
