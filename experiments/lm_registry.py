@@ -60,8 +60,10 @@ def build_lm(config: LMConfig, role: str, n_threads: int = 2) -> ResolvedLM:
         extra = {"api_base": config.api_base} if config.api_base else {}
         return ResolvedLM(role, config, dspy.LM(config.name, **decoding, **extra), None)
     from experiments.llama_engine import LlamaCppEngine
+    from experiments.local_models import part_files
 
     spec = get_spec(config.name)
+    part_files(spec)  # a missing weights package fails the run here, not as one error per case
     engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=n_threads)
     lm = dspy.LM(f"local/{spec.name}@{spec.short_hash}", engine=engine, num_retries=0, **decoding)
     return ResolvedLM(role, config, lm, engine)
