@@ -417,22 +417,19 @@ def paired_drop(
     """
     rows = []
     for key, pairs in paired_units(scored, metric, by).items():
-        good = [(o["value"], p["value"]) for o, p in pairs if not o["error"] and not p["error"]]
-        diff = [o - p for o, p in good]
-        drop, low, high = bootstrap_ci(diff, seed=seed)
         row = dict(zip(by, key, strict=True))
-        row.update(
-            metric=metric,
-            original=_mean([o for o, _ in good]),
-            perturbed=_mean([p for _, p in good]),
-            drop=drop,
-            low=low,
-            high=high,
-            n=len(good),
-            errors=len(pairs) - len(good),
-        )
+        row.update(_paired_summary(pairs, metric, seed, names=("original", "perturbed"), diff="drop", sign=-1))
         rows.append(row)
     return sorted(rows, key=lambda r: _sort_key(r, by))
+
+
+def _paired_summary(pairs, metric: str, seed: int, *, names: tuple[str, str], diff: str, sign: int) -> dict:
+    """Means of both sides over pairs where neither errored, and the paired difference
+    (second - first when sign=1, first - second when sign=-1) with its bootstrap interval."""
+    good = [(a["value"], b["value"]) for a, b in pairs if not a["error"] and not b["error"]]
+    value, low, high = bootstrap_ci([sign * (b - a) for a, b in good], seed=seed)
+    return {"metric": metric, names[0]: _mean([a for a, _ in good]), names[1]: _mean([b for _, b in good]),
+            diff: value, "low": low, "high": high, "n": len(good), "errors": len(pairs) - len(good)}
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -495,18 +492,8 @@ def sycophancy(
             grouped[tuple(u.get(k) for k in by)].append((b, u))
     rows = []
     for key, pairs in grouped.items():
-        good = [(b["value"], i["value"]) for b, i in pairs if not b["error"] and not i["error"]]
-        change, low, high = bootstrap_ci([i - b for b, i in good], seed=seed)
         row = dict(zip(by, key, strict=True))
-        row.update(
-            metric=metric,
-            **{baseline: _mean([b for b, _ in good]), instructed: _mean([i for _, i in good])},
-            change=change,
-            low=low,
-            high=high,
-            n=len(good),
-            errors=len(pairs) - len(good),
-        )
+        row.update(_paired_summary(pairs, metric, seed, names=(baseline, instructed), diff="change", sign=1))
         rows.append(row)
     return sorted(rows, key=lambda r: _sort_key(r, by))
 
