@@ -224,7 +224,10 @@ def _plot_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, path: Path) -
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     axes[0][0].set_ylabel(_mpl(METRIC_LABELS.get(metric, metric)))
-    axes[0][0].legend(fontsize=8)
+    # Explicit handles: a panel with no perturbed bars (closed-book) would give the legend a default colour.
+    from matplotlib.patches import Patch
+
+    axes[0][0].legend(handles=[Patch(color=c, label=v) for v, c in colors.items()], fontsize=8)
     return _save(fig, path)
 
 
