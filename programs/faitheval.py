@@ -24,12 +24,14 @@ VERSION = "faitheval/1"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8
+GENERATION_TOKENS = 256
 
 
 class Unanswerable(dspy.Module):
     def __init__(self, min_kept: float = 0.3):
         super().__init__()
-        self.rewrite = dspy.Predict(RewriteWithoutAnswer)
+        # justification + a full sentence: more than the role's short-answer budget
+        self.rewrite = dspy.Predict(RewriteWithoutAnswer, max_tokens=GENERATION_TOKENS)
         self.min_kept = min_kept
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
@@ -61,7 +63,8 @@ class Unanswerable(dspy.Module):
 class Inconsistent(dspy.Module):
     def __init__(self, max_attempts: int = 3, seed: int = 0):
         super().__init__()
-        self.swap = AnswerSwap(max_attempts=max_attempts, propose_signature=ProposeConflictingAnswer)
+        self.swap = AnswerSwap(max_attempts=max_attempts, propose_signature=ProposeConflictingAnswer,
+                               propose_max_tokens=GENERATION_TOKENS)
         self.seed = seed
 
     def forward(self, question: str, context: str, answers: list[str], case_id: str = "") -> dspy.Prediction:
