@@ -49,7 +49,8 @@ class AnswerSwap(dspy.Module):
     def __init__(self, max_attempts: int = 3, repair_grammar: bool = False, min_similarity: float = 0.9,
                  propose_signature: type[dspy.Signature] = ProposeWrongAnswer, propose_max_tokens: int | None = None):
         super().__init__()
-        self.propose = dspy.Predict(propose_signature, **({"max_tokens": propose_max_tokens} if propose_max_tokens else {}))
+        budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
+        self.propose = dspy.Predict(propose_signature, **budget)
         self.repair = dspy.Predict(RepairSwappedPassage, max_tokens=1024)
         self.max_attempts = max_attempts
         self.repair_grammar = repair_grammar
