@@ -29,6 +29,8 @@ class EvaluateOptions(BaseModel):
     k_shots: int = Field(5, ge=0, description="demonstrations in the few_shot setting")
     demo_source: str = Field("nq", description="pool for demonstrations (disjoint from the cases); "
                                                "run:<id> uses that run's accepted adversarial cases")
+    nli: str = Field("none", description="entailment backend: none, judge (needs models.judge), or "
+                                         "cross-encoder:<hub id or local directory>")
     seed: int = 0
 
 
@@ -50,11 +52,15 @@ def demo_pool(source: str, exclude: set[str], k: int, seed: int) -> list[dspy.Ex
 class EvaluateTask:
     name = "evaluate"
     roles = ("targets",)
+    optional_roles = ("judge",)
     Options = EvaluateOptions
 
     def __init__(self, lms: dict, options: EvaluateOptions | None = None):
+        from experiments.nli import build_nli
+
         self.options = options or EvaluateOptions()
         self.targets: list[ResolvedLM] = lms["targets"]
+        self.nli = build_nli(self.options.nli, lms.get("judge"))
         self.prepare([])
 
     def prepare(self, examples: list) -> None:
@@ -120,7 +126,8 @@ class EvaluateTask:
                 out = reader(setting=setting, question=example.question, context=context, config=config)
         except Exception as exc:  # noqa: BLE001 - an unparsed or failed answer is that record's error
             return {**record, "prediction": None, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500]}
-        return score_record({**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok"})
+        return score_record({**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok"},
+                            nli=self.nli)
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         from metrics.evaluation import accuracy_table
@@ -135,7 +142,8 @@ class EvaluateTask:
     def write_artifacts(self, records: list[dict], out_dir, run_info: dict):
         from experiments.report import write_report
 
-        info = {**run_info, "nli_backend": "none (entailment not computed; EM, F1, containment and keywords are)",
+        backend = self.nli.name if self.nli else "none (entailment not computed; EM, F1, containment and keywords are)"
+        info = {**run_info, "nli_backend": backend,
                 "settings": ", ".join(self.options.settings), "decodings": ", ".join(self.options.decodings)}
         return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info)
 
