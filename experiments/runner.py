@@ -99,6 +99,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     store.write_config(resolved)
 
     data = load_data(config)
+    if not data.examples:
+        raise ValueError(f"{config.data.source}: no cases left to run (filter counts: {data.filter_counts})")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
     if hasattr(task, "prepare"):

@@ -81,3 +81,24 @@ def test_external_flat_file_needs_no_generation(isolated, monkeypatch):
     records = RunStore(result.run_id).records()
     assert len(records) == 2 and {r["variant"] for r in records} == {"external"}
     assert all(r["em"] == 1.0 for r in records)
+
+
+def test_judge_entailment_fallback_end_to_end(isolated, monkeypatch):
+    path = isolated / "bench.jsonl"
+    row = {"id": "b0", "question": "capital?", "answers": ["Paris"],
+           "context": "The capital of the country is Paris, a large and old city."}
+    path.write_text(json.dumps(row) + "\n")
+    judge = ResolvedLM("judge", LMConfig(name="dummy/judge"), dspy.utils.DummyLM(
+        [{"verdict": "entailment"}], adapter=dspy.JSONAdapter()), None)
+    monkeypatch.setattr(runner, "build_lms", lambda config, roles, optional=(): {
+        "targets": [target("t", {"capital": {"answer": "It is Paris"}})], "judge": judge})
+    config_path = isolated / "nli.yaml"
+    config_path.write_text(yaml.safe_dump({
+        "name": "nli", "task": "evaluate", "data": {"source": str(path)},
+        "models": {"targets": [{"name": "qwen2.5-0.5b"}], "judge": {"name": "qwen2.5-0.5b"}},
+        "options": {"settings": ["open_book"], "nli": "judge"}, "validation": {"calibration_controls": 0}}))
+    result = runner.run_experiment(load_config(config_path), progress=False)
+    [record] = RunStore(result.run_id).records()
+    assert record["entailment"] is True
+    html = (RunStore(result.run_id).dir / "report" / "report.html").read_text()
+    assert "judge-lm:dummy/judge" in html
