@@ -71,6 +71,7 @@ class ValidationConfig(Strict):
 
 class ModelsConfig(Strict):
     pivot: LMConfig | None = None
+    pivots: list[LMConfig] = Field([], description="several generators, compared by the compare_pivots task")
     judge: LMConfig | None = None
     targets: list[LMConfig] = []
 

@@ -122,7 +122,8 @@ def reproduce(run_id: str, *, allow_code_change: bool = False, sampled_tolerance
     check_inputs(mlflow_run, config, models, allow_code_change)
 
     cfg = ExperimentConfig.model_validate(config)
-    lm_configs = [c for c in (cfg.models.pivot, cfg.models.judge, *cfg.models.targets) if c is not None]
+    models = cfg.models
+    lm_configs = [c for c in (models.pivot, models.judge, *models.pivots, *models.targets) if c is not None]
     for lm in lm_configs:
         lm.cache = False  # every call is made again
     sampled = any(lm.temperature > 0 for lm in lm_configs) or "sampled" in str(cfg.options.get("decodings", ""))

@@ -70,10 +70,10 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
 
     lms = {}
     for role in (*roles, *optional):
-        if role == "targets":
-            if not config.models.targets:
-                raise ValueError(f"task {config.task!r} needs models.targets")
-            lms[role] = [build_lm(t, "target") for t in config.models.targets]
+        if role in ("targets", "pivots"):
+            if not getattr(config.models, role):
+                raise ValueError(f"task {config.task!r} needs models.{role}")
+            lms[role] = [build_lm(c, role.removesuffix("s")) for c in getattr(config.models, role)]
             continue
         lm_config = getattr(config.models, role)
         if lm_config is None:
@@ -104,7 +104,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
     if hasattr(task, "prepare"):
-        task.prepare(data.examples)
+        task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in data.examples if e.id not in done]
     logger.info("run %s: %d cases, %d already finished, %d to do", run_id, len(data.examples),
@@ -155,7 +155,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
             with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
                 tracking.log_params(tracking.flatten(resolved_lm.identity()))
                 # a target's own numbers; for single-role tasks, the run's
-                mine = {k: v for k, v in metrics.items() if own in k} if resolved_lm.role == "target" else {
+                mine = {k: v for k, v in metrics.items() if own in k} if "/" in label else {
                     k: v for k, v in metrics.items() if not k.startswith("lm.")}
                 mlflow.log_metrics(mine)
         first = next(r for _, r in role_lms(lms))
@@ -165,6 +165,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
             report = task.write_artifacts(records, store.dir / "report",
                                           {"run_id": run_id, "config": config.name, **tracking.git_state()})
             mlflow.log_artifacts(str(report.parent), artifact_path="report")
+        if (store.dir / "compiled").is_dir():
+            mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
         mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
         mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
     store.close()
@@ -199,7 +201,7 @@ def role_lms(lms: dict):
     """(label, ResolvedLM) pairs: one per role, one per target."""
     for role, value in lms.items():
         if isinstance(value, list):
-            yield from ((f"target/{r.config.name}", r) for r in value)
+            yield from ((f"{r.role}/{r.config.name}", r) for r in value)
         else:
             yield role, value
 

@@ -28,6 +28,30 @@ def judge_record(judge_lm: ResolvedLM, judge: CaseJudge, record: dict) -> dict:
     return {**record, "judge": verdicts, "status": status}
 
 
+def validate(judge_lm: ResolvedLM | None, judge: CaseJudge, records: list[dict]) -> list[dict]:
+    """The judge sees only cases that passed the cheap checks; without a judge role, records pass as they are."""
+    if judge_lm is None:
+        return records
+    return [judge_record(judge_lm, judge, r) if r["status"] == "accepted" else r for r in records]
+
+
+def judge_metrics(records: list[dict]) -> dict[str, float]:
+    """Pass rate per verdict among judged cases; unparsed verdicts counted apart. only-if is asked
+    (and so counted) only where "if" passed."""
+    metrics: dict[str, float] = {}
+    judged = [r for r in records if r.get("judge")]
+    for key in ("if", "only_if"):
+        asked = judged if key == "if" else [r for r in judged if r["judge"]["if"] is True]
+        verdicts = [r["judge"][key] for r in asked]
+        if verdicts:
+            decided = [v for v in verdicts if v is not None]
+            metrics[f"judge.{key}.pass_rate"] = sum(decided) / len(decided) if decided else float("nan")
+            metrics[f"judge.{key}.unjudged"] = len(verdicts) - len(decided)
+    if judged:
+        metrics["judge.judged"] = len(judged)
+    return metrics
+
+
 # -- calibration: control cases whose right verdict is known without any LM ------------------------
 
 CONDITIONS = ("gold_answer", "other_answer", "original_as_unanswerable")

@@ -4,7 +4,7 @@ from experiments.config import LMConfig
 from experiments.lm_registry import ResolvedLM
 from experiments.validation import calibration_metrics, control_cases, judge_record
 from programs.faitheval import Counterfactual, Inconsistent, Unanswerable, counterfactual_checks
-from programs.judge import CaseJudge, judge_status
+from programs.judge import SKIPPED, CaseJudge, judge_status
 
 CONTEXT = "The tower was finished in 1889. It stands in Paris. Millions visit it every year."
 
@@ -65,6 +65,16 @@ def test_judge_verdicts_and_unparsed_is_unjudged():
     unparsed = judge_record(ResolvedLM("judge", LMConfig(name="dummy/j"), garbage, None), CaseJudge(), record)
     assert unparsed["status"] == "error:judge_unparsed" and unparsed["judge"]["if"] is None
     assert judge_status(True, False) == "rejected:judge_only_if" and judge_status(False, True) == "rejected:judge_if"
+    assert judge_status(False, None) == "rejected:judge_if"  # only-if is not asked once "if" fails
+
+
+def test_only_if_is_not_asked_when_if_fails():
+    judge_lm = dspy.utils.DummyLM([{"reason": "not stated", "verdict": "no"}], adapter=dspy.JSONAdapter())
+    resolved = ResolvedLM("judge", LMConfig(name="dummy/judge"), judge_lm, None)
+    record = {"id": "x", "question": "when", "context": CONTEXT, "answers": ["1777"], "status": "accepted"}
+    judged = judge_record(resolved, CaseJudge(), record)
+    assert judged["status"] == "rejected:judge_if" and judged["judge"]["only_if"] is None
+    assert judged["judge"]["only_if_reason"] == SKIPPED and len(judge_lm.history) == 1
 
 
 def test_calibration_controls_and_accuracy():

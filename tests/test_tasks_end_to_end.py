@@ -63,14 +63,16 @@ def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
 
 @pytest.mark.parametrize("task", ["answer_swap", "context_enrich", "unanswerable", "inconsistent"])
 def test_perturbation_tasks_produce_checked_cases(isolated, scripted, task):
-    config = config_for(isolated, task, judge=task in ("unanswerable", "inconsistent"), calibration=2)
+    config = config_for(isolated, task, judge=True, calibration=2)
     result = runner.run_experiment(config, progress=False)
     records = RunStore(result.run_id).records()
     assert {r["seed_id"] for r in records} == {e.id for e in runner.load_data(config).examples}
     accepted = [r for r in records if r["status"] == "accepted"]
     assert accepted, [r["status"] for r in records]
-    for record in accepted:
+    for record in accepted:  # every perturbation task passes its cases through the judge
         assert record["context"] and record["answers"]
+        assert record["judge"]["if"] is True and record["judge"]["only_if"] is True
+    assert result.metrics["judge.if.pass_rate"] == 1.0
     if task == "answer_swap":
         assert all(r["answers"] == ["Zanzibar Q"] and "Zanzibar Q" in r["context"] for r in accepted)
     if task == "context_enrich":

@@ -1,10 +1,12 @@
 """Task registry: a task glues programs, roles, data and metrics for one kind of experiment."""
 
 from experiments.tasks.answer_swap import AnswerSwapTask
+from experiments.tasks.compare_pivots import ComparePivotsTask
 from experiments.tasks.context_enrich import ContextEnrichTask
 from experiments.tasks.evaluate import EvaluateTask
 from experiments.tasks.faitheval import CounterfactualTask, InconsistentTask, UnanswerableTask
 from experiments.tasks.judge_calibration import JudgeCalibrationTask
+from experiments.tasks.optimize import OptimizeTask
 from experiments.tasks.seed_selection import SeedSelectionTask
 
 TASKS = {
@@ -16,4 +18,6 @@ TASKS = {
     "counterfactual": CounterfactualTask,
     "judge_calibration": JudgeCalibrationTask,
     "evaluate": EvaluateTask,
+    "optimize": OptimizeTask,
+    "compare_pivots": ComparePivotsTask,
 }

@@ -8,15 +8,19 @@ from typing import Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from experiments.compiled import load_compiled
 from experiments.lm_registry import ResolvedLM
 from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
+from experiments.validation import judge_metrics, validate
 from programs.answer_swap import VERSION, AnswerSwap
+from programs.judge import CaseJudge
 from programs.seed_selection import SeedSelection
 
 
 class AnswerSwapTask:
     name = "answer_swap"
     roles = ("pivot",)
+    optional_roles = ("judge",)
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -25,16 +29,22 @@ class AnswerSwapTask:
         max_attempts: int = Field(3, ge=1, description="wrong-answer proposals tried per seed")
         repair_grammar: bool = Field(False, description="let the pivot repair grammar after the swap")
         min_similarity: float = Field(0.9, ge=0, le=1, description="text outside the swapped spans kept")
+        program: str | None = Field(None, description="compiled generator state: run:<optimisation run id> "
+                                                      "or a path to a saved program JSON")
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         self.options = options or self.Options()
         self.pivot = lms["pivot"]
+        self.judge_lm = lms.get("judge")
+        self.judge = CaseJudge()
         self.seeds = SeedSelection()
         self.program = AnswerSwap(self.options.max_attempts, self.options.repair_grammar,
                                   self.options.min_similarity)
+        if self.options.program:
+            load_compiled(self.program, self.options.program, "answer_swap")
 
     def programs(self) -> dict[str, dspy.Module]:
-        return {"seed_selection": self.seeds, "answer_swap": self.program}
+        return {"seed_selection": self.seeds, "answer_swap": self.program, "judge": self.judge}
 
     def process(self, example: dspy.Example) -> dict:
         started = time.perf_counter()
@@ -45,15 +55,14 @@ class AnswerSwapTask:
             return {**record, "status": "rejected:seed_not_selected"}
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
             out = self.program(question=example.question, context=example.context, answers=list(example.answers))
-        return {
+        [record] = validate(self.judge_lm, self.judge, [{
             **record, "context": out.context, "answers": [out.new_answer] if out.new_answer else [],
             "proposals": out.proposals, "checks": out.checks, "edit": out.edit,
-            "status": f"rejected:{out.rejection}" if out.rejection else "accepted",
-            "seconds": round(time.perf_counter() - started, 3),
-        }
+            "status": f"rejected:{out.rejection}" if out.rejection else "accepted"}])
+        return {**record, "seconds": round(time.perf_counter() - started, 3)}
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
-        return acceptance_metrics(records)
+        return {**acceptance_metrics(records), **judge_metrics(records)}
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         return status_table(records)

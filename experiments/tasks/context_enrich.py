@@ -11,13 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from experiments.lm_registry import ResolvedLM
 from experiments.tasks.answer_swap import status_table
 from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
+from experiments.validation import judge_metrics, validate
 from programs.context_enrich import VERSION, ContextEnrich
+from programs.judge import CaseJudge
 from programs.seed_selection import SeedSelection
 
 
 class ContextEnrichTask:
     name = "context_enrich"
     roles = ("pivot",)
+    optional_roles = ("judge",)
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -33,12 +36,14 @@ class ContextEnrichTask:
 
         self.options = options or self.Options()
         self.pivot = lms["pivot"]
+        self.judge_lm = lms.get("judge")
+        self.judge = CaseJudge()
         self.seeds = SeedSelection()
         self.program = ContextEnrich(default_retriever(self.options.embedder), self.options.k, self.options.seed,
                                       self.options.lm_merge)
 
     def programs(self) -> dict[str, dspy.Module]:
-        return {"seed_selection": self.seeds, "context_enrich": self.program}
+        return {"seed_selection": self.seeds, "context_enrich": self.program, "judge": self.judge}
 
     def process(self, example: dspy.Example) -> list[dict]:
         started = time.perf_counter()
@@ -55,14 +60,14 @@ class ContextEnrichTask:
         seconds = round(time.perf_counter() - started, 3)
         if out.rejection:
             return [{**base, "id": f"{example.id}:enrich", "status": f"rejected:{out.rejection}", "seconds": seconds}]
-        return [{
+        return validate(self.judge_lm, self.judge, [{
             **base, "id": f"{example.id}:enrich-{copy['focus']}", "supporting_sentence": out.sentence,
             "sentence_fallback": out.sentence_fallback, **{k: v for k, v in copy.items() if k != "rejection"},
             "status": f"rejected:{copy['rejection']}" if copy["rejection"] else "accepted", "seconds": seconds,
-        } for copy in out.copies]
+        } for copy in out.copies])
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
-        metrics = acceptance_metrics(records)
+        metrics = {**acceptance_metrics(records), **judge_metrics(records)}
         generated = [r for r in records if "focus" in r]
         if generated:
             metrics["sentence_fallback_rate"] = sum(r["sentence_fallback"] for r in generated) / len(generated)

@@ -63,7 +63,7 @@ class EvaluateTask:
         self.nli = build_nli(self.options.nli, lms.get("judge"))
         self.prepare([])
 
-    def prepare(self, examples: list) -> None:
+    def prepare(self, examples: list, run_dir=None) -> None:
         """Demonstrations come from a pool disjoint from the cases under evaluation."""
         exclude = {e.get("seed_id", e.id) for e in examples} | {e.id for e in examples}
         wanted = "few_shot" in self.options.settings or self._has_base_model()

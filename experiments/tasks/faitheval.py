@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from experiments.lm_registry import ResolvedLM
 from experiments.tasks.answer_swap import status_table
 from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
-from experiments.validation import judge_record
+from experiments.validation import judge_metrics, validate
 from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
 from programs.judge import CaseJudge
 from programs.seed_selection import SeedSelection
@@ -32,22 +32,13 @@ class _JudgedTask:
         self.judge = CaseJudge()
 
     def _validate(self, records: list[dict]) -> list[dict]:
-        if self.judge_lm is None:
-            return records
-        return [judge_record(self.judge_lm, self.judge, r) if r["status"] == "accepted" else r for r in records]
+        return validate(self.judge_lm, self.judge, records)
 
     def _base(self, example) -> dict:
         return {"task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name}
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
-        metrics = acceptance_metrics(records)
-        judged = [r for r in records if r.get("judge")]
-        for key in ("if", "only_if"):
-            verdicts = [r["judge"][key] for r in judged]
-            if verdicts:
-                metrics[f"judge.{key}.pass_rate"] = sum(v is True for v in verdicts) / len(verdicts)
-                metrics[f"judge.{key}.unjudged"] = sum(v is None for v in verdicts)
-        return metrics
+        return {**acceptance_metrics(records), **judge_metrics(records)}
 
     def table_rows(self, records):
         return status_table(records)

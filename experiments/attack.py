@@ -1,0 +1,143 @@
+"""Attack generators as optimisable units, and the scorer behind the attack metric.
+
+A generator is a DSPy program plus the two functions that connect it to seeds and cases: what
+its forward() takes from a seed, and how its prediction becomes a case the validation stage and
+the targets understand. The scorer runs that validation (checks already done by the program,
+then the judge) and asks every target the perturbed and the original question, and turns the
+outcome into `metrics.attack.attack_score`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import dspy
+
+from experiments.errors import error_kind
+from experiments.lm_registry import ResolvedLM
+from experiments.validation import validate
+from metrics.attack import attack_score, is_valid
+from metrics.evaluation import score_record
+from programs.judge import CaseJudge
+from programs.target_reader import TargetReader
+
+
+@dataclass(frozen=True)
+class Generator:
+    name: str
+    build: Callable[[int], dspy.Module]  # max_attempts -> program
+    to_case: Callable[[dspy.Example, dspy.Prediction], dict]
+
+    @staticmethod
+    def inputs(example: dspy.Example) -> dict:
+        return {"question": example.question, "context": example.context, "answers": list(example.answers)}
+
+
+def _status(prediction) -> str:
+    return f"rejected:{prediction.rejection}" if prediction.rejection else "accepted"
+
+
+def _swap_case(example, out) -> dict:
+    return {"task": "answer_swap", "context": out.context, "answers": [out.new_answer] if out.new_answer else [],
+            "proposals": out.proposals, "checks": out.checks, "status": _status(out)}
+
+
+def _unanswerable_case(example, out) -> dict:
+    from programs.faitheval import UNKNOWN
+
+    return {"task": "unanswerable", "context": out.context, "answers": [UNKNOWN], "judge_kind": "unanswerable",
+            "edits": out.edits, "checks": out.checks, "status": _status(out)}
+
+
+def _answer_swap(max_attempts: int) -> dspy.Module:
+    from programs.answer_swap import AnswerSwap
+
+    return AnswerSwap(max_attempts)
+
+
+def _unanswerable(max_attempts: int) -> dspy.Module:
+    from programs.faitheval import Unanswerable
+
+    return Unanswerable()
+
+
+GENERATORS = {
+    "answer_swap": Generator("answer_swap", _answer_swap, _swap_case),
+    "unanswerable": Generator("unanswerable", _unanswerable, _unanswerable_case),
+}
+
+
+def seed_case(example: dspy.Example) -> dict:
+    return {"seed_id": example.id, "question": example.question, "original_context": example.context,
+            "original_answers": list(example.answers), "source": example.get("source", "")}
+
+
+class AttackScorer:
+    """Judge + targets for one generated case. Targets only see cases that are valid."""
+
+    def __init__(self, judge_lm: ResolvedLM | None, targets: list[ResolvedLM], strength: float,
+                 setting: str = "open_book", readers: dict[str, TargetReader] | None = None):
+        self.judge_lm, self.targets, self.strength, self.setting = judge_lm, targets, strength, setting
+        self.judge = CaseJudge()
+        self.readers = readers or {t.config.name: TargetReader() for t in targets}
+
+    def assess(self, case: dict, targets: list[ResolvedLM] | None = None) -> dict:
+        [case] = validate(self.judge_lm, self.judge, [case])
+        asked = self.targets if targets is None else targets
+        answers = {t.config.name: self._ask_both(t, case) for t in asked} if is_valid(case) else {}
+        wrong = [not a["perturbed_correct"] for a in answers.values() if a["perturbed_correct"] is not None]
+        return {**case, "targets": answers, "valid": is_valid(case),
+                "attack_score": attack_score(is_valid(case), wrong, self.strength)}
+
+    def _ask_both(self, target: ResolvedLM, case: dict) -> dict:
+        out = {}
+        for variant, context, answers in (("perturbed", case["context"], case["answers"]),
+                                          ("original", case["original_context"], case["original_answers"])):
+            prediction, correct = self._ask(target, case, variant, context, answers)
+            out[variant] = prediction
+            out[f"{variant}_correct"] = correct
+        return out
+
+    def _ask(self, target: ResolvedLM, case: dict, variant: str, context: str, answers: list[str]):
+        try:
+            with dspy.context(lm=target.lm, adapter=target.adapter()):
+                answer = self.readers[target.config.name](setting=self.setting, question=case["question"],
+                                                          context=context).answer
+        except Exception as exc:  # noqa: BLE001 - a target's failure is that answer's error, not the run's
+            return f"error:{error_kind(exc)}", None
+        scored = score_record({"task": case.get("task", ""), "variant": variant, "prediction": answer,
+                               "answers": answers, "question": case["question"], "status": "ok"})
+        return answer, bool(scored["task_correct"])
+
+
+class AttackMetric:
+    """The DSPy metric: generate → validate → ask the optimisation targets → attack score.
+
+    With `feedback` it returns GEPA's score-plus-feedback prediction, the feedback being what
+    the checks, the judge and the targets said about this case.
+    """
+
+    def __init__(self, generator: Generator, scorer: AttackScorer, targets: list[ResolvedLM],
+                 feedback: bool = False):
+        self.generator, self.scorer, self.targets, self.feedback = generator, scorer, targets, feedback
+
+    def __call__(self, example, prediction, trace=None, pred_name=None, pred_trace=None):
+        case = {**seed_case(example), **self.generator.to_case(example, prediction)}
+        assessed = self.scorer.assess(case, self.targets)
+        score = assessed["attack_score"]
+        if not self.feedback:
+            return score
+        return dspy.Prediction(score=score, feedback=explain(assessed))
+
+
+def explain(case: dict) -> str:
+    if case["status"].startswith("rejected:") and not case.get("judge"):
+        return f"The case failed the check {case['status'].removeprefix('rejected:')}; it is worth nothing."
+    verdicts = case.get("judge") or {}
+    if not case["valid"]:
+        return (f"The judge rejected the case (if={verdicts.get('if')}: {verdicts.get('if_reason', '')}; "
+                f"only-if={verdicts.get('only_if')}: {verdicts.get('only_if_reason', '')}).")
+    fooled = [name for name, a in case["targets"].items() if a["perturbed_correct"] is False]
+    return (f"Valid case. Targets answering it wrongly: {', '.join(fooled) or 'none'} of "
+            f"{len(case['targets'])}; expected {case['answers'][0]!r}.")

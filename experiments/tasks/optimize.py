@@ -1,0 +1,248 @@
+"""Tune attack strength: compile a generator program with DSPy optimizers against the attack metric.
+
+Seeds are split once (seeded) into disjoint train / validation / test sets, recorded in every
+record and in runs/<id>/splits.json. Each optimizer compiles the generator on train (MIPROv2
+and GEPA also search on validation) with the pivot as the generator LM, scoring against the
+optimisation targets only. Every variant — uncompiled and each compiled one — is then scored
+on validation (which picks the `best` one) and evaluated on the test seeds against every
+target, so held-out targets show whether the attack transfers. Only generator programs are
+compiled; target-side prompts are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from pathlib import Path
+from typing import Literal
+
+import dspy
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from experiments.attack import GENERATORS, AttackMetric, AttackScorer, seed_case
+from experiments.compiled import BEST, read_meta, save_compiled
+from experiments.errors import error_kind
+from experiments.lm_registry import ResolvedLM
+from metrics.attack import attack_summary, flat_metrics, format_rate
+
+logger = logging.getLogger(__name__)
+
+Optimizer = Literal["bootstrap_fewshot", "mipro_v2", "gepa"]
+UNCOMPILED = "uncompiled"
+
+
+class OptimizeOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    generator: Literal["answer_swap", "unanswerable"] = "answer_swap"
+    optimizers: list[Optimizer] = ["bootstrap_fewshot", "mipro_v2"]
+    strength: float = Field(0.5, ge=0, le=1, description="0: reward validity only; 1: reward only valid cases "
+                                                          "that make targets fail (see metrics/attack.py)")
+    train: int = Field(8, ge=1, description="seeds the optimizers learn from")
+    val: int = Field(8, ge=1, description="seeds that choose between candidates and variants")
+    test: int = Field(16, ge=1, description="held-out seeds for the compiled-vs-uncompiled comparison")
+    split_seed: int = 0
+    optimisation_targets: list[str] | None = Field(
+        None, description="names from models.targets the metric uses while compiling (default: the first); "
+                          "the others are held out and show transfer")
+    setting: Literal["open_book", "opinion"] = "open_book"
+    max_attempts: int = Field(3, ge=1)
+    max_demos: int = Field(3, ge=0, description="bootstrapped demonstrations per predictor")
+    mipro_candidates: int = Field(3, ge=1)
+    mipro_trials: int = Field(6, ge=1)
+    gepa_metric_calls: int = Field(40, ge=1)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> OptimizeOptions:
+        if len(set(self.optimizers)) != len(self.optimizers):
+            raise ValueError("optimizers: each optimizer once")
+        return self
+
+
+class OptimizeTask:
+    name = "optimize"
+    roles = ("pivot", "judge", "targets")
+    Options = OptimizeOptions
+
+    def __init__(self, lms: dict, options: OptimizeOptions | None = None):
+        self.options = options or OptimizeOptions()
+        self.pivot: ResolvedLM = lms["pivot"]
+        self.judge_lm: ResolvedLM = lms["judge"]
+        self.targets: list[ResolvedLM] = lms["targets"]
+        names = [t.config.name for t in self.targets]
+        chosen = self.options.optimisation_targets or names[:1]
+        unknown = sorted(set(chosen) - set(names))
+        if unknown:
+            raise ValueError(f"options.optimisation_targets: {unknown} not among models.targets {names}")
+        self.optimised_for = [t for t in self.targets if t.config.name in chosen]
+        self.held_out = [t.config.name for t in self.targets if t.config.name not in chosen]
+        self.generator = GENERATORS[self.options.generator]
+        self.scorer = AttackScorer(self.judge_lm, self.targets, self.options.strength, self.options.setting)
+        self.variants: dict[str, dspy.Module] = {UNCOMPILED: self.generator.build(self.options.max_attempts)}
+        self.split: dict[str, str] = {}
+        self.val_scores: dict[str, float] = {}
+        self.compile_seconds: dict[str, float] = {}
+        self.failed: dict[str, str] = {}
+
+    # -- optimisation (once per run; resumed from runs/<id>/compiled) -----------------------------
+
+    def prepare(self, examples: list, run_dir: Path | None = None) -> None:
+        opts = self.options
+        need = opts.train + opts.val + opts.test
+        if len(examples) < need:
+            raise ValueError(f"optimize needs train+val+test = {need} seeds, the data has {len(examples)}")
+        order = sorted(examples, key=lambda e: e.id)
+        random.Random(opts.split_seed).shuffle(order)
+        parts = {"train": order[: opts.train], "val": order[opts.train: opts.train + opts.val],
+                 "test": order[opts.train + opts.val: need]}
+        self.split = {e.id: name for name, part in parts.items() for e in part}
+        folder = (run_dir or Path(".")) / "compiled"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder.parent / "splits.json").write_text(json.dumps(
+            {name: [e.id for e in part] for name, part in parts.items()} | {
+                "optimisation_targets": [t.config.name for t in self.optimised_for], "held_out_targets": self.held_out},
+            indent=2))
+        train, val = (_with_inputs(parts["train"]), _with_inputs(parts["val"]))
+        for optimizer in opts.optimizers:
+            self._compile(optimizer, train, val, folder)
+        self._choose_best(val, folder)
+
+    def _compile(self, optimizer: str, train: list, val: list, folder: Path) -> None:
+        meta = read_meta(folder, optimizer)
+        program = self.generator.build(self.options.max_attempts)
+        if meta is not None:  # resumed: compiled before this process started
+            program.load(str(folder / f"{optimizer}.json"))
+            self.variants[optimizer] = program
+            self.compile_seconds[optimizer] = meta["compile_seconds"]
+            return
+        started = time.perf_counter()
+        try:
+            with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+                compiled = self._optimizer(optimizer).compile(program, **self._compile_args(optimizer, train, val))
+        except Exception as exc:  # noqa: BLE001 - one optimizer failing leaves the others' results standing
+            logger.exception("optimizer %s failed", optimizer)
+            self.failed[optimizer] = f"{error_kind(exc)}: {str(exc)[:300]}"
+            return
+        self.compile_seconds[optimizer] = round(time.perf_counter() - started, 1)
+        save_compiled(compiled, folder, optimizer, self._meta(optimizer))
+        self.variants[optimizer] = compiled
+
+    def _optimizer(self, name: str):
+        opts, metric = self.options, AttackMetric(self.generator, self.scorer, self.optimised_for)
+        if name == "bootstrap_fewshot":
+            return dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=opts.max_demos, max_labeled_demos=0,
+                                         max_rounds=1)
+        if name == "mipro_v2":
+            return dspy.MIPROv2(metric=metric, prompt_model=self.pivot.lm, task_model=self.pivot.lm, auto=None,
+                                num_candidates=opts.mipro_candidates, max_bootstrapped_demos=opts.max_demos,
+                                max_labeled_demos=0, num_threads=1, seed=opts.split_seed, verbose=False)
+        # GEPA reflects on the metric's feedback; the judge (the strongest model) does the reflecting.
+        return dspy.GEPA(metric=AttackMetric(self.generator, self.scorer, self.optimised_for, feedback=True),
+                         max_metric_calls=opts.gepa_metric_calls, reflection_lm=self.judge_lm.lm, num_threads=1,
+                         reflection_minibatch_size=3, seed=opts.split_seed, use_merge=False)
+
+    def _compile_args(self, name: str, train: list, val: list) -> dict:
+        if name == "bootstrap_fewshot":
+            return {"trainset": train}
+        if name == "mipro_v2":
+            # The proposer's dataset and program summaries cost many calls and a small pivot
+            # writes them poorly; instructions are proposed from the demos and tips alone.
+            return {"trainset": train, "valset": val, "num_trials": self.options.mipro_trials, "minibatch": False,
+                    "data_aware_proposer": False, "program_aware_proposer": False}
+        return {"trainset": train, "valset": val}
+
+    def _meta(self, variant: str, **extra) -> dict:
+        return {"generator": self.generator.name, "optimizer": variant, "strength": self.options.strength,
+                "pivot": self.pivot.identity(), "judge": self.judge_lm.config.name,
+                "optimisation_targets": [t.config.name for t in self.optimised_for],
+                "compile_seconds": self.compile_seconds.get(variant, 0.0),
+                "splits": {name: sorted(i for i, s in self.split.items() if s == name) for name in ("train", "val")},
+                **extra}
+
+    def _choose_best(self, val: list, folder: Path) -> None:
+        """Every variant scored on validation with the same metric; ties go to the simpler one."""
+        metric = AttackMetric(self.generator, self.scorer, self.optimised_for)
+        for name, program in self.variants.items():
+            scores = []
+            for example in val:
+                try:
+                    with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+                        scores.append(metric(example, program(**self.generator.inputs(example))))
+                except Exception:  # noqa: BLE001 - a case that errors scores nothing
+                    logger.debug("validation case %s failed under %s", example.id, name, exc_info=True)
+                    scores.append(0.0)
+            self.val_scores[name] = sum(scores) / len(scores)
+        best = max(self.variants, key=lambda n: (self.val_scores[n], -list(self.variants).index(n)))
+        save_compiled(self.variants[best], folder, BEST, self._meta(best, val_score=self.val_scores[best],
+                                                                   val_scores=self.val_scores))
+        self.best = best
+
+    # -- held-out evaluation, one test seed at a time (checkpointed by the runner) ---------------
+
+    def programs(self) -> dict[str, dspy.Module]:
+        return {f"{self.generator.name}.{name}": program for name, program in self.variants.items()} | {
+            "judge": self.scorer.judge}
+
+    def process(self, example: dspy.Example) -> list[dict]:
+        split = self.split.get(example.id, "unused")
+        if split != "test":
+            return [{"id": f"{example.id}:{split}", "split": split, "status": f"split:{split}"}]
+        records = []
+        for name, program in self.variants.items():
+            base = {"id": f"{example.id}:{name}", "variant": name, "split": "test", **seed_case(example),
+                    "generator": self.generator.name, "pivot": self.pivot.config.name}
+            started = time.perf_counter()
+            try:
+                with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+                    prediction = program(**self.generator.inputs(example))
+                case = self.scorer.assess({**base, **self.generator.to_case(example, prediction)})
+            except Exception as exc:  # noqa: BLE001 - that variant's case errored; the others stand
+                case = {**base, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500]}
+            records.append({**case, "seconds": round(time.perf_counter() - started, 3)})
+        return records
+
+    def summarize(self, records: list[dict]) -> dict[str, float]:
+        test = [r for r in records if r.get("split") == "test"]
+        metrics: dict[str, float] = {f"split.{name}": sum(s == name for s in self.split.values())
+                                     for name in ("train", "val", "test")}
+        names = [t.config.name for t in self.targets]
+        for variant in self.variants:
+            summary = attack_summary([r for r in test if r["variant"] == variant], names)
+            metrics.update(flat_metrics(f"test.{variant}", summary))
+            metrics[f"val.{variant}.score"] = self.val_scores.get(variant, float("nan"))
+        metrics.update({f"compile.{k}.seconds": v for k, v in self.compile_seconds.items()})
+        metrics.update({f"compile.{k}.failed": 1.0 for k in self.failed})
+        return metrics
+
+    def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
+        test = [r for r in records if r.get("split") == "test"]
+        names = [t.config.name for t in self.targets]
+        rows = []
+        for variant in self.variants:
+            summary = attack_summary([r for r in test if r["variant"] == variant], names)
+            for name in names:
+                role = "held-out" if name in self.held_out else "optimised"
+                rates = summary["targets"][name]
+                rows.append([variant, f"{self.val_scores.get(variant, float('nan')):.2f}",
+                             format_rate(summary["validity"]), f"{name} ({role})", format_rate(rates["success"]),
+                             format_rate(rates["flip"])])
+        return ["variant", "val score", "validity [95% CI]", "target", "attack success [95% CI]", "flip [95% CI]"], rows
+
+    def write_artifacts(self, records: list[dict], out_dir: Path, run_info: dict) -> Path:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        header, rows = self.table_rows(records)
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        info = {"best": getattr(self, "best", None), "failed": self.failed, "held_out_targets": self.held_out,
+                "optimisation_targets": [t.config.name for t in self.optimised_for], **run_info}
+        path = out_dir / "optimisation.md"
+        path.write_text(f"# {run_info.get('run_id', '')}\n\n" + "\n".join(lines) + "\n\n```json\n"
+                        + json.dumps(info, indent=2, default=str) + "\n```\n")
+        return path
+
+
+
+
+def _with_inputs(examples: list) -> list[dspy.Example]:
+    return [e.with_inputs("question", "context", "answers") for e in examples]
