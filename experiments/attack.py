@@ -77,10 +77,18 @@ class AttackScorer:
     """Judge + targets for one generated case. Targets only see cases that are valid."""
 
     def __init__(self, judge_lm: ResolvedLM | None, targets: list[ResolvedLM], strength: float,
-                 setting: str = "open_book", readers: dict[str, TargetReader] | None = None):
+                 setting: str = "open_book"):
+        from experiments.tasks.evaluate import readers_for
+
         self.judge_lm, self.targets, self.strength, self.setting = judge_lm, targets, strength, setting
         self.judge = CaseJudge()
-        self.readers = readers or {t.config.name: TargetReader() for t in targets}
+        self.readers: dict[str, TargetReader] = readers_for(targets, [])
+
+    def prepare(self, examples: list) -> None:
+        """Keep base-model demonstrations out of the seeds under attack."""
+        from experiments.tasks.evaluate import readers_for
+
+        self.readers = readers_for(self.targets, examples)
 
     def assess(self, case: dict, targets: list[ResolvedLM] | None = None) -> dict:
         [case] = validate(self.judge_lm, self.judge, [case])

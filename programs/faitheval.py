@@ -18,9 +18,14 @@ from metrics.checks import mentions, mentions_any
 from metrics.normalize import answer_tokens
 from programs.answer_swap import AnswerSwap
 from programs.sentences import split_sentences
-from signatures.faitheval import ProposeConflictingAnswer, RewriteWithoutAnswer, WriteCounterfactualContext
+from signatures.faitheval import (
+    ProposeConflictingAnswer,
+    RewriteWithoutAnswer,
+    WriteBackgroundParagraph,
+    WriteSupportingParagraph,
+)
 
-VERSION = "faitheval/1"
+VERSION = "faitheval/2"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8
@@ -94,23 +99,52 @@ def counterfactual_checks(passage: str, target: str, others: list[str]) -> dict:
 
 
 class Counterfactual(dspy.Module):
-    def __init__(self, max_attempts: int = 3):
+    """A supporting paragraph and a background paragraph, each written and checked on its own, then
+    joined in a seeded order. Small generators asked for a whole multi-paragraph passage at once
+    wrote one paragraph, named other options, or ran out of tokens mid-justification; paragraph by
+    paragraph each step is short and each failure is retried where it happened."""
+
+    def __init__(self, max_attempts: int = 3, seed: int = 0):
         super().__init__()
-        self.write = dspy.Predict(WriteCounterfactualContext, max_tokens=600)
+        self.support = dspy.Predict(WriteSupportingParagraph, max_tokens=GENERATION_TOKENS)
+        self.background = dspy.Predict(WriteBackgroundParagraph, max_tokens=GENERATION_TOKENS)
         self.max_attempts = max_attempts
+        self.seed = seed
 
     def forward(self, question: str, options: list[str], target_index: int) -> dspy.Prediction:
         target = options[target_index]
         others = [o for i, o in enumerate(options) if i != target_index]
-        attempts = []
+        attempts: list[dict] = []
+        support, justification = self._paragraph(attempts, "support", lambda p: option_words_present(p, target)
+                                                 and not mentions_any(p, others), question=question,
+                                                 target_option=target, other_options=others)
+        if support is None:
+            return self._rejected(attempts, "support")
+        background, _ = self._paragraph(attempts, "background", lambda p: not mentions_any(p, others),
+                                        question=question, avoid=others)
+        if background is None:
+            return self._rejected(attempts, "background")
+        # Seeded per question, so the supporting paragraph is first in about half the cases.
+        support_first = random.Random(f"{self.seed}:{question}").random() < 0.5
+        passage = "\n\n".join([support, background] if support_first else [background, support])
+        checks = counterfactual_checks(passage, target, others)
+        rejection = next((k for k, ok in checks.items() if not ok), None)
+        return dspy.Prediction(rejection=rejection, context=passage, checks=checks, attempts=attempts,
+                               justification=justification, support_first=support_first)
+
+    def _paragraph(self, attempts: list[dict], step: str, ok, **inputs) -> tuple[str | None, str]:
+        predictor = self.support if step == "support" else self.background
         for attempt in range(self.max_attempts):
             retry = {"temperature": RETRY_TEMPERATURE, "rollout_id": attempt} if attempt else {}
-            out = self.write(question=question, target_option=target, other_options=others, config=retry)
-            passage = str(out.passage).strip()
-            checks = counterfactual_checks(passage, target, others)
-            rejection = next((k for k, ok in checks.items() if not ok), None)
-            attempts.append({"rejection": rejection, "justification": out.justification})
-            if rejection is None:
-                break
-        return dspy.Prediction(rejection=rejection, context=passage, checks=checks, attempts=attempts,
-                               justification=out.justification)
+            out = predictor(**inputs, config=retry)
+            paragraph = " ".join(str(out.paragraph).split())
+            passed = bool(paragraph) and ok(paragraph)
+            attempts.append({"step": step, "paragraph": paragraph, "passed": passed})
+            if passed:
+                return paragraph, str(out.get("justification", "") or "")
+        return None, ""
+
+    @staticmethod
+    def _rejected(attempts: list[dict], step: str) -> dspy.Prediction:
+        return dspy.Prediction(rejection=f"{step}_paragraph_failed", context=None, checks={}, attempts=attempts,
+                               justification="", support_first=None)

@@ -30,14 +30,24 @@ class ProposeConflictingAnswer(ProposeWrongAnswer):
     justification: str = dspy.OutputField(desc="one short sentence: why the new answer is plausible")
 
 
-class WriteCounterfactualContext(dspy.Signature):
-    """Write a short encyclopedic passage of two or three paragraphs on the topic of a science question.
-    One or two sentences must clearly state a claim that makes `target_option` the correct answer,
-    using the words of that option; the other paragraphs give related, neutral background. Never
-    mention any of the `other_options`. Write confidently, as a reference text would."""
+class WriteSupportingParagraph(dspy.Signature):
+    """Write one short encyclopedic paragraph (two or three sentences) for a science question. It must
+    state, as established fact, a claim that makes `target_option` the correct answer, repeating the
+    words of `target_option`. Never mention any of the `other_options`. Write confidently, as a
+    reference text would."""
 
     question: str = dspy.InputField()
-    target_option: str = dspy.InputField(desc="the answer the passage must support")
-    other_options: list[str] = dspy.InputField(desc="must not appear in the passage")
-    justification: str = dspy.OutputField(desc="one short sentence: which sentence supports the target option")
-    passage: str = dspy.OutputField(desc="two or three paragraphs separated by blank lines")
+    target_option: str = dspy.InputField(desc="the answer the paragraph must support")
+    other_options: list[str] = dspy.InputField(desc="must not appear in the paragraph")
+    paragraph: str = dspy.OutputField(desc="two or three sentences")
+    justification: str = dspy.OutputField(desc="at most ten words: which sentence supports the target option")
+
+
+class WriteBackgroundParagraph(dspy.Signature):
+    """Write one short encyclopedic paragraph (two or three sentences) of neutral background on the
+    topic of a science question. It must not answer the question and must not mention any of the
+    `avoid` phrases."""
+
+    question: str = dspy.InputField()
+    avoid: list[str] = dspy.InputField(desc="phrases that must not appear")
+    paragraph: str = dspy.OutputField(desc="two or three sentences")

@@ -44,14 +44,21 @@ def test_counterfactual_checks():
     assert bad["other_options_absent"] is False
 
 
-def test_counterfactual_retries_until_checks_pass():
+def test_counterfactual_retries_each_paragraph_until_its_checks_pass():
+    options = ["Rain falls from the sky.", "Water droplets disappear from the grass."]
     out = run([
-        {"justification": "j", "passage": "Too short and mentions rain falls from the sky."},
-        {"justification": "j", "passage": "Evaporation is common.\n\nWater droplets disappear from the grass."},
-    ], Counterfactual(max_attempts=3), question="q?", options=["Rain falls from the sky.",
-                                                               "Water droplets disappear from the grass."],
-        target_index=1)
-    assert out.rejection is None and len(out.attempts) == 2
+        {"paragraph": "Rain falls from the sky, and water droplets disappear from the grass.", "justification": "j"},
+        {"paragraph": "In the morning sun, water droplets disappear from the grass.", "justification": "first"},
+        {"paragraph": "Rain falls from the sky most days."},
+        {"paragraph": "Dew forms on cool nights when air meets cold leaves."},
+    ], Counterfactual(max_attempts=3), question="What happens to dew?", options=options, target_index=1)
+    assert out.rejection is None and [a["step"] for a in out.attempts] == ["support", "support", "background",
+                                                                           "background"]
+    assert out.context.count("\n\n") == 1 and "water droplets disappear" in out.context
+    assert "Rain falls" not in out.context and out.justification == "first"
+    stubborn = run([{"paragraph": "Rain falls from the sky.", "justification": "j"}] * 2,
+                   Counterfactual(max_attempts=2), question="q?", options=options, target_index=1)
+    assert stubborn.rejection == "support_paragraph_failed" and stubborn.context is None
 
 
 def test_judge_verdicts_and_unparsed_is_unjudged():

@@ -17,7 +17,8 @@ FORMAT_ANSWERS = {
     "`rewritten_sentence`": {"justification": "j", "rewritten_sentence": "Nothing is said about it here."},
     "`wrong_answer`, then `justification`": {"answer_type": "t", "wrong_answer": "Zanzibar Q", "justification": "j"},
     "`wrong_answer`.": {"answer_type": "t", "wrong_answer": "Zanzibar Q"},
-    "`justification`, then `passage`": {"justification": "j", "passage": "P1 background.\n\nP2 claims OPTION."},
+    "`paragraph`, then `justification`": {"paragraph": "P2 claims OPTION.", "justification": "j"},
+    "`paragraph`.": {"paragraph": "Background on the topic."},
     "`passage`.": {"passage": "nothing usable"},
     "`background`": {"background": "Harbours have ferries. Bridges are steel."},
     "`sentence`.": {"sentence": "not a sentence of the evidence"},
@@ -40,7 +41,7 @@ def scripted(monkeypatch):
     def build_lms(config, roles, optional=()):
         examples = runner.load_data(config).examples
         if config.task == "counterfactual":
-            FORMAT_ANSWERS["`justification`, then `passage`"]["passage"] = "Background.\n\n" + " ".join(
+            FORMAT_ANSWERS["`paragraph`, then `justification`"]["paragraph"] = " ".join(
                 o for e in examples for o in e.options)  # names every option: the checks must reject it
         lm = scripted_lm(examples, config.task)
         return {role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None)

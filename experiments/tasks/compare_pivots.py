@@ -51,6 +51,9 @@ class ComparePivotsTask:
         self.seeds = SeedSelection()
         self.scorer = AttackScorer(lms["judge"], self.targets, self.options.strength, self.options.setting)
 
+    def prepare(self, examples: list, run_dir: Path | None = None) -> None:
+        self.scorer.prepare(examples)
+
     def programs(self) -> dict[str, dspy.Module]:
         return {"seed_selection": self.seeds, self.generator.name: self.program, "judge": self.scorer.judge}
 

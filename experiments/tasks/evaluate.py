@@ -49,6 +49,28 @@ def demo_pool(source: str, exclude: set[str], k: int, seed: int) -> list[dspy.Ex
         "context", "question") for e in chosen]
 
 
+def is_base_model(target: ResolvedLM) -> bool:
+    return target.engine is not None and not target.engine.spec.chat
+
+
+def readers_for(targets: list[ResolvedLM], examples: list, k_shots: int = 0, demo_source: str = "nq",
+                seed: int = 0) -> dict[str, TargetReader]:
+    """One reader per target; demonstrations come from a pool disjoint from `examples`."""
+    exclude = {e.get("seed_id", e.id) for e in examples} | {e.id for e in examples}
+    wanted = k_shots > 0 or any(is_base_model(t) for t in targets)
+    demos = demo_pool(demo_source, exclude, max(k_shots, 1), seed) if wanted else []
+    readers = {}
+    for target in targets:
+        reader = TargetReader(demos[:k_shots])
+        if is_base_model(target):
+            # A base model is prompted by completion: one demonstration shows it the reply shape.
+            for name, predictor in reader.named_predictors():
+                if name != "few_shot":
+                    predictor.demos = demos[:1]
+        readers[target.config.name] = reader
+    return readers
+
+
 class EvaluateTask:
     name = "evaluate"
     roles = ("targets",)
@@ -65,22 +87,8 @@ class EvaluateTask:
 
     def prepare(self, examples: list, run_dir=None) -> None:
         """Demonstrations come from a pool disjoint from the cases under evaluation."""
-        exclude = {e.get("seed_id", e.id) for e in examples} | {e.id for e in examples}
-        wanted = "few_shot" in self.options.settings or self._has_base_model()
-        demos = demo_pool(self.options.demo_source, exclude, max(self.options.k_shots, 1),
-                          self.options.seed) if wanted else []
-        self.readers = {}
-        for target in self.targets:
-            reader = TargetReader(demos[: self.options.k_shots])
-            if target.engine is not None and not target.engine.spec.chat:
-                # A base model is prompted by completion: one demonstration shows it the reply shape.
-                for name, predictor in reader.named_predictors():
-                    if name != "few_shot":
-                        predictor.demos = demos[:1]
-            self.readers[target.config.name] = reader
-
-    def _has_base_model(self) -> bool:
-        return any(t.engine is not None and not t.engine.spec.chat for t in self.targets)
+        self.readers = readers_for(self.targets, examples, self.options.k_shots if "few_shot" in
+                                   self.options.settings else 0, self.options.demo_source, self.options.seed)
 
     def programs(self) -> dict[str, dspy.Module]:
         return {f"reader.{name}": reader for name, reader in self.readers.items()}

@@ -130,7 +130,7 @@ class CounterfactualTask(_JudgedTask):
 
     def __init__(self, lms, options=None):
         super().__init__(lms, options or self.Options())
-        self.program = Counterfactual(self.options.max_attempts)
+        self.program = Counterfactual(self.options.max_attempts, self.options.seed)
 
     def programs(self):
         return {"counterfactual": self.program, "judge": self.judge}
@@ -152,7 +152,8 @@ class CounterfactualTask(_JudgedTask):
             out = self.program(question=example.question, options=options, target_index=target)
         case = {**base, "id": f"{example.id}:counterfactual", "context": out.context, "answers": [options[target]],
                 "answer_label": labels[target], "checks": out.checks, "attempts": out.attempts,
-                "justification": out.justification, "judge_question": question, "variant": "perturbed",
+                "justification": out.justification, "support_first": out.support_first,
+                "judge_question": question, "variant": "perturbed",
                 "status": f"rejected:{out.rejection}" if out.rejection else "accepted"}
         [case] = self._validate([case])
         seconds = round(time.perf_counter() - started, 3)

@@ -89,6 +89,7 @@ class OptimizeTask:
 
     def prepare(self, examples: list, run_dir: Path | None = None) -> None:
         opts = self.options
+        self.scorer.prepare(examples)
         need = opts.train + opts.val + opts.test
         if len(examples) < need:
             raise ValueError(f"optimize needs train+val+test = {need} seeds, the data has {len(examples)}")
