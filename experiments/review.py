@@ -153,12 +153,21 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     return columns
 
 
+# A cell starting with one of these is a formula to a spreadsheet: model- and data-written text
+# must not run as one on an annotator's machine (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_cell(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _uncell(text: str) -> str:
+    """Undo the export's formula guard (NQ ids start with '-', and come back in verdict files)."""
+    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA_START) else text
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,7 +243,7 @@ def _read_csv(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
                     )
                 # Some tools drop trailing empty cells; those read as empty, i.e. not annotated.
                 cells += [""] * (len(header) - len(cells))
-                yield f"{path}:{start}", dict(zip(header, cells, strict=True))
+                yield f"{path}:{start}", {h: _uncell(c) for h, c in zip(header, cells, strict=True)}
             start = reader.line_num + 1
 
 

@@ -81,6 +81,24 @@ def test_export_writes_jsonl_and_identical_csv_twin(tmp_path):
     assert csv_rows[0]["context"] == records[0]["context"]  # newline and quotes survive
 
 
+def test_csv_cells_never_start_a_formula_and_ids_round_trip(tmp_path):
+    records = [_case(1, id="-1180168003678804636", question="=HYPERLINK(\"http://x\",\"click\")",
+                     context="@SUM(A1:A9) +1 -2")]
+    export_for_review(records, tmp_path / "review.jsonl")
+    with open(tmp_path / "review.csv", encoding="utf-8-sig", newline="") as f:
+        row = next(csv.DictReader(f))
+    assert row["question"].startswith("'=") and row["context"].startswith("'@") and row["id"].startswith("'-")
+    with open(tmp_path / "review.csv", encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0]["verdict"] = "valid"
+    with open(tmp_path / "alice.csv", "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    [verdict] = load_verdicts(tmp_path / "alice.csv")
+    assert verdict.id == "-1180168003678804636" and verdict.verdict == "valid"
+
+
 def test_export_without_options_or_judge_has_no_such_columns(tmp_path):
     export_for_review([_case(1)], tmp_path / "r.jsonl")
     assert list(_read_jsonl(tmp_path / "r.jsonl")[0]) == [
