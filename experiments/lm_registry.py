@@ -42,7 +42,8 @@ class ResolvedLM:
         }
         if self.is_local:
             spec = get_spec(cfg.name)
-            ident.update(file_sha256=spec.sha256, n_ctx=cfg.n_ctx, runtime="llama-cpp-python")
+            ident.update(file_sha256=spec.sha256, n_ctx=cfg.n_ctx, runtime="llama-cpp-python",
+                         n_threads=self.engine.n_threads)
         if cfg.api_base:
             ident["api_base"] = cfg.api_base
         return ident
@@ -51,7 +52,16 @@ class ResolvedLM:
         return self.engine.stats.as_dict() if self.engine is not None else {}
 
 
-def build_lm(config: LMConfig, role: str, n_threads: int = 2) -> ResolvedLM:
+def llama_threads() -> int:
+    """Threads per llama.cpp model: REEVAL_THREADS, else every core. Two jobs sharing a machine
+    should split the cores (REEVAL_THREADS=1 each on 2 cores): llama.cpp's workers spin while
+    they wait, and two processes with a thread per core each ran 4x slower here, not 2x."""
+    import os
+
+    return int(os.environ.get("REEVAL_THREADS") or os.cpu_count() or 1)
+
+
+def build_lm(config: LMConfig, role: str, n_threads: int | None = None) -> ResolvedLM:
     import dspy
 
     decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
@@ -64,6 +74,6 @@ def build_lm(config: LMConfig, role: str, n_threads: int = 2) -> ResolvedLM:
 
     spec = get_spec(config.name)
     part_files(spec)  # a missing weights package fails the run here, not as one error per case
-    engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=n_threads)
+    engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=n_threads or llama_threads())
     lm = dspy.LM(f"local/{spec.name}@{spec.short_hash}", engine=engine, num_retries=0, **decoding)
     return ResolvedLM(role, config, lm, engine)
