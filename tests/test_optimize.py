@@ -136,6 +136,23 @@ def test_a_later_config_uses_the_compiled_program(isolated, scripted_roles, monk
     assert task.program.propose.demos
 
 
+def test_unanswerable_generator_compiles_and_is_loaded_by_its_task(isolated, scripted_roles, monkeypatch):
+    import tests.test_tasks_end_to_end as scripted
+
+    # the judge must find the rewritten context unanswerable and the old answer unsupported
+    monkeypatch.setattr(scripted, "FORMAT_ANSWERS", {**scripted.FORMAT_ANSWERS,
+                                                     "Literal['yes', 'no']": {"reason": "r", "verdict": "no"}})
+    result = runner.run_experiment(optimize_config(isolated, generator="unanswerable",
+                                                   optimizers=["bootstrap_fewshot"]), progress=False)
+    assert result.metrics["test.bootstrap_fewshot.validity.rate"] > 0
+    from experiments.tasks.faitheval import UnanswerableTask
+
+    task = UnanswerableTask({"pivot": None}, UnanswerableTask.Options(program=f"run:{result.run_id}:bootstrap_fewshot"))
+    assert task.program.rewrite.demos
+    with pytest.raises(ValueError, match="compiled for 'unanswerable'"):
+        load_compiled(AnswerSwap(), f"run:{result.run_id}", "answer_swap")
+
+
 def test_optimisation_needs_enough_seeds_and_known_targets(isolated, scripted_roles):
     with pytest.raises(ValueError, match="needs train\\+val\\+test"):
         runner.run_experiment(optimize_config(isolated, train=8), progress=False)

@@ -9,6 +9,7 @@ from typing import Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from experiments.compiled import load_compiled
 from experiments.lm_registry import ResolvedLM
 from experiments.tasks.answer_swap import status_table
 from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
@@ -51,14 +52,21 @@ class SeededOptions(BaseModel):
     seed: int = 0
 
 
+class UnanswerableOptions(SeededOptions):
+    program: str | None = Field(None, description="compiled generator state: run:<optimisation run id> "
+                                                  "or a path to a saved program JSON")
+
+
 class UnanswerableTask(_JudgedTask):
     name = "unanswerable"
-    Options = SeededOptions
+    Options = UnanswerableOptions
 
     def __init__(self, lms, options=None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
         self.program = Unanswerable()
+        if self.options.program:
+            load_compiled(self.program, self.options.program, "unanswerable")
 
     def programs(self):
         return {"seed_selection": self.seeds, "unanswerable": self.program, "judge": self.judge}
