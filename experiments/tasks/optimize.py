@@ -135,7 +135,9 @@ class OptimizeTask:
             return dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=opts.max_demos, max_labeled_demos=0,
                                          max_rounds=1)
         if name == "mipro_v2":
-            return dspy.MIPROv2(metric=metric, prompt_model=self.pivot.lm, task_model=self.pivot.lm, auto=None,
+            # Instructions are proposed by the judge, the strongest model in the run: a 0.5B pivot
+            # proposing its own instructions wrote "The king of France lived before Versailles in 1940."
+            return dspy.MIPROv2(metric=metric, prompt_model=self.judge_lm.lm, task_model=self.pivot.lm, auto=None,
                                 num_candidates=opts.mipro_candidates, max_bootstrapped_demos=opts.max_demos,
                                 max_labeled_demos=0, num_threads=1, seed=opts.split_seed, verbose=False)
         # GEPA reflects on the metric's feedback; the judge (the strongest model) does the reflecting.
