@@ -51,7 +51,10 @@ class AnswerSwap(dspy.Module):
         super().__init__()
         budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
         self.propose = dspy.Predict(propose_signature, **budget)
-        self.repair = dspy.Predict(RepairSwappedPassage, max_tokens=1024)
+        # Only a program that repairs has the predictor: optimizers tune every predictor they find,
+        # and one that never runs gives them nothing to learn from.
+        if repair_grammar:
+            self.repair = dspy.Predict(RepairSwappedPassage, max_tokens=1024)
         self.max_attempts = max_attempts
         self.repair_grammar = repair_grammar
         self.min_similarity = min_similarity

@@ -51,7 +51,7 @@ class OptimizeOptions(BaseModel):
     max_demos: int = Field(3, ge=0, description="bootstrapped demonstrations per predictor")
     mipro_candidates: int = Field(3, ge=1)
     mipro_trials: int = Field(6, ge=1)
-    gepa_metric_calls: int = Field(40, ge=1)
+    gepa_metric_calls: int = Field(60, ge=1)
 
     @model_validator(mode="after")
     def _distinct(self) -> OptimizeOptions:
