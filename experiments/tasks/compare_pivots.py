@@ -148,9 +148,12 @@ def _plot_matrix(per_pivot: dict, targets: list[str], path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(4 + 1.6 * len(targets), 1.2 + 0.7 * len(pivots)),
                                       gridspec_kw={"width_ratios": [max(len(targets), 1), 1.3]})
     left.imshow(np.nan_to_num(grid, nan=0.0), vmin=0, vmax=1, cmap="Reds")
-    for i in range(len(pivots)):
-        for j in range(len(targets)):
-            left.text(j, i, "—" if np.isnan(grid[i, j]) else f"{grid[i, j]:.2f}", ha="center", va="center")
+    for i, pivot in enumerate(pivots):
+        for j, target in enumerate(targets):
+            n = per_pivot[pivot]["summary"]["targets"][target]["success"]["n"]
+            label = "—" if np.isnan(grid[i, j]) else f"{grid[i, j]:.2f}\n(n={n})"
+            left.text(j, i, label, ha="center", va="center",
+                      color="white" if grid[i, j] > 0.6 else "black")
     left.set_xticks(range(len(targets)), targets, rotation=20)
     left.set_yticks(range(len(pivots)), pivots)
     left.set_title("attack success (valid cases)")
