@@ -10,17 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.compiled import load_compiled
 from experiments.lm_registry import ResolvedLM
-from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
-from experiments.validation import judge_metrics, validate
+from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.answer_swap import VERSION, AnswerSwap
-from programs.judge import CaseJudge
 from programs.seed_selection import SeedSelection
 
 
-class AnswerSwapTask:
+class AnswerSwapTask(JudgedTask):
     name = "answer_swap"
-    roles = ("pivot",)
-    optional_roles = ("judge",)
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -33,10 +29,7 @@ class AnswerSwapTask:
                                                       "or a path to a saved program JSON")
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
-        self.options = options or self.Options()
-        self.pivot = lms["pivot"]
-        self.judge_lm = lms.get("judge")
-        self.judge = CaseJudge()
+        super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
         self.program = AnswerSwap(self.options.max_attempts, self.options.repair_grammar,
                                   self.options.min_similarity)
@@ -55,23 +48,8 @@ class AnswerSwapTask:
             return {**record, "status": "rejected:seed_not_selected"}
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
             out = self.program(question=example.question, context=example.context, answers=list(example.answers))
-        [record] = validate(self.judge_lm, self.judge, [{
+        [record] = self._validate([{
             **record, "context": out.context, "answers": [out.new_answer] if out.new_answer else [],
             "proposals": out.proposals, "checks": out.checks, "edit": out.edit,
             "status": f"rejected:{out.rejection}" if out.rejection else "accepted"}])
         return {**record, "seconds": round(time.perf_counter() - started, 3)}
-
-    def summarize(self, records: list[dict]) -> dict[str, float]:
-        return {**acceptance_metrics(records), **judge_metrics(records)}
-
-    def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
-        return status_table(records)
-
-
-def status_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record.get("status", "?")] = counts.get(record.get("status", "?"), 0) + 1
-    total = max(len(records), 1)
-    rows = [[status, str(n), f"{n / total:.0%}"] for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
-    return ["status", "cases", "share"], rows

@@ -9,18 +9,13 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.lm_registry import ResolvedLM
-from experiments.tasks.answer_swap import status_table
-from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
-from experiments.validation import judge_metrics, validate
+from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.context_enrich import VERSION, ContextEnrich
-from programs.judge import CaseJudge
 from programs.seed_selection import SeedSelection
 
 
-class ContextEnrichTask:
+class ContextEnrichTask(JudgedTask):
     name = "context_enrich"
-    roles = ("pivot",)
-    optional_roles = ("judge",)
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
@@ -34,10 +29,7 @@ class ContextEnrichTask:
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         from programs.retriever import default_retriever
 
-        self.options = options or self.Options()
-        self.pivot = lms["pivot"]
-        self.judge_lm = lms.get("judge")
-        self.judge = CaseJudge()
+        super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
         self.program = ContextEnrich(default_retriever(self.options.embedder), self.options.k, self.options.seed,
                                       self.options.lm_merge)
@@ -60,14 +52,14 @@ class ContextEnrichTask:
         seconds = round(time.perf_counter() - started, 3)
         if out.rejection:
             return [{**base, "id": f"{example.id}:enrich", "status": f"rejected:{out.rejection}", "seconds": seconds}]
-        return validate(self.judge_lm, self.judge, [{
+        return self._validate([{
             **base, "id": f"{example.id}:enrich-{copy['focus']}", "supporting_sentence": out.sentence,
             "sentence_fallback": out.sentence_fallback, **{k: v for k, v in copy.items() if k != "rejection"},
             "status": f"rejected:{copy['rejection']}" if copy["rejection"] else "accepted", "seconds": seconds,
         } for copy in out.copies])
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
-        metrics = {**acceptance_metrics(records), **judge_metrics(records)}
+        metrics = super().summarize(records)
         generated = [r for r in records if "focus" in r]
         if generated:
             metrics["sentence_fallback_rate"] = sum(r["sentence_fallback"] for r in generated) / len(generated)
@@ -77,6 +69,3 @@ class ContextEnrichTask:
             by_seed.setdefault(record["seed_id"], []).append(record["status"] == "accepted")
         metrics["seeds_both_copies_accepted"] = sum(len(v) == 2 and all(v) for v in by_seed.values())
         return metrics
-
-    def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
-        return status_table(records)

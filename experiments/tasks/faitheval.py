@@ -10,39 +10,14 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.compiled import load_compiled
-from experiments.lm_registry import ResolvedLM
-from experiments.tasks.answer_swap import status_table
-from experiments.tasks.seeded import SEED_RULES, acceptance_metrics, select_seed
-from experiments.validation import judge_metrics, validate
+from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
-from programs.judge import CaseJudge
 from programs.seed_selection import SeedSelection
 
 
-class _JudgedTask:
-    """Shared plumbing: optional judge role, validation of every accepted case, summaries."""
-
-    roles: tuple[str, ...] = ("pivot",)
-    optional_roles: tuple[str, ...] = ("judge",)
-    name = ""
-
-    def __init__(self, lms: dict[str, ResolvedLM], options):
-        self.options = options
-        self.pivot = lms["pivot"]
-        self.judge_lm = lms.get("judge")
-        self.judge = CaseJudge()
-
-    def _validate(self, records: list[dict]) -> list[dict]:
-        return validate(self.judge_lm, self.judge, records)
-
+class _JudgedTask(JudgedTask):
     def _base(self, example) -> dict:
         return {"task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name}
-
-    def summarize(self, records: list[dict]) -> dict[str, float]:
-        return {**acceptance_metrics(records), **judge_metrics(records)}
-
-    def table_rows(self, records):
-        return status_table(records)
 
 
 class SeededOptions(BaseModel):

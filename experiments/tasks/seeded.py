@@ -1,4 +1,5 @@
-"""Shared first step of every perturbation task: the pivot's seed selection on one example.
+"""What every perturbation task shares: the pivot's seed selection on one example, the optional
+judge role that validates every case that passed the checks, and the acceptance summaries.
 
 The seed-selection calls are identical to those of a `seed_selection` run with the same pivot,
 so DSPy's cache answers them for free when that run came first.
@@ -11,8 +12,10 @@ from collections.abc import Callable
 import dspy
 
 from experiments.lm_registry import ResolvedLM
+from experiments.validation import judge_metrics, validate
 from metrics import is_correct, seed_cell
 from metrics.status import status_counts
+from programs.judge import CaseJudge
 from programs.seed_selection import SeedSelection
 
 # Which cells of the 4-way table a perturbation keeps, as the papers do.
@@ -48,3 +51,35 @@ def acceptance_metrics(records: list[dict]) -> dict[str, float]:
     }
     metrics.update(status_counts(generated, "rejected"))
     return metrics
+
+
+def status_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[record.get("status", "?")] = counts.get(record.get("status", "?"), 0) + 1
+    total = max(len(records), 1)
+    rows = [[status, str(n), f"{n / total:.0%}"] for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return ["status", "cases", "share"], rows
+
+
+class JudgedTask:
+    """A pivot generates; when models.judge is set, every case that passed the checks is judged."""
+
+    roles: tuple[str, ...] = ("pivot",)
+    optional_roles: tuple[str, ...] = ("judge",)
+    name = ""
+
+    def __init__(self, lms: dict[str, ResolvedLM], options):
+        self.options = options
+        self.pivot = lms["pivot"]
+        self.judge_lm = lms.get("judge")
+        self.judge = CaseJudge()
+
+    def _validate(self, records: list[dict]) -> list[dict]:
+        return validate(self.judge_lm, self.judge, records)
+
+    def summarize(self, records: list[dict]) -> dict[str, float]:
+        return {**acceptance_metrics(records), **judge_metrics(records)}
+
+    def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
+        return status_table(records)
