@@ -85,3 +85,19 @@ def test_a_new_schema_field_with_a_default_keeps_the_run_id(tmp_path):
     assert explicit.digest() == config.digest()
     changed = ExperimentConfig.model_validate({**GOOD, "run": {"error_budget": 0.5}})
     assert changed.digest() != config.digest()
+
+
+@pytest.mark.parametrize("path", sorted(DEFAULT_CONFIG.parent.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_shipped_config_is_valid_and_has_its_roles(path):
+    from experiments.tasks import TASKS
+
+    raw = yaml.safe_load(path.read_text())
+    if str(raw["data"]["source"]).startswith("run:"):  # needs that run's cases in runs/, absent on a clone
+        try:
+            load_config(path)
+        except ConfigError as exc:
+            assert "data.source" in str(exc) and raw["data"]["source"].removeprefix("run:") in str(exc)
+        return
+    config = load_config(path)
+    for role in TASKS[config.task].roles:
+        assert getattr(config.models, role), f"{path.name}: models.{role} missing"
