@@ -133,8 +133,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
             from experiments.validation import calibrate
 
             calibration = calibrate(lms["judge"], getattr(task, "judge", None) or _judge_program(),
-                                    _calibration_examples(config), config.validation.calibration_controls,
-                                    config.validation.min_judge_accuracy)
+                                    config.validation.calibration_controls, config.validation.min_judge_accuracy,
+                                    config.validation.calibration_source)
 
         _map_cases(task, todo, store, config, progress)
 
@@ -210,13 +210,3 @@ def _judge_program():
     from programs.judge import CaseJudge
 
     return CaseJudge()
-
-
-def _calibration_examples(config: ExperimentConfig) -> list:
-    """Controls need QA seeds with contexts; a multiple-choice run borrows them from the shipped NQ."""
-    from experiments.data import load_qa, resolve_dataset
-    from experiments.filters import apply_reeval_filters
-
-    spec = resolve_dataset(config.validation.calibration_source)
-    examples, _ = apply_reeval_filters(load_qa(spec.path), max_evidence_words=config.data.max_evidence_words)
-    return examples

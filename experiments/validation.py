@@ -74,9 +74,33 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
     ]
 
 
-def control_cases(examples: list, n_per_condition: int, seed: int = 0) -> list[dict]:
-    pool = [e for e in examples if e.get("context")]
-    return [c for example in pool[:n_per_condition] for c in controls_for(example, pool, seed)]
+# The control set is fixed by its source, not by the run's data: every run with the same judge is
+# calibrated on the same cases (comparable numbers), which are the first cases of a dedicated
+# judge_calibration run, so DSPy's cache answers them once either has run.
+CALIBRATION_MAX_EVIDENCE_WORDS = 400
+OTHER_ANSWER_POOL_SIZE = 2000
+
+
+def calibration_seeds(source: str = "nq") -> list:
+    from experiments.data import load_qa, resolve_dataset
+    from experiments.filters import apply_reeval_filters
+
+    examples, _ = apply_reeval_filters(load_qa(resolve_dataset(source).path),
+                                       max_evidence_words=CALIBRATION_MAX_EVIDENCE_WORDS)
+    return examples
+
+
+def other_answer_pool(source: str = "nq") -> list:
+    """Where "another question's answer" comes from, whatever the seeds."""
+    from experiments.data import load_qa, resolve_dataset
+
+    return load_qa(resolve_dataset(source).path, limit=OTHER_ANSWER_POOL_SIZE)
+
+
+def control_cases(examples: list, n_per_condition: int, seed: int = 0, pool: list | None = None) -> list[dict]:
+    seeds = [e for e in examples if e.get("context")]
+    pool = seeds if pool is None else pool
+    return [c for example in seeds[:n_per_condition] for c in controls_for(example, pool, seed)]
 
 
 def calibration_metrics(judged: list[dict]) -> dict[str, float]:
@@ -94,9 +118,10 @@ def calibration_metrics(judged: list[dict]) -> dict[str, float]:
     return metrics
 
 
-def calibrate(judge_lm: ResolvedLM, judge: CaseJudge, examples: list, n_per_condition: int,
-              min_accuracy: float) -> dict[str, float]:
-    judged = [judge_record(judge_lm, judge, c) for c in control_cases(examples, n_per_condition)]
+def calibrate(judge_lm: ResolvedLM, judge: CaseJudge, n_per_condition: int, min_accuracy: float,
+              source: str = "nq") -> dict[str, float]:
+    controls = control_cases(calibration_seeds(source), n_per_condition, pool=other_answer_pool(source))
+    judged = [judge_record(judge_lm, judge, c) for c in controls]
     metrics = calibration_metrics(judged)
     accuracy = metrics["judge_calibration.accuracy"]
     if not accuracy >= min_accuracy:

@@ -96,3 +96,18 @@ def test_calibration_controls_and_accuracy():
     assert metrics["judge_calibration.gold_answer.accuracy"] == 1.0
     assert metrics["judge_calibration.other_answer.accuracy"] == 0.0
     assert abs(metrics["judge_calibration.accuracy"] - 1 / 3) < 1e-9
+
+
+def test_every_run_is_calibrated_on_the_first_cases_of_the_calibration_task():
+    """Comparable judge accuracy across runs, and a calibration run's cached calls serve them all."""
+    from experiments.config import load_config
+    from experiments.runner import load_data
+    from experiments.tasks.judge_calibration import JudgeCalibrationTask
+    from experiments.validation import calibration_seeds, controls_for, other_answer_pool
+
+    task = JudgeCalibrationTask({"judge": None})
+    seeds = load_data(load_config("experiments/configs/judge_calibration.yaml")).examples[:3]
+    from_task = [c for e in seeds for c in controls_for(e, task.pool, task.options.seed)]
+    in_runs = control_cases(calibration_seeds("nq"), 3, pool=other_answer_pool("nq"))
+    assert len(in_runs) == 9 and in_runs == from_task
+

@@ -6,7 +6,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict
 
 from experiments.lm_registry import ResolvedLM
-from experiments.validation import calibration_metrics, controls_for, judge_record
+from experiments.validation import calibration_metrics, controls_for, judge_record, other_answer_pool
 from programs.judge import CaseJudge
 
 
@@ -19,13 +19,10 @@ class JudgeCalibrationTask:
         seed: int = 0
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
-        from experiments.data import DATASETS, load_qa
-
         self.options = options or self.Options()
         self.judge_lm = lms["judge"]
         self.judge = CaseJudge()
-        # "Another question's answer" comes from the shipped NQ pool, whatever the seed data.
-        self.pool = load_qa(DATASETS["nq"][0], limit=2000)
+        self.pool = other_answer_pool()
 
     def programs(self) -> dict[str, dspy.Module]:
         return {"judge": self.judge}
