@@ -192,7 +192,7 @@ def reproduce(
     except (InputChanged, LookupError) as exc:
         err.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
-    kind = "within tolerance (sampled decoding)" if outcome.sampled else "exactly"
+    kind = "within the recorded 95% intervals (sampled decoding)" if outcome.sampled else "exactly"
     if outcome.matches:
         console.print(f"[green]reproduced {kind}[/green]: {outcome.cases_compared} cases and the metrics of "
                       f"{outcome.recorded_run} match the rerun {outcome.new_run_id}")

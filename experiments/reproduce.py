@@ -3,7 +3,8 @@
 Inputs are checked first and a changed one refuses the rerun, naming it: the data file's
 content hash, each local model's file hash, and the code commit. Then the run is redone under
 a new run id and compared case by case and metric by metric with the recorded one: exactly for
-greedy decoding, within the recorded intervals' spirit (a tolerance) for sampled decoding.
+greedy decoding; for sampled decoding, each rate and count must fall inside the 95% Wilson
+interval of the recorded value (see `compare_metrics`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import math
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from metrics.intervals import wilson_interval
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +86,7 @@ def _comparable(record: dict) -> dict:
     return {k: v for k, v in record.items() if k not in VOLATILE_FIELDS}
 
 
-def compare(recorded: list[dict], fresh: list[dict], sampled: bool, tolerance: float) -> tuple[list[str], int]:
+def compare(recorded: list[dict], fresh: list[dict], sampled: bool) -> tuple[list[str], int]:
     old = {r["id"]: _comparable(r) for r in recorded}
     new = {r["id"]: _comparable(r) for r in fresh}
     problems = [f"case {i}: missing in the rerun" for i in sorted(old.keys() - new.keys())]
@@ -97,19 +100,43 @@ def compare(recorded: list[dict], fresh: list[dict], sampled: bool, tolerance: f
     return problems, len(old.keys() & new.keys())
 
 
-def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], tolerance: float) -> list[str]:
+def _interval(value: float, n: int) -> tuple[float, float, float] | None:
+    """The recorded value's 95% Wilson interval, on its own scale: a value in [0, 1] is a rate of n
+    cases, a whole number up to n a count of them. Other metrics (means of unbounded scores) have no
+    binomial interval and are not compared for sampled runs. n is every case of the run, which gives
+    rates over a subset a narrower interval than their own n would: this errs towards "differs"."""
+    if 0.0 <= value <= 1.0:
+        scale = 1.0
+    elif float(value).is_integer() and 0 <= value <= n:
+        scale = float(n)
+    else:
+        return None
+    low, high = wilson_interval(round(value / scale * n), n)
+    return low * scale, high * scale, scale
+
+
+def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], sampled: bool, n: int) -> list[str]:
     problems = []
     for key, value in sorted(recorded.items()):
         if any(v in key for v in VOLATILE_METRICS) or key.startswith("lm.") or key not in fresh:
             continue
         other = fresh[key]
-        if not (math.isclose(value, other, abs_tol=tolerance) or (math.isnan(value) and math.isnan(other))):
-            problems.append(f"metric {key}: recorded {value:.6g}, rerun {other:.6g}")
+        if math.isnan(value) or math.isnan(other):
+            if not (math.isnan(value) and math.isnan(other)):
+                problems.append(f"metric {key}: recorded {value:.6g}, rerun {other:.6g}")
+            continue
+        if not sampled:
+            if value != other:
+                problems.append(f"metric {key}: recorded {value:.6g}, rerun {other:.6g}")
+            continue
+        interval = _interval(value, n)
+        if interval is not None and not interval[0] - 1e-9 <= other <= interval[1] + 1e-9:
+            problems.append(f"metric {key}: recorded {value:.6g} (95% interval {interval[0]:.4g}–{interval[1]:.4g} "
+                            f"over {n} cases), rerun {other:.6g}")
     return problems
 
 
-def reproduce(run_id: str, *, allow_code_change: bool = False, sampled_tolerance: float = 0.1,
-              progress: bool = True) -> Reproduction:
+def reproduce(run_id: str, *, allow_code_change: bool = False, progress: bool = True) -> Reproduction:
     from experiments.config import ExperimentConfig
     from experiments.runner import run_experiment
     from experiments.tracking import find_runs
@@ -128,8 +155,6 @@ def reproduce(run_id: str, *, allow_code_change: bool = False, sampled_tolerance
         lm.cache = False  # every call is made again
     sampled = any(lm.temperature > 0 for lm in lm_configs) or "sampled" in str(cfg.options.get("decodings", ""))
     result = run_experiment(cfg, fresh=True, progress=progress)
-    tolerance = sampled_tolerance if sampled else 0.0
-    case_problems, compared = compare(recorded_cases, result.records, sampled, tolerance)
-    recorded_metrics = dict(mlflow_run.data.metrics)
-    metric_problems = compare_metrics(recorded_metrics, result.metrics, tolerance)
+    case_problems, compared = compare(recorded_cases, result.records, sampled)
+    metric_problems = compare_metrics(dict(mlflow_run.data.metrics), result.metrics, sampled, compared)
     return Reproduction(mlflow_run.info.run_id, result.run_id, sampled, case_problems, metric_problems, compared)

@@ -68,3 +68,20 @@ def test_a_different_answer_is_reported(isolated, small_nq, scripted, monkeypatc
     assert not outcome.matches
     assert any("open_answer" in line for line in outcome.case_mismatches)
     assert any(line.startswith("metric open_book_accuracy") for line in outcome.metric_mismatches)
+
+
+def test_sampled_reruns_are_compared_within_the_recorded_intervals():
+    from experiments.reproduce import compare_metrics
+
+    recorded = {"acceptance_rate": 0.5, "cases_accepted": 25.0, "f1_mean_tokens": 7.5, "wall_seconds": 10.0}
+    # 50 cases: the Wilson interval of 25/50 is about 0.37–0.63
+    close = {"acceptance_rate": 0.58, "cases_accepted": 29.0, "f1_mean_tokens": 99.0, "wall_seconds": 99.0}
+    assert compare_metrics(recorded, close, sampled=True, n=50) == []
+    far = {**close, "acceptance_rate": 0.7, "cases_accepted": 14.0}
+    problems = compare_metrics(recorded, far, sampled=True, n=50)
+    assert [p.split(":")[0] for p in problems] == ["metric acceptance_rate", "metric cases_accepted"]
+    assert "95% interval" in problems[0]
+    # greedy: any difference counts, the unbounded mean included; timings never
+    assert compare_metrics(recorded, close, sampled=False, n=50) == [
+        "metric acceptance_rate: recorded 0.5, rerun 0.58", "metric cases_accepted: recorded 25, rerun 29",
+        "metric f1_mean_tokens: recorded 7.5, rerun 99"]
