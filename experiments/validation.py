@@ -115,6 +115,9 @@ def calibration_metrics(judged: list[dict]) -> dict[str, float]:
     decided = [r for r in judged if not r["status"].startswith("error:")]
     right = sum((r["status"] == "accepted") == r["expected_valid"] for r in decided)
     metrics["judge_calibration.accuracy"] = right / len(decided) if decided else float("nan")
+    per_condition = [metrics[f"judge_calibration.{c}.accuracy"] for c in CONDITIONS]
+    metrics["judge_calibration.worst_condition_accuracy"] = min(
+        (a for a in per_condition if a == a), default=float("nan"))  # a == a: not NaN
     return metrics
 
 
@@ -123,9 +126,12 @@ def calibrate(judge_lm: ResolvedLM, judge: CaseJudge, n_per_condition: int, min_
     controls = control_cases(calibration_seeds(source), n_per_condition, pool=other_answer_pool(source))
     judged = [judge_record(judge_lm, judge, c) for c in controls]
     metrics = calibration_metrics(judged)
-    accuracy = metrics["judge_calibration.accuracy"]
-    if not accuracy >= min_accuracy:
-        logger.warning("JUDGE CALIBRATION BELOW THRESHOLD: %s is right on %.0f%% of %d control cases "
-                       "(threshold %.0f%%); treat its verdicts with suspicion.", judge_lm.config.name,
-                       100 * accuracy, len(judged), 100 * min_accuracy)
+    # Per condition: a judge that rejects everything is right on two conditions of three, and
+    # an overall rate would hide that it throws away valid cases.
+    for condition in CONDITIONS:
+        accuracy = metrics[f"judge_calibration.{condition}.accuracy"]
+        if not accuracy >= min_accuracy:
+            logger.warning("JUDGE CALIBRATION BELOW THRESHOLD: %s is right on %.0f%% of the %s controls "
+                           "(threshold %.0f%%); treat its verdicts with suspicion.", judge_lm.config.name,
+                           100 * accuracy, condition, 100 * min_accuracy)
     return metrics

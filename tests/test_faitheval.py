@@ -111,3 +111,18 @@ def test_every_run_is_calibrated_on_the_first_cases_of_the_calibration_task():
     in_runs = control_cases(calibration_seeds("nq"), 3, pool=other_answer_pool("nq"))
     assert len(in_runs) == 9 and in_runs == from_task
 
+
+
+def test_a_judge_that_rejects_everything_warns_although_its_overall_accuracy_is_two_thirds(caplog):
+    from experiments.validation import calibrate
+
+    replies = [{"reason": "not stated", "verdict": "no"}, {"reason": "not stated", "verdict": "no"},
+               {"reason": "the context says", "verdict": "answerable"}] * 4
+    judge_lm = dspy.utils.DummyLM(replies, adapter=dspy.JSONAdapter())
+    resolved = ResolvedLM("judge", LMConfig(name="dummy/judge"), judge_lm, None)
+    with caplog.at_level("WARNING"):
+        metrics = calibrate(resolved, CaseJudge(), 4, min_accuracy=0.6)
+    assert abs(metrics["judge_calibration.accuracy"] - 2 / 3) < 1e-9
+    assert metrics["judge_calibration.worst_condition_accuracy"] == 0.0
+    warnings = [r.getMessage() for r in caplog.records if "BELOW THRESHOLD" in r.getMessage()]
+    assert len(warnings) == 1 and "gold_answer" in warnings[0]
