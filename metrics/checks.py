@@ -44,3 +44,49 @@ def similarity_outside(original: str, edited: str, removed: Iterable[str], added
 
 def years(text: str) -> set[str]:
     return set(_YEAR.findall(text))
+
+
+# Words that say nothing about which option a text points at.
+_FUNCTION_WORDS = frozenset("""
+a an the and or but of to in on at by for with from as into onto over under about after before during up down out
+off is are was were be been being am it its this that these those there their them they he she his her we you i
+not no nor can will would could should may might must do does did has have had than then so such which what who
+whom whose when where why how more most less least very also only just one some any all each other
+""".split())
+# Talk about the test instead of the topic: "the target option", "the given question", "another option".
+_TASK_TALK = re.compile(r"\b(options?|correct answer|multiple[- ]choice|answer choices?|(this|given|above) question)\b",
+                        re.IGNORECASE)
+
+
+def _stem(token: str) -> str:
+    """Crude suffix stripping, enough for "running" ~ "run", "flosses" ~ "floss", "diseases" ~ "disease"."""
+    if token.endswith(("ing", "ed")):
+        stem = token[:-3] if token.endswith("ing") else token[:-2]
+        if len(stem) < 3:
+            return token
+        return stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "ls" else stem
+    if token.endswith("es") and token[:-2].endswith(("ss", "x", "z", "ch", "sh")) and len(token) > 4:
+        return token[:-2]
+    if token.endswith("s") and not token.endswith("ss") and len(token) > 3:
+        return token[:-1]
+    return token
+
+
+def content_stems(text: str) -> set[str]:
+    return {_stem(t) for t in answer_tokens(text) if t not in _FUNCTION_WORDS}
+
+
+def echoes_option(passage: str, option: str, *shared: str) -> bool:
+    """The passage names the option, or uses at least two and at least half of the words that set it
+    apart from the texts in `shared` (the question, the option the passage is meant to support): a
+    paraphrase ("a river running through it" for "A river used to run through this area") points at
+    it too. One shared word alone ("day", "liquid") is too weak a sign to reject on."""
+    if mentions(passage, option):
+        return True
+    own = content_stems(option) - set().union(*(content_stems(s) for s in shared))
+    hits = len(own & content_stems(passage))
+    return hits >= 2 and 2 * hits >= len(own)
+
+
+def talks_about_the_test(passage: str) -> bool:
+    return bool(_TASK_TALK.search(passage))

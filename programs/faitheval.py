@@ -14,7 +14,7 @@ import random
 
 import dspy
 
-from metrics.checks import mentions, mentions_any
+from metrics.checks import echoes_option, mentions_any, talks_about_the_test
 from metrics.normalize import answer_tokens
 from programs.answer_swap import AnswerSwap
 from programs.sentences import split_sentences
@@ -90,10 +90,13 @@ def option_words_present(context: str, option: str) -> bool:
     return all(t in tokens for t in answer_tokens(option))
 
 
-def counterfactual_checks(passage: str, target: str, others: list[str]) -> dict:
+def counterfactual_checks(passage: str, question: str, target: str, others: list[str]) -> dict:
+    """Other options count as mentioned when named or paraphrased (`echoes_option`); a passage that
+    talks about "the target option" or "the question" gives the construction away."""
     return {
         "target_words_present": option_words_present(passage, target),
-        "other_options_absent": not any(mentions(passage, o) for o in others),
+        "other_options_absent": not any(echoes_option(passage, o, question, target) for o in others),
+        "no_task_talk": not talks_about_the_test(passage),
         "multi_paragraph": len([p for p in passage.split("\n") if p.strip()]) >= 2,
     }
 
@@ -115,19 +118,22 @@ class Counterfactual(dspy.Module):
         target = options[target_index]
         others = [o for i, o in enumerate(options) if i != target_index]
         attempts: list[dict] = []
+        def clean(paragraph: str) -> bool:
+            return not talks_about_the_test(paragraph) and not any(
+                echoes_option(paragraph, o, question, target) for o in others)
+
         support, justification = self._paragraph(attempts, "support", lambda p: option_words_present(p, target)
-                                                 and not mentions_any(p, others), question=question,
+                                                 and clean(p), question=question,
                                                  target_option=target, other_options=others)
         if support is None:
             return self._rejected(attempts, "support")
-        background, _ = self._paragraph(attempts, "background", lambda p: not mentions_any(p, others),
-                                        question=question, avoid=others)
+        background, _ = self._paragraph(attempts, "background", clean, question=question, avoid=others)
         if background is None:
             return self._rejected(attempts, "background")
         # Seeded per question, so the supporting paragraph is first in about half the cases.
         support_first = random.Random(f"{self.seed}:{question}").random() < 0.5
         passage = "\n\n".join([support, background] if support_first else [background, support])
-        checks = counterfactual_checks(passage, target, others)
+        checks = counterfactual_checks(passage, question, target, others)
         rejection = next((k for k, ok in checks.items() if not ok), None)
         return dspy.Prediction(rejection=rejection, context=passage, checks=checks, attempts=attempts,
                                justification=justification, support_first=support_first)

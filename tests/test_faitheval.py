@@ -36,12 +36,48 @@ def test_inconsistent_concatenates_in_seeded_order_and_keeps_the_modified_copy()
 
 
 def test_counterfactual_checks():
+    question, target = "What shows evaporation?", "Water droplets disappear from the grass."
     passage = "Plants need light.\n\nWater droplets disappear from the grass in the sun."
-    ok = counterfactual_checks(passage, "Water droplets disappear from the grass.", ["Rain falls from the sky."])
+    ok = counterfactual_checks(passage, question, target, ["Rain falls from the sky."])
     assert all(ok.values())
-    bad = counterfactual_checks(passage + " Rain falls from the sky.", "Water droplets disappear from the grass.",
-                                ["Rain falls from the sky."])
+    bad = counterfactual_checks(passage + " Rain falls from the sky.", question, target, ["Rain falls from the sky."])
     assert bad["other_options_absent"] is False
+    meta = counterfactual_checks(passage + " This supports the target option.", question, target, ["Rain."])
+    assert meta["no_task_talk"] is False and meta["other_options_absent"] is True
+
+
+# From a real run (qwen2.5-1.5b): background paragraphs that the judge passed but that argue for
+# another option in other words.
+FOSSIL_Q = "What is the best conclusion that can be made upon discovering a fossil of a freshwater fish in a desert area?"
+FOSSIL_TARGET = "The fish migrated from the ocean"
+FOSSIL_BACKGROUND = ("The fossil of a freshwater fish in a desert area suggests that the area was once a wetland with a "
+                     "river running through it. However, the fish's inability to reproduce suggests that the area was "
+                     "not suitable for reproduction.")
+
+
+def test_an_option_paraphrased_counts_as_mentioned():
+    from metrics.checks import echoes_option
+
+    assert echoes_option(FOSSIL_BACKGROUND, "A river used to run through this area", FOSSIL_Q, FOSSIL_TARGET)
+    # a single shared word ("mountain" here, "day" or "liquid" elsewhere) is too weak a sign
+    assert not echoes_option(FOSSIL_BACKGROUND + " A mountain stood nearby.", "A mountain used to be in this area",
+                             FOSSIL_Q, FOSSIL_TARGET)
+    # words the option shares with the question or the target do not count
+    assert not echoes_option("A freshwater fish lived in the desert area.", "A fish lived in the desert area once",
+                             FOSSIL_Q, FOSSIL_TARGET)
+    seasons = ("Summer days are warmer because the Earth is tilted towards the Sun during the summer.")
+    assert echoes_option(seasons, "Earth's northern hemisphere is tilted toward the Sun during the summer.",
+                         "Why are summer days warmer than winter days?", "The Sun is closer to Earth in the summer.")
+
+
+def test_talk_about_the_test_is_caught_but_a_question_in_the_topic_is_not():
+    from metrics.checks import talks_about_the_test
+
+    assert talks_about_the_test("This is a clear fact that supports the target option.")
+    assert talks_about_the_test("In the context of the given question, a hypothesis could be tested.")
+    assert talks_about_the_test("Another option would be water.")
+    assert not talks_about_the_test("Sam could test the question of what causes erosion.")
+    assert not talks_about_the_test("Water droplets disappear from the grass as the sun warms it.")
 
 
 def test_counterfactual_retries_each_paragraph_until_its_checks_pass():
