@@ -48,11 +48,12 @@ def test_counterfactual_checks():
 
 # From a real run (qwen2.5-1.5b): background paragraphs that the judge passed but that argue for
 # another option in other words.
-FOSSIL_Q = "What is the best conclusion that can be made upon discovering a fossil of a freshwater fish in a desert area?"
+FOSSIL_Q = ("What is the best conclusion that can be made upon discovering a fossil of a freshwater fish in a "
+            "desert area?")
 FOSSIL_TARGET = "The fish migrated from the ocean"
-FOSSIL_BACKGROUND = ("The fossil of a freshwater fish in a desert area suggests that the area was once a wetland with a "
-                     "river running through it. However, the fish's inability to reproduce suggests that the area was "
-                     "not suitable for reproduction.")
+FOSSIL_BACKGROUND = ("The fossil of a freshwater fish in a desert area suggests that the area was once a wetland "
+                     "with a river running through it. However, the fish's inability to reproduce suggests that the "
+                     "area was not suitable for reproduction.")
 
 
 def test_an_option_paraphrased_counts_as_mentioned():
