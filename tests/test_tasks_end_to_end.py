@@ -86,6 +86,8 @@ def test_perturbation_tasks_produce_checked_cases(isolated, scripted, task):
         pairs = {r["id"] for r in accepted}
         assert any(i.endswith(":inconsistent") for i in pairs) and any(i.endswith("-modified") for i in pairs)
         assert all(r["answers"] == ["conflict"] for r in accepted if r["id"].endswith(":inconsistent"))
+        # both records carry the generator's proposal with its justification
+        assert all(r["proposals"] and "justification" in r["proposals"][0] for r in accepted)
 
 
 def test_counterfactual_rejects_passages_naming_other_options(isolated, scripted):

@@ -91,7 +91,8 @@ class InconsistentTask(_JudgedTask):
                  "status": "accepted"}
         [alone] = self._validate([alone])
         combined = {**base, "id": f"{example.id}:inconsistent", "context": out.context, "answers": [CONFLICT],
-                    "new_answer": out.new_answer, "document_order": out.order, "checks": out.checks,
+                    "new_answer": out.new_answer, "document_order": out.order, "proposals": out.proposals,
+                    "checks": out.checks,
                     "judge": alone.get("judge"), "status": alone["status"]}
         seconds = round(time.perf_counter() - started, 3)
         return [{**combined, "seconds": seconds}, {**alone, "seconds": seconds}]
