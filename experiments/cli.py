@@ -184,12 +184,13 @@ def reproduce(
 ) -> None:
     """Rebuild a run from MLflow, rerun it with the LM cache off, and report whether it matches."""
     _setup_logging(log_level)
+    from experiments.data import DataError
     from experiments.reproduce import InputChanged
     from experiments.reproduce import reproduce as run_reproduction
 
     try:
         outcome = run_reproduction(run_id, allow_code_change=allow_code_change)
-    except (InputChanged, LookupError) as exc:
+    except (InputChanged, LookupError, DataError) as exc:
         err.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
     kind = "within the recorded 95% intervals (sampled decoding)" if outcome.sampled else "exactly"

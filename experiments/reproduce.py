@@ -56,17 +56,24 @@ def _recorded(mlflow_run) -> tuple[dict, dict, list[dict]]:
 
 
 def check_inputs(mlflow_run, config, models: dict, allow_code_change: bool = False) -> None:
+    from experiments.case_sets import is_run_source
     from experiments.config import ExperimentConfig
+    from experiments.data import content_sha256, resolve_dataset
     from experiments.local_models import ROSTER
     from experiments.runner import load_data
     from experiments.tracking import git_state
 
     tags = mlflow_run.data.tags
     cfg = ExperimentConfig.model_validate(config)
-    data = load_data(cfg)
+    if is_run_source(cfg.data.source):
+        data = load_data(cfg)
+        path, digest = data.path, data.sha256
+    else:  # hashed before parsing: an edit that also breaks a row is still reported as a changed input
+        path = resolve_dataset(cfg.data.source).path
+        digest = content_sha256(path)
     recorded = tags.get(f"data.{cfg.data.source}.sha256")
-    if recorded and recorded != data.sha256:
-        raise InputChanged(f"data changed: {data.path} has sha256 {data.sha256[:12]}…, the run used "
+    if recorded and recorded != digest:
+        raise InputChanged(f"data changed: {path} has sha256 {digest[:12]}…, the run used "
                            f"{recorded[:12]}…; refusing to reproduce")
     for label, identity in models.items():
         if identity.get("kind") == "local":

@@ -54,6 +54,11 @@ def test_changed_data_file_is_refused_by_name(isolated, small_nq, scripted):
     small_nq.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
     with pytest.raises(InputChanged, match="nq_small.jsonl"):
         reproduce(first.run_id, progress=False)
+    # an edit that also moves the answer offsets (the row no longer parses) is still a changed input
+    row["context"] = "An inserted sentence. " + row["context"]
+    small_nq.write_text("\n".join([json.dumps(row), *lines[1:]]) + "\n")
+    with pytest.raises(InputChanged, match="data changed: .*nq_small.jsonl"):
+        reproduce(first.run_id, progress=False)
 
 
 def test_a_different_answer_is_reported(isolated, small_nq, scripted, monkeypatch):
