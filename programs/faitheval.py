@@ -25,7 +25,7 @@ from signatures.faitheval import (
     WriteSupportingParagraph,
 )
 
-VERSION = "faitheval/2"
+VERSION = "faitheval/3"  # 3: counterfactual checks see paraphrased options and talk about the test
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8
