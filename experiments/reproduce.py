@@ -107,7 +107,7 @@ def compare(recorded: list[dict], fresh: list[dict], sampled: bool) -> tuple[lis
     return problems, len(old.keys() & new.keys())
 
 
-def _interval(value: float, n: int) -> tuple[float, float, float] | None:
+def _interval(value: float, n: int) -> tuple[float, float] | None:
     """The recorded value's 95% Wilson interval, on its own scale: a value in [0, 1] is a rate of n
     cases, a whole number up to n a count of them. Other metrics (means of unbounded scores) have no
     binomial interval and are not compared for sampled runs. n is every case of the run, which gives
@@ -119,7 +119,7 @@ def _interval(value: float, n: int) -> tuple[float, float, float] | None:
     else:
         return None
     low, high = wilson_interval(round(value / scale * n), n)
-    return low * scale, high * scale, scale
+    return low * scale, high * scale
 
 
 def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], sampled: bool, n: int) -> list[str]:

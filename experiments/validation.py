@@ -3,6 +3,7 @@ the judge LM on "if" / "only-if", then optionally human review (experiments/revi
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 
@@ -81,20 +82,24 @@ CALIBRATION_MAX_EVIDENCE_WORDS = 400
 OTHER_ANSWER_POOL_SIZE = 2000
 
 
-def calibration_seeds(source: str = "nq") -> list:
+@functools.lru_cache(maxsize=2)
+def _shipped_rows(source: str) -> tuple:
+    """One read of the source per process, however many calibrations and pools ask for it."""
     from experiments.data import load_qa, resolve_dataset
+
+    return tuple(load_qa(resolve_dataset(source).path))
+
+
+def calibration_seeds(source: str = "nq") -> list:
     from experiments.filters import apply_reeval_filters
 
-    examples, _ = apply_reeval_filters(load_qa(resolve_dataset(source).path),
-                                       max_evidence_words=CALIBRATION_MAX_EVIDENCE_WORDS)
+    examples, _ = apply_reeval_filters(list(_shipped_rows(source)), max_evidence_words=CALIBRATION_MAX_EVIDENCE_WORDS)
     return examples
 
 
 def other_answer_pool(source: str = "nq") -> list:
-    """Where "another question's answer" comes from, whatever the seeds."""
-    from experiments.data import load_qa, resolve_dataset
-
-    return load_qa(resolve_dataset(source).path, limit=OTHER_ANSWER_POOL_SIZE)
+    """Where "another question's answer" comes from, whatever the seeds: the source's first rows."""
+    return list(_shipped_rows(source)[:OTHER_ANSWER_POOL_SIZE])
 
 
 def control_cases(examples: list, n_per_condition: int, seed: int = 0, pool: list | None = None) -> list[dict]:

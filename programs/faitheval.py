@@ -90,6 +90,10 @@ def option_words_present(context: str, option: str) -> bool:
     return all(t in tokens for t in answer_tokens(option))
 
 
+# The checks each paragraph must pass on its own (and is retried for), before they are joined.
+PARAGRAPH_CHECKS = ("other_options_absent", "no_task_talk")
+
+
 def counterfactual_checks(passage: str, question: str, target: str, others: list[str]) -> dict:
     """Other options count as mentioned when named or paraphrased (`echoes_option`); a passage that
     talks about "the target option" or "the question" gives the construction away."""
@@ -118,16 +122,16 @@ class Counterfactual(dspy.Module):
         target = options[target_index]
         others = [o for i, o in enumerate(options) if i != target_index]
         attempts: list[dict] = []
-        def clean(paragraph: str) -> bool:
-            return not talks_about_the_test(paragraph) and not any(
-                echoes_option(paragraph, o, question, target) for o in others)
 
-        support, justification = self._paragraph(attempts, "support", lambda p: option_words_present(p, target)
-                                                 and clean(p), question=question,
-                                                 target_option=target, other_options=others)
+        def passes(*names: str):
+            return lambda p: all(counterfactual_checks(p, question, target, others)[n] for n in names)
+
+        support, justification = self._paragraph(attempts, "support", passes("target_words_present", *PARAGRAPH_CHECKS),
+                                                 question=question, target_option=target, other_options=others)
         if support is None:
             return self._rejected(attempts, "support")
-        background, _ = self._paragraph(attempts, "background", clean, question=question, avoid=others)
+        background, _ = self._paragraph(attempts, "background", passes(*PARAGRAPH_CHECKS), question=question,
+                                        avoid=others)
         if background is None:
             return self._rejected(attempts, "background")
         # Seeded per question, so the supporting paragraph is first in about half the cases.
