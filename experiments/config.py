@@ -50,6 +50,7 @@ class DataConfig(Strict):
     source: str = Field(description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL "
                         "(flat QA, MRQA or multiple-choice, recognised from its rows)")
     limit: int | None = None
+    offset: int = Field(0, ge=0, description="skip this many rows of the source before filtering")
     reeval_filters: bool = True
     min_evidence_words: int = 10
     max_answer_words: int = 5
@@ -66,6 +67,8 @@ class RunConfig(Strict):
 class ValidationConfig(Strict):
     calibration_controls: int = Field(10, ge=0, description="judge control cases per condition, run with the judge")
     calibration_source: str = "nq"
+    judge_params: str = Field("auto", description="judge method and parameters: auto (fitted for this judge "
+                              "model, shipped), reasoned, run:<judge_calibration run id>, or a judge_params.json path")
     min_judge_accuracy: float = Field(0.7, ge=0, le=1, description="below this the run warns loudly")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -131,13 +132,66 @@ def _json_schema(response_format) -> dict | None:
     return None
 
 
+def enum_fields(schema: dict) -> dict[str, tuple[str, ...]]:
+    """The output fields that choose among declared strings (a Literal verdict)."""
+    props = schema.get("properties") or {}
+    return {name: tuple(p["enum"]) for name, p in props.items()
+            if isinstance(p, dict) and isinstance(p.get("enum"), list) and p["enum"]
+            and all(isinstance(v, str) and v for v in p["enum"])}
+
+
+def choice_logprobs(llama, prompt_tokens: int, text: str, schema: dict):
+    """Log-probabilities of each declared key at the position where a choice field's value starts.
+
+    llama-cpp-python reports logprobs only for models built with logits_all=True (a logits row per
+    prompt token: gigabytes for a 150k vocabulary, and slower prompts). A verdict needs one row: the
+    prompt plus the generated text up to the field's opening quote is evaluated again (all but the
+    last tokens come from the KV cache) and the first token of each key is read off the last
+    logits. The keys' probabilities are renormalised among themselves, so a provider's raw
+    top-k tokens and this distribution read the same way (programs.judge.verdict_probability).
+    Grammar-constrained decoding does not change these logits: the grammar acts in the sampler.
+    """
+    import numpy as np
+    from dspy.lm15 import TokenLogprob, TopLogprob
+
+    entries = []
+    prompt = [int(t) for t in llama.input_ids[:prompt_tokens]]
+    for field_name, keys in enum_fields(schema).items():
+        match = re.search(r'"' + re.escape(field_name) + r'"\s*:\s*"', text)
+        if not match or len(prompt) != prompt_tokens:
+            continue
+        sequence = prompt + llama.tokenize(text[: match.end()].encode(), add_bos=False, special=False)
+        common = 0
+        for a, b in zip(llama.input_ids[: llama.n_tokens], sequence[:-1], strict=False):
+            if a != b:
+                break
+            common += 1
+        llama.n_tokens = common
+        llama.eval(sequence[common:])
+        logits = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),)).astype(np.float64)
+        logits -= logits.max()
+        logz = np.log(np.exp(logits).sum())
+        scores = {}
+        for key in keys:
+            ids = {llama.tokenize(form.encode(), add_bos=False, special=False)[0]
+                   for form in {key, key.capitalize(), key.upper()}}
+            scores[key] = float(np.log(sum(np.exp(logits[i] - logz) for i in ids)))
+        total = np.log(sum(np.exp(v) for v in scores.values()))
+        ranked = sorted(((k, v - total) for k, v in scores.items()), key=lambda kv: -kv[1])
+        chosen = text[match.end():].split('"', 1)[0]
+        entries.append(TokenLogprob(token=chosen, logprob=dict(ranked).get(chosen, ranked[0][1]),
+                                    top=tuple(TopLogprob(token=k, logprob=v) for k, v in ranked)))
+    return tuple(entries) or None
+
+
 class LlamaCppEngine:
     """Custom DSPy engine (complete/stream/close) for one roster model."""
 
     supports_response_schema = True
     supports_function_calling = False
     supports_reasoning = False
-    supported_params = frozenset({"temperature", "top_p", "max_tokens", "seed", "stop", "response_format"})
+    supported_params = frozenset({"temperature", "top_p", "max_tokens", "seed", "stop", "response_format",
+                                  "logprobs"})
 
     def __init__(self, name: str, n_ctx: int = 4096, n_threads: int = 2):
         self.spec = get_spec(name)
@@ -178,6 +232,7 @@ class LlamaCppEngine:
         messages = _chat_messages(request)
         llama = load_llama(self.name, self.n_ctx, self.n_threads)
         started = time.perf_counter()
+        logprobs = None
         with self._lock:
             if self.spec.chat:
                 kwargs = dict(sampling)
@@ -185,6 +240,8 @@ class LlamaCppEngine:
                     kwargs["response_format"] = {"type": "json_object", "schema": schema}
                 out = llama.create_chat_completion(messages=messages, **kwargs)
                 text = out["choices"][0]["message"].get("content") or ""
+                if config.logprobs is not None and schema is not None:
+                    logprobs = choice_logprobs(llama, (out.get("usage") or {}).get("prompt_tokens", 0), text, schema)
             else:
                 kwargs = dict(sampling)
                 if schema is not None:
@@ -203,6 +260,7 @@ class LlamaCppEngine:
             message=Message.assistant([TextPart(text)]),
             finish_reason="length" if finish == "length" else "stop",
             usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")),
+            logprobs=logprobs,
         )
 
     def stream(self, request):

@@ -54,7 +54,7 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
     spec = resolve_dataset(config.data.source)
     path = spec.path
-    examples = spec.loader(path)
+    examples = spec.loader(path)[config.data.offset:]
     counts: dict[str, int] = {}
     if config.data.reeval_filters and examples and "context" in examples[0]:
         examples, counts = apply_reeval_filters(
@@ -103,6 +103,15 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         raise ValueError(f"{config.data.source}: no cases left to run (filter counts: {data.filter_counts})")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
+    judge_params = None
+    if "judge" in lms and config.task != "judge_calibration":
+        from experiments.judging.params import make_judge, resolve_params
+
+        judge_params = resolve_params(lms["judge"], config.validation.judge_params)
+        # Tasks build a default judge; the run's judge is the one its parameters say.
+        for holder in (task, getattr(task, "scorer", None)):
+            if holder is not None and hasattr(holder, "judge"):
+                holder.judge = make_judge(lms["judge"], config.validation.judge_params)
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=retry_errors)
@@ -129,12 +138,17 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
             mlflow.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
 
         calibration: dict[str, float] = {}
-        if "judge" in lms and config.validation.calibration_controls:
-            from experiments.validation import calibrate
+        if judge_params is not None:
+            from experiments.judging.params import describe
+
+            tracking.log_params(describe(judge_params))
+            mlflow.log_dict(judge_params, "judge_params.json")
+        if judge_params is not None and config.validation.calibration_controls:
+            from experiments.judging.calibration import calibrate
 
             calibration = calibrate(lms["judge"], getattr(task, "judge", None) or _judge_program(),
                                     config.validation.calibration_controls, config.validation.min_judge_accuracy,
-                                    config.validation.calibration_source)
+                                    config.validation.calibration_source, progress)
 
         _map_cases(task, todo, store, config, progress)
 

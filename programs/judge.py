@@ -1,63 +1,246 @@
-"""The judge: is a generated case valid? "if" (the context supports the expected answer — for an
+"""The judge: is a generated case valid? "if" (the context supports the expected answer; for an
 unanswerable case, the context does not allow answering) and "only-if" (the context supports no
-other answer). A judge output that does not parse is "unjudged", never valid or invalid.
+other answer; for an unanswerable case, the removed answer is not still supported).
 
-"only-if" is asked only when "if" passed: a case failing "if" is invalid whatever the second
-verdict says, and skipping it saves a third of the judge's calls on typical runs. The skipped
-verdict is recorded as None with the reason SKIPPED, and only-if rates are conditional on "if"."""
+A judge is a measuring instrument, so it comes in methods that calibration compares on control
+cases (experiments/judging):
+
+- ``reasoned``: a reason, then a verdict, per question (JudgeSupport / JudgeUniqueness /
+  JudgeAnswerability). "only-if" is asked only when "if" passed.
+- ``checks``: yes/no checks without reasons (JudgeCheck), read as probabilities from the verdict
+  token's log-probabilities, combined into P(valid) and cut at a calibrated threshold.
+- ``extract``: the model lists the answers the context gives (ExtractAnswers); code compares them
+  with the expected answer.
+- ``stacked``: a logistic combination of the checks' probabilities and the extraction's outcomes,
+  fitted on the calibration half of the controls.
+
+Every method yields the same verdict fields plus ``p_valid`` (its graded score) and the raw
+``signals``, so a run records what its verdict rested on. Parameters (thresholds, weights) come
+from calibration and are passed in; a module never loads them itself. A judge output that does
+not parse is "unjudged", never valid or invalid.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Any, Literal
 
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from signatures.judge import JudgeAnswerability, JudgeSupport, JudgeUniqueness
+from metrics.checks import mentions
+from metrics.qa import contains_answer, token_f1
+from signatures.judge import ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport, JudgeUniqueness
 
 UNJUDGED = "unjudged"
 SKIPPED = "not asked: the if verdict already rejects the case"
 CaseKind = Literal["answer", "unanswerable"]
+METHODS = ("reasoned", "checks", "extract", "stacked")
+FAMILIES = {"reasoned": ("reasoned",), "checks": ("checks",), "extract": ("extract",),
+            "stacked": ("checks", "extract")}
+DEFAULT_PARAMS: dict[str, Any] = {"method": "reasoned"}
+
+SUPPORT_CHECK = 'Does the context say that the answer to the question is "{answer}"?'
+OTHER_CHECK = 'Apart from "{answer}", does the context also give a different answer to the question?'
+ANSWERABLE_CHECK = "Does the context contain the answer to the question?"
+# What stacked weights multiply, in order, per kind.
+FEATURES = {"answer": ("p_support", "p_other", "e_support", "e_other"),
+            "unanswerable": ("p_answerable", "p_support_original", "e_any", "e_original")}
+LOGPROBS = {"logprobs": True, "top_logprobs": 5}
 
 
-def _ask(predictor, **inputs) -> tuple[str, str]:
+def verdict_probability(logprobs: Any, keys: tuple[str, str]) -> float | None:
+    """P(keys[0]) / (P(keys[0]) + P(keys[1])) at the verdict token, from OpenAI-style logprobs
+    ({"content": [{"token", "logprob", "top_logprobs": [...]}]}). A position counts as the verdict
+    when its chosen token, stripped of quotes and spaces, starts one of the keys. None when the
+    LM returned no logprobs (some providers never do)."""
+    content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)
+    for entry in content or ():
+        entry = entry if isinstance(entry, dict) else vars(entry)
+        token = _bare(entry.get("token"))
+        if not token or not any(k.startswith(token) for k in keys):
+            continue
+        mass = [0.0, 0.0]
+        floor = math.inf
+        for alt in entry.get("top_logprobs") or [{"token": entry.get("token"), "logprob": entry.get("logprob")}]:
+            alt = alt if isinstance(alt, dict) else vars(alt)
+            floor = min(floor, alt["logprob"])
+            text = _bare(alt.get("token"))
+            for i, key in enumerate(keys):
+                if text and key.startswith(text) and not keys[1 - i].startswith(text):
+                    mass[i] += math.exp(alt["logprob"])
+        # A key missing from the top list is at most as likely as the least likely listed one.
+        mass = [m if m > 0 else math.exp(floor) / 2 for m in mass]
+        return mass[0] / (mass[0] + mass[1])
+    return None
+
+
+def _bare(token: Any) -> str:
+    return str(token or "").strip().strip('"').strip().lower()
+
+
+def same_answer(candidate: str, expected: str) -> bool:
+    """Two spans name the same answer: one contains the other, or they share most tokens."""
+    return contains_answer(candidate, [expected]) or token_f1(candidate, [expected]) >= 0.5
+
+
+def extraction_signals(answers: list[str], context: str, expected: str, original: str | None) -> dict[str, float]:
+    """What code reads off the extracted answers; answers the context does not contain are ignored
+    (a small model sometimes answers from memory)."""
+    grounded = [a for a in answers if a and a.strip() and mentions(context, a)]
+    return {
+        "e_any": float(bool(grounded)),
+        "e_support": float(any(same_answer(a, expected) for a in grounded)),
+        "e_other": float(any(not same_answer(a, expected) for a in grounded)),
+        "e_original": float(bool(original) and any(same_answer(a, original) for a in grounded)),
+    }
+
+
+def score(kind: CaseKind, signals: dict[str, float], params: dict[str, Any]) -> float | None:
+    """P(valid) under the params' method; None when a signal it needs is missing."""
+    method = params.get("method", "reasoned")
     try:
-        out = predictor(**inputs)
-    except AdapterParseError as exc:
-        return UNJUDGED, f"unparsed judge output: {str(exc)[:200]}"
-    return str(out.verdict), str(out.reason)
+        if method == "reasoned":
+            if kind == "answer":
+                return signals["r_support"] * signals.get("r_only", 0.0)
+            return (1 - signals["r_answerable"]) * (1 - signals.get("r_support_original", 1.0))
+        if method == "checks":
+            if kind == "answer":
+                return signals["p_support"] * (1 - signals["p_other"])
+            return (1 - signals["p_answerable"]) * (1 - signals["p_support_original"])
+        if method == "extract":
+            if kind == "answer":
+                return signals["e_support"] * (1 - 0.5 * signals["e_other"])
+            return (1 - 0.5 * signals["e_any"]) * (1 - signals["e_original"])
+        if method == "stacked":
+            weights = params["weights"][kind]
+            z = weights[0] + sum(w * signals[f] for w, f in zip(weights[1:], FEATURES[kind], strict=True))
+            return 1 / (1 + math.exp(-z))
+    except KeyError:
+        return None
+    raise ValueError(f"unknown judge method {method!r}; known: {', '.join(METHODS)}")
 
 
 class CaseJudge(dspy.Module):
-    def __init__(self):
+    def __init__(self, params: dict[str, Any] | None = None, collect: tuple[str, ...] = ()):
+        """`params`: what calibration chose (method, thresholds, weights). `collect`: signal families to
+        gather beyond the method's own (the calibration study gathers all of them)."""
         super().__init__()
+        self.params = dict(params or DEFAULT_PARAMS)
+        if self.params.get("method") not in METHODS:
+            raise ValueError(f"unknown judge method {self.params.get('method')!r}; known: {', '.join(METHODS)}")
+        self.collect = tuple(collect)
+        # Predictor names are the keys of saved state: keep them.
         self.support = dspy.Predict(JudgeSupport)
         self.uniqueness = dspy.Predict(JudgeUniqueness)
         self.answerability = dspy.Predict(JudgeAnswerability)
+        self.check = dspy.Predict(JudgeCheck)
+        self.extract = dspy.Predict(ExtractAnswers)
+
+    @property
+    def method(self) -> str:
+        return self.params["method"]
 
     def forward(self, question: str, context: str, expected_answer: str, kind: CaseKind = "answer",
                 original_answer: str | None = None) -> dspy.Prediction:
+        families = set(FAMILIES[self.method]) | set(self.collect)
+        signals: dict[str, float] = {}
+        notes: dict[str, str] = {}
+        if "checks" in families:
+            self._checks(question, context, expected_answer, kind, original_answer, signals)
+        if "extract" in families:
+            notes["extracted"] = self._extract(question, context, expected_answer, original_answer, signals)
+        reasoned = self._reasoned(question, context, expected_answer, kind, original_answer, signals) \
+            if "reasoned" in families else None
+        if self.method == "reasoned":
+            assert reasoned is not None
+            return dspy.Prediction(**reasoned, p_valid=score(kind, signals, self.params), signals=signals,
+                                   method=self.method)
+        return self._thresholded(kind, signals, notes)
+
+    # -- methods ---------------------------------------------------------------------------------
+
+    def _thresholded(self, kind: CaseKind, signals: dict[str, float], notes: dict[str, str]) -> dspy.Prediction:
+        p_valid = score(kind, signals, self.params)
+        summary = "; ".join([f"{k}={v:.2f}" for k, v in sorted(signals.items())] +
+                            [f"{k}: {v}" for k, v in notes.items()])
+        if p_valid is None:
+            return dspy.Prediction(if_ok=None, if_reason=f"unparsed judge output ({summary})", only_if_ok=None,
+                                   only_if_reason=SKIPPED, p_valid=None, signals=signals, method=self.method)
+        valid = p_valid >= self.params.get("thresholds", {}).get(kind, 0.5)
+        if kind == "answer":
+            if_ok = valid or signals.get("p_support", signals.get("e_support", 0.0)) >= 0.5
+        else:
+            if_ok = valid or signals.get("p_answerable", signals.get("e_any", 1.0)) < 0.5
+        return dspy.Prediction(if_ok=bool(if_ok), if_reason=summary, only_if_ok=bool(valid) if if_ok else None,
+                               only_if_reason=summary if if_ok else SKIPPED, p_valid=p_valid, signals=signals,
+                               method=self.method)
+
+    def _yes(self, context: str, question: str, check: str) -> float | None:
+        try:
+            out = self.check(context=context, question=question, check=check, config=dict(LOGPROBS))
+        except AdapterParseError:
+            return None
+        p = verdict_probability(getattr(out, "logprobs", None), ("yes", "no"))
+        return p if p is not None else float(out.verdict == "yes")
+
+    def _checks(self, question, context, expected, kind, original, signals) -> None:
+        asks = {"p_support": SUPPORT_CHECK.format(answer=expected), "p_other": OTHER_CHECK.format(answer=expected)}
         if kind == "unanswerable":
-            verdict, if_reason = _ask(self.answerability, question=question, context=context)
+            asks = {"p_answerable": ANSWERABLE_CHECK, "p_support_original": SUPPORT_CHECK.format(answer=original or "")}
+        for name, check in asks.items():
+            p = self._yes(context, question, check)
+            if p is not None:
+                signals[name] = p
+
+    def _extract(self, question, context, expected, original, signals) -> str:
+        try:
+            answers = [str(a) for a in (self.extract(context=context, question=question).answers or [])]
+        except AdapterParseError:
+            return "unparsed"
+        signals.update(extraction_signals(answers, context, expected, original))
+        return repr(answers)
+
+    def _reasoned(self, question, context, expected, kind, original, signals) -> dict[str, Any]:
+        if kind == "unanswerable":
+            verdict, if_reason, p = _ask(self.answerability, ("unanswerable", "answerable"),
+                                         question=question, context=context)
             if_ok = None if verdict == UNJUDGED else verdict == "unanswerable"
+            if p is not None:
+                signals["r_answerable"] = 1 - p
         else:
-            verdict, if_reason = _ask(self.support, question=question, context=context,
-                                      expected_answer=expected_answer)
+            verdict, if_reason, p = _ask(self.support, ("yes", "no"), question=question, context=context,
+                                         expected_answer=expected)
             if_ok = None if verdict == UNJUDGED else verdict == "yes"
+            if p is not None:
+                signals["r_support"] = p
         if if_ok is not True:
-            return dspy.Prediction(if_ok=if_ok, if_reason=if_reason, only_if_ok=None, only_if_reason=SKIPPED,
-                                   raw=(verdict, None))
+            return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=None, only_if_reason=SKIPPED, raw=(verdict, None))
         if kind == "unanswerable":
-            # only-if: the answer the support was removed for is not still supported
-            verdict2, only_if_reason = _ask(self.support, question=question, context=context,
-                                            expected_answer=original_answer or "")
+            verdict2, only_if_reason, p2 = _ask(self.support, ("yes", "no"), question=question, context=context,
+                                                expected_answer=original or "")
             only_if_ok = None if verdict2 == UNJUDGED else verdict2 == "no"
+            if p2 is not None:
+                signals["r_support_original"] = p2
         else:
-            verdict2, only_if_reason = _ask(self.uniqueness, question=question, context=context,
-                                            expected_answer=expected_answer)
+            verdict2, only_if_reason, p2 = _ask(self.uniqueness, ("only_expected", "other_answer_supported"),
+                                                question=question, context=context, expected_answer=expected)
             only_if_ok = None if verdict2 == UNJUDGED else verdict2 == "only_expected"
-        return dspy.Prediction(if_ok=if_ok, if_reason=if_reason, only_if_ok=only_if_ok,
-                               only_if_reason=only_if_reason, raw=(verdict, verdict2))
+            if p2 is not None:
+                signals["r_only"] = p2
+        return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=only_if_ok, only_if_reason=only_if_reason,
+                    raw=(verdict, verdict2))
+
+
+def _ask(predictor, keys: tuple[str, str], **inputs) -> tuple[str, str, float | None]:
+    """(verdict, reason, P(keys[0])); the probability falls back to the verdict itself when the LM
+    gives no logprobs."""
+    try:
+        out = predictor(**inputs, config=dict(LOGPROBS))
+    except AdapterParseError as exc:
+        return UNJUDGED, f"unparsed judge output: {str(exc)[:200]}", None
+    p = verdict_probability(getattr(out, "logprobs", None), keys)
+    return str(out.verdict), str(out.reason), p if p is not None else float(str(out.verdict) == keys[0])
 
 
 def judge_status(if_ok: bool | None, only_if_ok: bool | None) -> str:

@@ -1,7 +1,12 @@
-"""The judge's questions about one generated case: "if" and "only-if", each with a reason.
+"""The judge's questions about one generated case: "if" and "only-if".
 
-Verdicts are Literal so schema-constrained decoding can only produce a valid one; the reason
-comes first so the verdict follows from it.
+Two families. The reasoned signatures (JudgeSupport, JudgeUniqueness, JudgeAnswerability) give
+a reason before a verdict. JudgeCheck and ExtractAnswers are built for scoring a small model:
+JudgeCheck asks one yes/no check with the context first and the check last, so every check on
+the same context shares the prompt prefix (llama.cpp resumes from the cached prefix) and the
+verdict's probability comes from one token's log-probabilities; ExtractAnswers asks the model to
+do what small models do well, read the answers off the context, and leaves the comparison to code.
+Verdicts are Literal so schema-constrained decoding can only produce a valid one.
 """
 
 from typing import Literal
@@ -41,3 +46,23 @@ class JudgeAnswerability(dspy.Signature):
     context: str = dspy.InputField()
     reason: str = dspy.OutputField(desc="one or two short sentences")
     verdict: Literal["answerable", "unanswerable"] = dspy.OutputField()
+
+
+class JudgeCheck(dspy.Signature):
+    """You check test cases for reading comprehension. Read the context and the question, then answer
+    the check with yes or no. Judge only what the context says; ignore what you know about the world."""
+
+    context: str = dspy.InputField()
+    question: str = dspy.InputField()
+    check: str = dspy.InputField()
+    verdict: Literal["yes", "no"] = dspy.OutputField()
+
+
+class ExtractAnswers(dspy.Signature):
+    """Read the context and list every answer to the question that the context gives. Copy each answer
+    as a short span from the context. If the context does not answer the question, give an empty list.
+    Judge only what the context says; ignore what you know about the world."""
+
+    context: str = dspy.InputField()
+    question: str = dspy.InputField()
+    answers: list[str] = dspy.OutputField(desc="short spans copied from the context; [] if it gives none")

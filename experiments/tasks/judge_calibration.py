@@ -1,13 +1,23 @@
-"""Judge calibration as an experiment: three control cases per seed whose right verdict is known."""
+"""Judge calibration as an experiment: control cases whose right verdict is known, judged with
+every method's signals, then each method fitted on the calibration half and measured on the
+held-out half (experiments/judging/fit.py). The fitted parameters are the run's judge_params.json,
+which a config selects with `validation.judge_params: run:<this run id>`."""
 
 from __future__ import annotations
 
-import dspy
-from pydantic import BaseModel, ConfigDict
+import json
+from pathlib import Path
 
+import dspy
+from pydantic import BaseModel, ConfigDict, Field
+
+from experiments.judging.calibration import calibration_metrics
+from experiments.judging.controls import CONDITIONS, controls_for, other_answer_pool
+from experiments.judging.fit import fit_and_measure, markdown
+from experiments.judging.params import PARAMS_FILE
 from experiments.lm_registry import ResolvedLM
-from experiments.validation import calibration_metrics, controls_for, judge_record, other_answer_pool
-from programs.judge import CaseJudge
+from experiments.validation import judge_record
+from programs.judge import METHODS, CaseJudge
 
 
 class JudgeCalibrationTask:
@@ -17,25 +27,60 @@ class JudgeCalibrationTask:
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
         seed: int = 0
+        families: list[str] = Field(["checks", "extract", "reasoned"],
+                                    description="signal families to collect: every method built on them is compared")
+        reasoned_half: str | None = Field(None, description="collect the (slow) reasoned signals only on this half")
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         self.options = options or self.Options()
         self.judge_lm = lms["judge"]
-        self.judge = CaseJudge()
+        families = tuple(self.options.families)
+        self.judge = CaseJudge({"method": "checks" if "checks" in families else "reasoned"}, collect=families)
+        self.cheap_judge = CaseJudge({"method": "checks"}, collect=tuple(f for f in families if f != "reasoned"))
         self.pool = other_answer_pool()
 
     def programs(self) -> dict[str, dspy.Module]:
         return {"judge": self.judge}
 
     def process(self, example: dspy.Example) -> list[dict]:
-        return [judge_record(self.judge_lm, self.judge, c) for c in controls_for(example, self.pool, self.options.seed)]
+        records = []
+        for control in controls_for(example, self.pool, self.options.seed):
+            judge = self.judge
+            if self.options.reasoned_half and control["half"] != self.options.reasoned_half:
+                judge = self.cheap_judge
+            records.append(judge_record(self.judge_lm, judge, control))
+        return records
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
-        return calibration_metrics([r for r in records if "condition" in r])
+        controls = [r for r in records if "condition" in r]
+        metrics = calibration_metrics(controls)
+        fitted = fit_and_measure(controls)
+        for variant, result in fitted["results"].items():
+            for condition, acc in result["held_out"].items():
+                metrics[f"judge_method.{variant}.held_out.{condition}.accuracy"] = acc["accuracy"]
+            metrics[f"judge_method.{variant}.held_out.worst"] = result["held_out_worst"]
+            for pair, value in result["auc"].items():
+                metrics[f"judge_method.{variant}.auc.{pair}"] = value
+        return metrics
+
+    def write_artifacts(self, records: list[dict], out_dir: Path, run_info: dict) -> Path:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        controls = [r for r in records if "condition" in r]
+        fitted = fit_and_measure(controls)
+        payload = {"judge": self.judge_lm.identity(), "run": run_info, "chosen": fitted.get("chosen"),
+                   "params": fitted.get("params"), "controls": fitted.get("controls"),
+                   "methods": fitted.get("results"), "methods_known": list(METHODS)}
+        (out_dir.parent / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
+        (out_dir / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
+        (out_dir / "judge_methods.md").write_text(markdown(fitted) + "\n")
+        return out_dir / "judge_methods.md"
 
     def table_rows(self, records):
-        metrics = self.summarize(records)
-        rows = [[c, str(int(metrics[f"judge_calibration.{c}.n"])), f"{metrics[f'judge_calibration.{c}.accuracy']:.0%}",
-                 str(int(metrics[f"judge_calibration.{c}.unjudged"]))]
-                for c in ("gold_answer", "other_answer", "original_as_unanswerable")]
-        return ["condition", "controls", "judge accuracy", "unjudged"], rows
+        fitted = fit_and_measure([r for r in records if "condition" in r])
+        header = ["method"] + list(CONDITIONS) + ["worst (held-out)"]
+        rows = []
+        for variant, result in fitted["results"].items():
+            mark = " (chosen)" if variant == fitted.get("chosen") else ""
+            rows.append([variant + mark] + [f"{result['held_out'][c]['accuracy']:.0%} n={result['held_out'][c]['n']}"
+                                            for c in CONDITIONS] + [f"{result['held_out_worst']:.0%}"])
+        return header, rows

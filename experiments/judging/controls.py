@@ -1,0 +1,162 @@
+"""Control cases for the judge: cases whose right verdict is known without any LM.
+
+Every kind of invalid case the judge must catch has its own condition, and every kind of valid
+case too, so that a judge answering "invalid" (or "valid") to everything scores badly somewhere:
+
+| condition | kind | valid? | what fails |
+|---|---|---|---|
+| gold_answer | answer | yes | — |
+| other_answer | answer | no | "if": another question's answer is not supported |
+| two_answers | answer | no | "only-if": a second sentence gives another answer of the same type |
+| answer_removed | unanswerable | yes | — (every sentence naming the answer deleted) |
+| original_as_unanswerable | unanswerable | no | the untouched context still answers the question |
+
+Controls come from NQ rows far past the ones the shipped generation configs perturb
+(CALIBRATION_OFFSET), so a judge compiled or thresholded on them never sees the cases it will
+judge. Each seed falls in the calibration or the held-out half by a hash of its id: thresholds
+and demonstrations come from the first, reported accuracy from the second.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import random
+import re
+
+from metrics.checks import mentions, mentions_any, same_shape
+from programs.sentences import split_sentences
+from programs.span_edit import replace_spans
+
+CONDITIONS = ("gold_answer", "other_answer", "two_answers", "answer_removed", "original_as_unanswerable")
+VALID = {"gold_answer": True, "other_answer": False, "two_answers": False, "answer_removed": True,
+         "original_as_unanswerable": False}
+KIND = {"gold_answer": "answer", "other_answer": "answer", "two_answers": "answer",
+        "answer_removed": "unanswerable", "original_as_unanswerable": "unanswerable"}
+HALVES = ("calibration", "held_out")
+
+# Raw NQ rows before this index are what generation configs perturb (their limits are ≤ 200);
+# the calibration seeds start here, after ReEval's filters.
+CALIBRATION_OFFSET = 5000
+CALIBRATION_MAX_EVIDENCE_WORDS = 400
+OTHER_ANSWER_POOL_SIZE = 2000
+MIN_WORDS_LEFT = 25
+
+_KINDS = ("how many", "how much", "how long", "how old", "how far", "what year", "when", "who", "whom", "whose",
+          "where", "which", "what")
+
+
+def half_of(seed_id: str) -> str:
+    """A stable split by id, independent of how many seeds a run takes."""
+    return HALVES[hashlib.sha256(str(seed_id).encode()).digest()[0] % 2]
+
+
+def question_kind(question: str) -> str:
+    """The wh-phrase that fixes the answer's type: a "when" answer for a "when" question."""
+    q = " ".join(question.lower().split())
+    for kind in _KINDS:
+        if re.search(rf"\b{kind}\b", q):
+            return kind
+    return "other"
+
+
+def _same_type_answers(example, pool: list) -> list[str]:
+    kind = question_kind(example.question)
+    gold = example.answers[0]
+    out = []
+    for other in pool:
+        if other.id == example.id or question_kind(other.question) != kind:
+            continue
+        answer = other.answers[0]
+        if (same_shape(gold, answer) and len(answer.split()) <= 5 and not mentions_any(example.context, [answer])
+                and not mentions(answer, gold) and not mentions(gold, answer)):
+            out.append(answer)
+    return out
+
+
+def _two_answer_context(example, other: str, rng: random.Random) -> str | None:
+    """The original plus a copy of its answer sentence that names `other` instead."""
+    sentences = split_sentences(example.context)
+    support = next((s for s in sentences if mentions_any(s.text, example.answers)), None)
+    if support is None:
+        return None
+    changed, count = replace_spans(support.text, example.answers, other)
+    if not count or mentions_any(changed, example.answers):
+        return None
+    if rng.random() < 0.5:
+        return f"{example.context.rstrip()} {changed}"
+    return f"{example.context[:support.start]}{changed} {example.context[support.start:]}"
+
+
+def _answer_removed_context(example) -> str | None:
+    kept = [s.text for s in split_sentences(example.context) if not mentions_any(s.text, example.answers)]
+    text = " ".join(kept)
+    if len(kept) < 2 or len(text.split()) < MIN_WORDS_LEFT:
+        return None
+    return text
+
+
+def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
+    """The controls one seed yields (a condition is skipped when the seed cannot make it)."""
+    rng = random.Random(f"{seed}:{example.id}")
+    base = {"seed_id": example.id, "question": example.question, "context": example.context,
+            "original_answers": list(example.answers), "status": "accepted", "task": "judge_calibration",
+            "half": half_of(example.id)}
+    contexts: dict[str, tuple[str, list[str]]] = {
+        "gold_answer": (example.context, list(example.answers)),
+        "original_as_unanswerable": (example.context, ["unknown"]),
+    }
+    others = [e for e in pool if e.id != example.id and not mentions_any(example.context, e.answers)]
+    if others:
+        contexts["other_answer"] = (example.context, [rng.choice(others).answers[0]])
+    same_type = _same_type_answers(example, pool)
+    if same_type:
+        two = _two_answer_context(example, rng.choice(same_type), rng)
+        if two:
+            contexts["two_answers"] = (two, list(example.answers))
+    removed = _answer_removed_context(example)
+    if removed:
+        contexts["answer_removed"] = (removed, ["unknown"])
+    return [{**base, "id": f"{example.id}:{condition}", "condition": condition, "expected_valid": VALID[condition],
+             "context": contexts[condition][0], "answers": contexts[condition][1], "judge_kind": KIND[condition]}
+            for condition in CONDITIONS if condition in contexts]
+
+
+@functools.lru_cache(maxsize=2)
+def _shipped_rows(source: str) -> tuple:
+    """One read of the source per process, however many calibrations and pools ask for it."""
+    from experiments.data import load_qa, resolve_dataset
+
+    return tuple(load_qa(resolve_dataset(source).path))
+
+
+def calibration_seeds(source: str = "nq") -> list:
+    """The seeds controls are made from: filtered rows from CALIBRATION_OFFSET on."""
+    from experiments.filters import apply_reeval_filters
+
+    rows = list(_shipped_rows(source)[CALIBRATION_OFFSET:])
+    examples, _ = apply_reeval_filters(rows, max_evidence_words=CALIBRATION_MAX_EVIDENCE_WORDS)
+    return examples
+
+
+def other_answer_pool(source: str = "nq") -> list:
+    """Where "another answer" comes from: calibration-side rows only, whatever the seeds."""
+    return list(_shipped_rows(source)[CALIBRATION_OFFSET:CALIBRATION_OFFSET + OTHER_ANSWER_POOL_SIZE])
+
+
+def control_cases(examples: list, n_per_condition: int, seed: int = 0, pool: list | None = None,
+                  half: str | None = None) -> list[dict]:
+    """Up to n controls per condition, from the first seeds (of one half, when asked) in order."""
+    pool = examples if pool is None else pool
+    counts = dict.fromkeys(CONDITIONS, 0)
+    out: list[dict] = []
+    for example in examples:
+        if not example.get("context") or (half and half_of(example.id) != half):
+            continue
+        if all(n >= n_per_condition for n in counts.values()):
+            break
+        for control in controls_for(example, pool, seed):
+            if counts[control["condition"]] < n_per_condition:
+                counts[control["condition"]] += 1
+                out.append(control)
+    return out

@@ -1,0 +1,149 @@
+"""Choose the judge's method and parameters on the calibration half of the controls; measure every
+method on the held-out half.
+
+A threshold is chosen per case kind (answer / unanswerable) to maximise the worst per-condition
+accuracy of that kind on the calibration half (ties: the mean, then the threshold nearest 0.5),
+because an overall accuracy lets a judge give up on one condition. The method is chosen the same
+way, on the calibration half only, so the held-out numbers stay an honest estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from experiments.judging.controls import CONDITIONS, KIND
+from programs.judge import FEATURES, METHODS, score
+
+KINDS = ("answer", "unanswerable")
+# reasoned as it is (argmax verdicts), next to reasoned with a threshold on its verdict probabilities.
+VARIANTS = ("reasoned_as_is",) + METHODS
+
+
+def _rows(records: Iterable[dict], half: str | None = None) -> list[dict]:
+    return [r for r in records if r.get("condition") in CONDITIONS and r.get("judge", {}).get("signals") is not None
+            and (half is None or r.get("half") == half)]
+
+
+def _params(variant: str) -> dict:
+    return {"method": "reasoned" if variant == "reasoned_as_is" else variant}
+
+
+def _scores(rows: list[dict], params: dict) -> list[float | None]:
+    return [score(KIND[r["condition"]], r["judge"]["signals"], params) for r in rows]
+
+
+def condition_accuracy(rows: list[dict], scores: list[float | None], threshold: dict[str, float]) -> dict[str, dict]:
+    """Per condition: right verdicts among scored controls, and how many could not be scored."""
+    out = {}
+    for condition in CONDITIONS:
+        pairs = [(r, s) for r, s in zip(rows, scores, strict=True) if r["condition"] == condition]
+        scored = [(r, s) for r, s in pairs if s is not None]
+        right = sum((s >= threshold[KIND[condition]]) == r["expected_valid"] for r, s in scored)
+        out[condition] = {"n": len(pairs), "unjudged": len(pairs) - len(scored),
+                          "accuracy": right / len(scored) if scored else float("nan")}
+    return out
+
+
+def _objective(accuracy: dict[str, dict], kind: str) -> tuple[float, float]:
+    values = [a["accuracy"] for c, a in accuracy.items() if KIND[c] == kind and a["n"] and a["accuracy"] == a["accuracy"]]
+    return (min(values), sum(values) / len(values)) if values else (-1.0, -1.0)
+
+
+def fit_threshold(rows: list[dict], scores: list[float | None], kind: str) -> float:
+    values = sorted({s for r, s in zip(rows, scores, strict=True) if s is not None and KIND[r["condition"]] == kind})
+    if not values:
+        return 0.5
+    candidates = [values[0] - 1e-9] + [(a + b) / 2 for a, b in zip(values, values[1:], strict=False)] + [values[-1] + 1e-9]
+    best = max(candidates, key=lambda t: (*_objective(condition_accuracy(rows, scores, {kind: t, **_other(kind)}), kind),
+                                          -abs(t - 0.5)))
+    return float(best)
+
+
+def _other(kind: str) -> dict[str, float]:
+    return {k: 0.5 for k in KINDS if k != kind}
+
+
+def fit_stacked(rows: list[dict]) -> dict[str, list[float]]:
+    """Logistic weights per kind over FEATURES; balanced classes so the rarer verdict still counts."""
+    from sklearn.linear_model import LogisticRegression
+
+    weights: dict[str, list[float]] = {}
+    for kind in KINDS:
+        usable = [r for r in rows if KIND[r["condition"]] == kind
+                  and all(f in r["judge"]["signals"] for f in FEATURES[kind])]
+        labels = [r["expected_valid"] for r in usable]
+        if len(set(labels)) < 2:
+            weights[kind] = [0.0] * (len(FEATURES[kind]) + 1)
+            continue
+        x = [[r["judge"]["signals"][f] for f in FEATURES[kind]] for r in usable]
+        model = LogisticRegression(class_weight="balanced", C=1.0, max_iter=1000).fit(x, labels)
+        weights[kind] = [float(model.intercept_[0])] + [float(w) for w in model.coef_[0]]
+    return weights
+
+
+def auc(rows: list[dict], scores: list[float | None], valid: str, invalid: str) -> float:
+    """ROC AUC of the score separating one valid condition from one invalid one (ties count half)."""
+    pos = [s for r, s in zip(rows, scores, strict=True) if r["condition"] == valid and s is not None]
+    neg = [s for r, s in zip(rows, scores, strict=True) if r["condition"] == invalid and s is not None]
+    if not pos or not neg:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+AUC_PAIRS = (("gold_answer", "other_answer"), ("gold_answer", "two_answers"),
+             ("answer_removed", "original_as_unanswerable"))
+
+
+def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS) -> dict:
+    """Every variant fitted on the calibration half and measured on the held-out half; the chosen one
+    is the best on the calibration half's worst condition."""
+    records = list(records)
+    calibration, held_out = _rows(records, "calibration"), _rows(records, "held_out")
+    results: dict[str, dict] = {}
+    for variant in variants:
+        params = _params(variant)
+        if variant == "stacked":
+            params["weights"] = fit_stacked(calibration)
+        cal_scores = _scores(calibration, params)
+        if any(s is None for s in cal_scores) and all(s is None for s in cal_scores):
+            continue  # the study did not collect this method's signals
+        if variant == "reasoned_as_is":
+            thresholds = {k: 0.5 for k in KINDS}  # the argmax verdicts: P(valid) ≥ 0.5 only when both say so
+        else:
+            thresholds = {k: fit_threshold(calibration, cal_scores, k) for k in KINDS}
+        params["thresholds"] = thresholds
+        held_scores = _scores(held_out, params)
+        cal_accuracy = condition_accuracy(calibration, cal_scores, thresholds)
+        held_accuracy = condition_accuracy(held_out, held_scores, thresholds)
+        results[variant] = {
+            "params": params,
+            "calibration": cal_accuracy,
+            "held_out": held_accuracy,
+            "held_out_worst": min((a["accuracy"] for a in held_accuracy.values() if a["n"]), default=float("nan")),
+            "calibration_worst": min((a["accuracy"] for a in cal_accuracy.values() if a["n"]), default=float("nan")),
+            "auc": {f"{v}_vs_{i}": auc(held_out, held_scores, v, i) for v, i in AUC_PAIRS},
+        }
+    if not results:
+        return {"results": {}, "chosen": None}
+    chosen = max(results, key=lambda v: (_finite(results[v]["calibration_worst"]), v != "reasoned_as_is"))
+    return {"results": results, "chosen": chosen, "params": results[chosen]["params"],
+            "controls": {"calibration": len(calibration), "held_out": len(held_out)}}
+
+
+def _finite(x: float) -> float:
+    return x if isinstance(x, float) and not math.isnan(x) else -1.0
+
+
+def markdown(fitted: dict) -> str:
+    """The comparison table the closing note and the README show."""
+    lines = ["| method | " + " | ".join(CONDITIONS) + " | worst | " + " | ".join(f"AUC {v}/{i}" for v, i in AUC_PAIRS)
+             + " |", "|---" * (len(CONDITIONS) + 2 + len(AUC_PAIRS)) + "|"]
+    for variant, result in fitted.get("results", {}).items():
+        cells = [f"{result['held_out'][c]['accuracy']:.0%} (n={result['held_out'][c]['n']})" for c in CONDITIONS]
+        aucs = [f"{result['auc'][f'{v}_vs_{i}']:.2f}" for v, i in AUC_PAIRS]
+        mark = " **(chosen)**" if variant == fitted.get("chosen") else ""
+        lines.append(f"| {variant}{mark} | " + " | ".join(cells) + f" | {result['held_out_worst']:.0%} | "
+                     + " | ".join(aucs) + " |")
+    return "\n".join(lines)
