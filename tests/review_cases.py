@@ -72,8 +72,9 @@ def review_records() -> list[dict]:
         {
             "id": "Mercury_7175875:counterfactual", "seed_id": "Mercury_7175875", "task": "counterfactual",
             "status": "accepted", "variant": "perturbed",
-            "question": "Which property of a mineral can be determined just by looking at it?\nA. luster\n"
-                        "B. mass\nC. weight\nD. hardness",
+            # As experiments/tasks/faitheval.py writes it: the question followed by its lettered options.
+            "question": f"Which property of a mineral can be determined just by looking at it?\nA. luster\n"
+                        f"B. mass\nC. weight\nD. hardness {SVG}",
             "options": ["luster", "mass", "weight", f"hardness {SVG}"], "choice_labels": ["A", "B", "C", "D"],
             "answers": ["mass"], "answer_label": "B", "original_answer_label": "A",
             "context": "Geologists often say that the mass of a mineral is plain to see.\n\nA glance at a "

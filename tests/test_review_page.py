@@ -188,6 +188,7 @@ def test_counterfactual_options_mark_the_expected_one():
     view = case_view(record)
     assert [(o.label, o.expected) for o in view.options] == [("A", False), ("B", True), ("C", False), ("D", False)]
     assert view.original_context is None and view.documents[0].segments[0].kind == "same"
+    assert view.question == "Which property of a mineral can be determined just by looking at it?"
 
 
 # --------------------------------------------------------------------------------------------

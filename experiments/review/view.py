@@ -37,6 +37,7 @@ class Segment:
     text: str
     kind: SegmentKind = "same"
     trailing: str = ""  # whitespace after the segment, outside its highlight
+    leading: str = ""  # a space before a removed span that the perturbed text has no room for
 
 
 @dataclass
@@ -92,10 +93,8 @@ def word_diff(original: str | None, perturbed: str) -> list[Segment]:
         text = "".join(w + s for w, s in tokens)
         body = text.rstrip()
         trailing = text[len(body):] or (" " if kind == "del" else "")
-        if out and out[-1].kind == kind and not out[-1].trailing.strip():
-            prev = out.pop()
-            body, trailing = prev.text + prev.trailing + body, trailing
-        out.append(Segment(body, kind, trailing))
+        leading = " " if kind == "del" and out and out[-1].text and not out[-1].trailing else ""
+        out.append(Segment(body, kind, trailing, leading))
 
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -162,12 +161,16 @@ def case_view(record: Mapping[str, Any]) -> CaseView:
     for i, text in enumerate(record.get("options") or []):
         label = _text(labels[i]) if i < len(labels) else chr(ord("A") + i)
         options.append(Option(label, _text(text), label == _text(record.get("answer_label"))))
+    question = _text(record.get("question"))
+    if options:  # a counterfactual question carries its lettered options; the list below shows them marked
+        lettered = "\n" + "\n".join(f"{o.label}. {o.text}" for o in options)
+        question = question[: -len(lettered)] if question.endswith(lettered) else question
     checks = [(name, "pass" if ok is True else "fail" if ok is False else _text(ok))
               for name, ok in (record.get("checks") or {}).items()]
     return CaseView(
         id=_text(record.get("id")),
         task=task,
-        question=_text(record.get("question")),
+        question=question,
         answers=[_text(a) for a in record.get("answers") or []],
         guidance=GUIDANCE.get(task, DEFAULT_GUIDANCE),
         documents=documents,
