@@ -8,6 +8,8 @@ stratum, and its recall, which needs valid cases among the rejected, must be est
 rest of the size is shared in proportion to the strata's populations. The case order is shuffled
 (seeded) so that the order does not give the judge's verdict away.
 
+``size`` in the file is the size asked for; ``cases`` holds fewer when the population is smaller.
+
 The file is never redrawn silently: reopening reuses it, and asking for another size or seed than
 the file holds is a :class:`SampleError` (delete the file to draw again; verdicts already given
 stay in the annotators' files, keyed by case id).
@@ -153,7 +155,7 @@ def open_sample(review_dir: Path, records: list[Mapping[str, Any]], run_id: str,
     sample = draw_sample(records, run_id, DEFAULT_SIZE if size is None else size,
                          DEFAULT_SEED if seed is None else seed)
     write_sample(path, sample)
-    logger.info("Drew a review sample of %d case(s) over %d stratum/strata into %s",
+    logger.info("Drew a review sample of %d case(s) over %d strata into %s",
                 len(sample["cases"]), len(sample["strata"]), path)
     return sample, True
 
