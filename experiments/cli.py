@@ -231,6 +231,67 @@ def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output fo
     console.print(f"report: {path}")
 
 
+@app.command()
+def review(
+    run_id: Annotated[str, typer.Argument(help="reeval run id (a folder under runs/)")],
+    annotator: Annotated[str | None, typer.Option(help="your name; verdicts go to runs/<run-id>/review/<name>.jsonl "
+                                                       "(A-Z a-z 0-9 _ . -)")] = None,
+    sample: Annotated[int | None, typer.Option(help="cases to review, drawn once per run (default 40); "
+                                                    "an existing sample of another size is an error")] = None,
+    seed: Annotated[int | None, typer.Option(help="seed of the sample draw (default 0)")] = None,
+    port: Annotated[int, typer.Option(help="port of the review page")] = 8765,
+    host: Annotated[str, typer.Option(help="address to bind; the default serves this machine only")] = "127.0.0.1",
+    export_label_studio: Annotated[Path | None, typer.Option(
+        help="write the sample as Label Studio tasks to this JSON file (+ a labeling config beside it)")] = None,
+    import_label_studio: Annotated[Path | None, typer.Option(
+        help="read a Label Studio JSON export back as verdicts (annotator name from --annotator, "
+             "default 'label-studio')")] = None,
+    log_level: LogLevel = "INFO",
+) -> None:
+    """Review a run's sampled cases blind in the browser (v valid, i invalid, u unsure, n note, arrows move)."""
+    _setup_logging(log_level)
+    from experiments.review.label_studio import export_label_studio as write_tasks
+    from experiments.review.label_studio import import_label_studio as read_export
+    from experiments.review.sample import SampleError, open_sample, sampled_records
+    from experiments.review.server import ReviewSession, RunNotFound, serve
+    from experiments.review.verdict_log import check_annotator
+    from experiments.review.verdicts import ReviewFormatError
+    from experiments.run_store import RunStore
+
+    def fail(message: str) -> typer.Exit:
+        err.print(f"[red]{message}[/red]", highlight=False, soft_wrap=True)
+        return typer.Exit(2)
+
+    if export_label_studio and import_label_studio:
+        raise fail("--export-label-studio and --import-label-studio are separate steps: give one")
+    store = RunStore(run_id)
+    if not store.cases_path.exists():
+        raise fail(f"No run {run_id!r}: {store.cases_path} does not exist")
+    try:
+        if export_label_studio or import_label_studio:
+            records = store.records()
+            drawn, _ = open_sample(store.dir / "review", records, run_id, size=sample, seed=seed)
+            if export_label_studio:
+                tasks, config = write_tasks(sampled_records(drawn, records), export_label_studio)
+                console.print(f"Label Studio tasks: {tasks}\nlabeling config: {config}")
+            else:
+                counts = read_export(import_label_studio, store.dir / "review",
+                                     check_annotator(annotator or "label-studio"),
+                                     sample_ids=[c["id"] for c in drawn["cases"]])
+                for name, n in sorted(counts.items()):
+                    console.print(f"{n} verdict(s) appended to {store.dir / 'review' / (name + '.jsonl')}")
+            return
+        if not annotator:
+            raise fail("--annotator NAME is required to review (it names your verdict file)")
+        session = ReviewSession.open(run_id, annotator, size=sample, seed=seed)
+    except (SampleError, ReviewFormatError, RunNotFound, ValueError, FileNotFoundError) as exc:
+        raise fail(str(exc)) from None
+    console.print(f"Reviewing {session.total} case(s) of {run_id} as {session.annotator} "
+                  f"({session.answered} answered): http://{host}:{port}/  (Ctrl+C to stop)\n"
+                  f"verdicts: {session.log.path}", highlight=False)
+    serve(session, host=host, port=port)
+
+
 def main() -> None:  # pragma: no cover
     app()
 

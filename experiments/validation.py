@@ -1,5 +1,5 @@
 """The validation stage every perturbation task shares: cheap checks (done by the programs), then
-the judge LM on "if" / "only-if", then optionally human review (experiments/review.py)."""
+the judge LM on "if" / "only-if", then optionally human review (experiments/review/)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,14 @@
 # Safe to re-run: pip's cache turns a repeat (including the llama-cpp-python build) into seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Debian's chromium for the review page's browser test (Playwright drives it through executable_path;
+# no browser is downloaded). Skipped when present, so a re-run stays quick.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+fi
 # llama-cpp-python ships source only: a portable build (AVX2, no host-specific flags), ~10 min once.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 python3 -m pip install --quiet --progress-bar off -e ".[local,dev]"

@@ -202,10 +202,13 @@ def test_malformed_csv_header_and_unknown_format(tmp_path):
         load_verdicts(tmp_path / "a.xlsx")
 
 
-def test_duplicate_id_annotator_names_both_lines(tmp_path):
+def test_repeated_id_annotator_in_one_file_keeps_the_later_row(tmp_path):
+    # The review page appends when an annotator changes a verdict: within one file the later row wins.
     path = _write_csv(tmp_path / "alice.csv", [["id", "verdict"], ["c1", "yes"], ["c2", "no"], ["c1", "no"]])
-    with pytest.raises(ReviewFormatError, match=rf"alice\.csv:4: .*'c1'.*first at {path}:2"):
-        load_verdicts(path)
+    verdicts = load_verdicts(path)
+    assert [(v.id, v.verdict, v.source) for v in verdicts] == [
+        ("c1", "invalid", f"{path}:4"), ("c2", "invalid", f"{path}:3"),
+    ]
 
 
 def test_duplicate_across_files_hints_at_annotator_column(tmp_path):

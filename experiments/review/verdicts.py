@@ -1,11 +1,16 @@
-"""Human review of generated cases: export for annotators, read their verdicts, majority vote.
+"""Human verdicts on generated cases: export for annotators, read their verdicts, majority vote.
 
 FaithEval and ReEval validate generated cases with optional human review decided by majority
-vote. The flow is: :func:`export_for_review` writes an annotation file (JSONL plus a CSV twin,
-since annotators work in spreadsheets); each annotator fills ``verdict`` (and ``note``) in a copy
-named after themselves; :func:`load_verdicts` reads the copies back, :func:`majority_vote`
-decides each case, :func:`agreement` says how far the annotators can be trusted, and
-:func:`apply_review` folds the decisions into the case records.
+vote. Verdicts come either from the review page (``reeval review``, which appends to
+``runs/<run-id>/review/<annotator>.jsonl``) or from spreadsheets: :func:`export_for_review`
+writes an annotation file (JSONL plus a CSV twin); each annotator fills ``verdict`` (and
+``note``) in a copy named after themselves. :func:`load_verdicts` reads either back,
+:func:`majority_vote` decides each case, :func:`agreement` says how far the annotators can be
+trusted, and :func:`apply_review` folds the decisions into the case records.
+
+A verdict is ``valid``, ``invalid`` or ``unsure``. ``unsure`` records that the annotator saw the
+case (the page resumes past it, the note is kept) but is not a vote: majority vote and agreement
+ignore it.
 
 Errors in annotator files name ``file:line: field '…'`` like the data loader, because a bad
 cell in a 500-row spreadsheet is otherwise hard to find.
@@ -28,15 +33,19 @@ from typing import Any, Literal
 logger = logging.getLogger(__name__)
 
 Label = Literal["valid", "invalid"]
+VerdictLabel = Literal["valid", "invalid", "unsure"]
 Decision = Literal["valid", "invalid", "tie", "insufficient"]
 
 LABELS: tuple[Label, Label] = ("valid", "invalid")
+UNSURE = "unsure"
+VERDICTS: tuple[VerdictLabel, ...] = ("valid", "invalid", "unsure")
 HUMAN_REJECTION = "rejected:human_review"
 ANSWER_SEPARATOR = " | "
 
-_SYNONYMS: dict[str, Label] = {
+_SYNONYMS: dict[str, VerdictLabel] = {
     **dict.fromkeys(("valid", "yes", "1", "true", "accept"), "valid"),
     **dict.fromkeys(("invalid", "no", "0", "false", "reject"), "invalid"),
+    "unsure": "unsure",
 }
 
 
@@ -48,9 +57,10 @@ class ReviewFormatError(ValueError):
 class Verdict:
     id: str
     annotator: str
-    verdict: Label
+    verdict: VerdictLabel
     note: str = ""
     source: str = ""  # "file:line", so a later inconsistency can still point at the row
+    at: str = ""  # ISO-8601 UTC time the verdict was given, when the file says
 
 
 @dataclass(frozen=True)
@@ -178,7 +188,9 @@ def load_verdicts(paths: str | Path | Iterable[str | Path]) -> list[Verdict]:
     """Read annotator files (``.jsonl`` or ``.csv`` with ``id``, ``verdict``, optional ``annotator``).
 
     Without an ``annotator`` value the file's stem names the annotator. Empty verdicts are
-    skipped as not annotated; any other unknown value, or a repeated (id, annotator), raises
+    skipped as not annotated. Within one file a later row for the same (id, annotator) replaces
+    the earlier one: the review page appends when an annotator changes their mind. The same
+    (id, annotator) in two different files, or an unknown verdict value, raises
     :class:`ReviewFormatError` naming the file, line and field.
     """
     if isinstance(paths, (str, Path)):
@@ -186,15 +198,23 @@ def load_verdicts(paths: str | Path | Iterable[str | Path]) -> list[Verdict]:
     verdicts: list[Verdict] = []
     seen: dict[tuple[str, str], tuple[str, bool]] = {}
     for path in map(Path, paths):
-        n_before, skipped = len(verdicts), 0
+        in_file: dict[tuple[str, str], Verdict] = {}
+        from_stem: dict[tuple[str, str], bool] = {}
+        skipped = replaced = 0
         for where, row in _read_rows(path):
             verdict = _parse_row(row, where, default_annotator=path.stem)
             if verdict is None:
                 skipped += 1
                 continue
-            _check_duplicate(seen, verdict, from_stem=not _text(row.get("annotator")))
+            key = (verdict.id, verdict.annotator)
+            replaced += key in in_file
+            in_file[key] = verdict  # a dict keeps the first position: order stays that of first answers
+            from_stem[key] = not _text(row.get("annotator"))
+        for key, verdict in in_file.items():
+            _check_duplicate(seen, verdict, from_stem=from_stem[key])
             verdicts.append(verdict)
-        logger.info("%s: %d verdict(s), %d row(s) not annotated", path, len(verdicts) - n_before, skipped)
+        logger.info("%s: %d verdict(s) (%d replaced by a later line), %d row(s) not annotated",
+                    path, len(in_file), replaced, skipped)
     return verdicts
 
 
@@ -266,10 +286,11 @@ def _parse_row(row: dict[str, Any], where: str, default_annotator: str) -> Verdi
         verdict=label,
         note=_text(row.get("note")),
         source=where,
+        at=_text(row.get("at")),
     )
 
 
-def _parse_label(value: Any, where: str) -> Label | None:
+def _parse_label(value: Any, where: str) -> VerdictLabel | None:
     if isinstance(value, bool):  # before int: True is an int too
         return "valid" if value else "invalid"
     if isinstance(value, int) and value in (0, 1):
@@ -280,7 +301,7 @@ def _parse_label(value: Any, where: str) -> Label | None:
         return _SYNONYMS[value.strip().lower()]
     raise ReviewFormatError(
         f"{where}: field 'verdict': {value!r} is not a verdict "
-        "(use valid/invalid; yes/no, 1/0, true/false, accept/reject also work; leave empty to skip)"
+        "(use valid/invalid/unsure; yes/no, 1/0, true/false, accept/reject also work; leave empty to skip)"
     )
 
 
@@ -304,9 +325,12 @@ def _check_duplicate(seen: dict[tuple[str, str], tuple[str, bool]], v: Verdict, 
 
 
 def _by_case(verdicts: Iterable[Verdict]) -> dict[str, dict[str, Label]]:
-    """case id -> annotator -> label; a repeated (id, annotator) would count one person twice."""
+    """case id -> annotator -> label over votes ("unsure" is none); a repeated (id, annotator)
+    would count one person twice."""
     table: dict[str, dict[str, Label]] = defaultdict(dict)
     for v in verdicts:
+        if v.verdict == UNSURE:
+            continue
         if v.annotator in table[v.id]:
             raise ValueError(f"duplicate verdict for case {v.id!r} by annotator {v.annotator!r} ({v.source})")
         table[v.id][v.annotator] = v.verdict
@@ -314,11 +338,19 @@ def _by_case(verdicts: Iterable[Verdict]) -> dict[str, dict[str, Label]]:
 
 
 def majority_vote(verdicts: Iterable[Verdict], *, min_votes: int = 1) -> dict[str, VoteResult]:
-    """Decide each annotated case; a tie is ``"tie"`` and fewer than ``min_votes`` is ``"insufficient"``."""
+    """Decide each annotated case; a tie is ``"tie"`` and fewer than ``min_votes`` is ``"insufficient"``.
+
+    ``unsure`` verdicts are not votes: a case only annotators were unsure about is
+    ``"insufficient"`` with no votes (it was seen, but nobody decided it).
+    """
     if min_votes < 1:
         raise ValueError(f"min_votes must be >= 1, got {min_votes}")
+    verdicts = list(verdicts)
+    table = _by_case(verdicts)
+    for v in verdicts:
+        table.setdefault(v.id, {})
     results = {}
-    for case_id, labels in _by_case(verdicts).items():
+    for case_id, labels in table.items():
         counts = Counter(labels.values())
         n_valid, n_invalid = counts["valid"], counts["invalid"]
         if n_valid + n_invalid < min_votes:
