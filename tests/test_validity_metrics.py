@@ -1,7 +1,6 @@
 """metrics.validity: coverage of the prediction-powered intervals with simulated annotators and a
 simulated judge of known error rates, stratum weighting, and the edge cases."""
 
-import math
 import subprocess
 import sys
 import time
