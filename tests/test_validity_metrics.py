@@ -4,6 +4,7 @@ simulated judge of known error rates, stratum weighting, and the edge cases."""
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -216,3 +217,10 @@ def test_importing_ppi_py_does_not_silence_warnings():
             "print(catch_all())\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["False", "True"], result.stderr[-1000:]
+
+
+def test_tests_is_this_projects_package_not_ppi_pythons():
+    # ppi-python's wheel installs a top-level `tests` package; tests/__init__.py keeps ours first.
+    import tests
+
+    assert Path(tests.__file__).resolve().parent == Path(__file__).resolve().parent
