@@ -174,6 +174,76 @@ def show(run_id: str) -> None:
         if key in params:
             console.print(f"{key} = {params[key]}")
     console.print(f"artifacts: {latest.info.artifact_uri}")
+    _print_validity(latest.data.tags.get("reeval.run_id", run_id), latest.data.metrics, log=False)
+
+
+def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:
+    """The validity section of a run (from its run store); False when the store has no cases."""
+    from experiments.review import ReviewFormatError
+    from experiments.run_store import RunStore
+    from experiments.validity import log_validity, rich_table, run_validity, statement
+
+    store = RunStore(run_id)
+    if not store.cases_path.exists():
+        console.print(f"validity: no cases for {run_id!r} in the run store (runs/{run_id}/cases.jsonl)")
+        return False
+    source = _evaluated_run(store)
+    if source is not None:
+        # An evaluate run's cases are another run's: that run's validity (with this run's targets) is meant.
+        console.print(f"validity: {run_id!r} evaluates the cases of run {source!r}; their validity follows")
+        if not RunStore(source).cases_path.exists():
+            console.print(f"validity: no cases for {source!r} in the run store")
+            return False
+        run_id, calibration = source, {}
+    try:
+        result = run_validity(run_id, calibration=calibration)
+    except ReviewFormatError as exc:
+        err.print(f"[red]{exc}[/red]", highlight=False)
+        raise typer.Exit(2) from None
+    console.print(rich_table(result))
+    console.print(statement(result), highlight=False)
+    for note in result.notes:
+        console.print(f"  note: {note}", highlight=False)
+    if log:
+        mlflow_run = log_validity(result)
+        console.print(f"logged {len(result.metrics())} validity metric(s) to MLflow run {mlflow_run}" if mlflow_run
+                      else "no MLflow run for this run id: metrics not logged")
+    return True
+
+
+def _evaluated_run(store) -> str | None:
+    from experiments.case_sets import RUN_PREFIX
+
+    try:
+        config = store.read_config()
+    except FileNotFoundError:
+        return None
+    source = str((config.get("data") or {}).get("source", ""))
+    return source.removeprefix(RUN_PREFIX) if config.get("task") == "evaluate" and source.startswith(RUN_PREFIX) \
+        else None
+
+
+@app.command()
+def validity(
+    run_id: Annotated[str, typer.Argument(help="reeval run id of a generation run")],
+    log: Annotated[bool, typer.Option(help="log the figures to the run's latest MLflow parent run")] = True,
+    log_level: LogLevel = "WARNING",
+) -> None:
+    """Validity of a run's cases: human review (if any) against the judge, with prediction-powered intervals."""
+    _setup_logging(log_level)
+    from experiments.offline import apply_offline_defaults
+
+    apply_offline_defaults()
+    from experiments.run_store import RunStore
+    from experiments.tracking import find_runs
+
+    if not RunStore(run_id).cases_path.exists():
+        err.print(f"[red]no cases for {run_id!r} in the run store (runs/{run_id}/cases.jsonl)[/red]")
+        raise typer.Exit(1)
+    runs = find_runs(run_id)
+    calibration = dict(runs[0].data.metrics) if runs else {}
+    if not _print_validity(run_id, calibration, log=log):
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -222,7 +292,8 @@ def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output fo
         raise typer.Exit(1)
     path = write_report(records, out or store.dir / "report", title=f"reeval — {run_id}",
                         run_info={"run_id": run_id, **git_state(),
-                                  "nli_backend": "none (entailment not computed)"})
+                                  "nli_backend": "none (entailment not computed)"},
+                        validity=_report_validity(store))
     runs = find_runs(run_id)
     if runs:
         mlflow = setup_mlflow()
@@ -290,6 +361,17 @@ def review(
                   f"({session.answered} answered): http://{host}:{port}/  (Ctrl+C to stop)\n"
                   f"verdicts: {session.log.path}", highlight=False)
     serve(session, host=host, port=port)
+
+
+def _report_validity(store) -> dict | None:
+    """The validity section of an evaluation report: the figures of the run whose cases it evaluated."""
+    from experiments.run_store import RunStore
+    from experiments.validity import report_section, run_validity
+
+    source = _evaluated_run(store)
+    if source is None or not RunStore(source).cases_path.exists():
+        return None
+    return report_section(run_validity(source))
 
 
 def main() -> None:  # pragma: no cover

@@ -427,6 +427,23 @@ def _entailment_note(run_info: Mapping[str, Any], scored: Sequence[Mapping[str, 
     return "No entailment scores: no NLI model was given to the scorer."
 
 
+def _validity_section(validity: Mapping[str, Any] | None) -> str:
+    if validity is None:
+        return ""
+    columns = [("figure", "figure"), ("estimate", "estimate"), ("ci", "95% CI"), ("n", "reviewed n"),
+               ("note", "note")]
+    rows = [{**row, "figure": str(row.get("figure", "")), "note": str(row.get("note") or "")}
+            for row in validity.get("rows") or []]
+    notes = "".join(f"<li>{_e(n)}</li>" for n in validity.get("notes") or [])
+    return (f"<h2>Validity of the cases (run {_e(validity.get('run_id'))})</h2>"
+            f'<p>{_e(validity.get("statement"))}</p>'
+            + _table(rows, columns, empty="No validity figures.")
+            + (f'<ul class="note">{notes}</ul>' if notes else "")
+            + '<p class="note">Judge figures weight each reviewed case by its stratum (population / reviewed). '
+            "Prediction-powered intervals (PPI++, ppi_py) use the judge on every case and the humans on the "
+            "sample; the humans-only interval beside each shows what the judge bought.</p>")
+
+
 def write_report(
     scored_records: Iterable[Mapping[str, Any]],
     out_dir: str | Path,
@@ -436,6 +453,7 @@ def write_report(
     metric: str = "task_correct",
     sample_size: int = 20,
     seed: int = 0,
+    validity: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write out_dir/report.html (self-contained: PNGs embedded as base64), the plots as PNG files
     (accuracy.png, transfer.png, ranks.png when there is data for them) and report_tables.json.
@@ -443,7 +461,8 @@ def write_report(
     Records not yet scored (no "correct" field) are scored here without NLI. `metric` is the
     headline score of the accuracy, transfer, rank and breakdown sections (default task_correct:
     keywords for unanswerable/inconsistent, option choice for counterfactual, else correct).
-    Returns the path of report.html.
+    `validity` (from `experiments.validity.report_section`) adds a validity section: the
+    statement, its table and notes. Returns the path of report.html.
     """
     run_info = dict(run_info or {})
     out = Path(out_dir)
@@ -520,6 +539,7 @@ def write_report(
         _kv_table(run_info),
         "<h3>Records</h3>",
         _kv_table(overview),
+        _validity_section(validity),
         "<h2>Accuracy before and after perturbation</h2>",
         _img(acc_png, "accuracy before and after perturbation", "No scored records."),
         _table(tables["accuracy"], acc_cols, empty="No scored records."),

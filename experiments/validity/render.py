@@ -1,0 +1,95 @@
+"""Validity figures as words and table rows, for the terminal (rich) and the HTML report."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from experiments.validity.run import CALIBRATION_ACCURACY, RunValidity
+from metrics.validity import Estimate
+
+
+def _pct(x: float) -> str:
+    return "—" if x is None or math.isnan(x) else f"{100 * x:.0f}%"
+
+
+def statement(rv: RunValidity) -> str:
+    """One plain sentence (or two) on what the run's validity rests on."""
+    f = rv.figures
+    calibration = rv.calibration.get(CALIBRATION_ACCURACY)
+    calib = f"; its accuracy on the calibration controls was {_pct(calibration)}" if calibration is not None else ""
+    if f.judge_alone:
+        if not f.judged:
+            return (f"Validity rests on the string checks alone: no judge and no human review "
+                    f"({f.judged_n} accepted cases).")
+        return (f"Validity is the judge's alone: no human review of this run. The judge accepted "
+                f"{f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)}){calib}.")
+    annotators = len(rv.inputs.annotators)
+    text = (f"{f.reviewed_n} reviewed case(s) by {annotators} annotator(s): {_pct(f.human_valid_rate)} valid by "
+            f"human majority.")
+    ppi, classical = f.accepted_valid_ppi, f.accepted_valid_classical
+    if ppi is not None and ppi.defined:
+        text += (f" Valid share of the {ppi.n_population} accepted cases: {_pct(ppi.estimate)} "
+                 f"[{_pct(ppi.low)}, {_pct(ppi.high)}] (prediction-powered; humans alone: "
+                 f"[{_pct(classical.low)}, {_pct(classical.high)}]).")
+    elif ppi is not None:
+        text += f" Valid share of accepted cases: not identified ({ppi.note})."
+    return text
+
+
+def _row(figure: str, est: Estimate | None, **extra: Any) -> dict[str, Any]:
+    if est is None:
+        return {"figure": figure, "estimate": None, "low": None, "high": None, "n": None, "note": ""}
+    return {"figure": figure, "estimate": est.estimate, "low": est.low, "high": est.high,
+            "n": est.n_labelled, "note": est.note, **extra}
+
+
+def validity_rows(rv: RunValidity) -> list[dict[str, Any]]:
+    """Rows {figure, estimate, low, high, n, note}; n is the number of reviewed cases used."""
+    f = rv.figures
+    rows = [{"figure": "judge acceptance (judged cases)" if f.judged else "accepted cases",
+             "estimate": f.judge_acceptance if f.judged else None, "low": None, "high": None, "n": f.judged_n,
+             "note": ""}]
+    if CALIBRATION_ACCURACY in rv.calibration:
+        rows.append({"figure": "judge accuracy on calibration controls",
+                     "estimate": rv.calibration[CALIBRATION_ACCURACY], "low": None, "high": None,
+                     "n": rv.calibration.get("judge_calibration.n"), "note": ""})
+    if f.judge_alone:
+        return rows
+    rows.append({"figure": "human-valid share of the reviewed sample (Wilson)", "estimate": f.human_valid_rate,
+                 "low": f.human_valid_low, "high": f.human_valid_high, "n": f.reviewed_n,
+                 "note": f"{f.undecided_n} without a majority" if f.undecided_n else ""})
+    if f.judged:
+        rows.append(_row("judge precision (stratum-weighted)", f.judge_precision))
+        rows.append(_row("judge recall (stratum-weighted)", f.judge_recall))
+        rows.append(_row("judge Cohen's kappa (stratum-weighted)", f.judge_kappa))
+    rows.append(_row("valid share of accepted cases — prediction-powered", f.accepted_valid_ppi))
+    rows.append(_row("valid share of accepted cases — humans only", f.accepted_valid_classical))
+    for key, pair in f.attack_success.items():
+        rows.append(_row(f"attack success on valid cases, {key} — prediction-powered", pair["ppi"]))
+        rows.append(_row(f"attack success on valid cases, {key} — humans only", pair["classical"]))
+    return rows
+
+
+def _fmt(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def rich_table(rv: RunValidity):
+    from rich.table import Table
+
+    table = Table(title=f"validity — {rv.run_id}")
+    for column, justify in (("figure", "left"), ("estimate", "right"), ("95% CI", "right"), ("n", "right"),
+                            ("note", "left")):
+        table.add_column(column, justify=justify)
+    for row in validity_rows(rv):
+        ci = "—" if row["low"] is None or math.isnan(row["low"]) else f"[{row['low']:.3f}, {row['high']:.3f}]"
+        table.add_row(row["figure"], _fmt(row["estimate"]), ci, _fmt(row["n"]), row.get("note") or "")
+    return table
+
+
+def report_section(rv: RunValidity) -> dict[str, Any]:
+    """What `experiments.report.write_report(validity=...)` shows: plain data, escaped there."""
+    return {"run_id": rv.run_id, "statement": statement(rv), "rows": validity_rows(rv), "notes": rv.notes}
