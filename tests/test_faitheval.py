@@ -2,7 +2,7 @@ import dspy
 
 from experiments.config import LMConfig
 from experiments.lm_registry import ResolvedLM
-from experiments.validation import calibration_metrics, control_cases, judge_record
+from experiments.validation import judge_record
 from programs.faitheval import Counterfactual, Inconsistent, Unanswerable, counterfactual_checks
 from programs.judge import SKIPPED, CaseJudge, judge_status
 
@@ -121,45 +121,16 @@ def test_only_if_is_not_asked_when_if_fails():
     assert judged["judge"]["only_if_reason"] == SKIPPED and len(judge_lm.history) == 1
 
 
-def test_calibration_controls_and_accuracy():
-    examples = [dspy.Example(id=str(i), question=f"q{i}", context=f"Fact {i}: the answer is word{i}.",
-                             answers=[f"word{i}"]) for i in range(5)]
-    controls = control_cases(examples, 3, seed=0)
-    assert [c["condition"] for c in controls[:3]] == ["gold_answer", "other_answer", "original_as_unanswerable"]
-    assert all(c["answers"][0] not in c["context"] for c in controls if c["condition"] == "other_answer")
-    # a judge that accepts everything is right only on the gold controls
-    judged = [{**c, "status": "accepted"} for c in controls]
-    metrics = calibration_metrics(judged)
-    assert metrics["judge_calibration.gold_answer.accuracy"] == 1.0
-    assert metrics["judge_calibration.other_answer.accuracy"] == 0.0
-    assert abs(metrics["judge_calibration.accuracy"] - 1 / 3) < 1e-9
-
-
-def test_every_run_is_calibrated_on_the_first_cases_of_the_calibration_task():
-    """Comparable judge accuracy across runs, and a calibration run's cached calls serve them all."""
+def test_every_run_is_calibrated_on_the_held_out_cases_of_the_calibration_study():
+    """Comparable judge accuracy across runs, never on the half its parameters were fitted on, and the
+    study's cached calls serve every run's calibration."""
     from experiments.config import load_config
+    from experiments.judging.controls import calibration_seeds, control_cases, controls_for, other_answer_pool
     from experiments.runner import load_data
     from experiments.tasks.judge_calibration import JudgeCalibrationTask
-    from experiments.validation import calibration_seeds, controls_for, other_answer_pool
 
     task = JudgeCalibrationTask({"judge": None})
-    seeds = load_data(load_config("experiments/configs/judge_calibration.yaml")).examples[:3]
-    from_task = [c for e in seeds for c in controls_for(e, task.pool, task.options.seed)]
-    in_runs = control_cases(calibration_seeds("nq"), 3, pool=other_answer_pool("nq"))
-    assert len(in_runs) == 9 and in_runs == from_task
-
-
-
-def test_a_judge_that_rejects_everything_warns_although_its_overall_accuracy_is_two_thirds(caplog):
-    from experiments.validation import calibrate
-
-    replies = [{"reason": "not stated", "verdict": "no"}, {"reason": "not stated", "verdict": "no"},
-               {"reason": "the context says", "verdict": "answerable"}] * 4
-    judge_lm = dspy.utils.DummyLM(replies, adapter=dspy.JSONAdapter())
-    resolved = ResolvedLM("judge", LMConfig(name="dummy/judge"), judge_lm, None)
-    with caplog.at_level("WARNING"):
-        metrics = calibrate(resolved, CaseJudge(), 4, min_accuracy=0.6)
-    assert abs(metrics["judge_calibration.accuracy"] - 2 / 3) < 1e-9
-    assert metrics["judge_calibration.worst_condition_accuracy"] == 0.0
-    warnings = [r.getMessage() for r in caplog.records if "BELOW THRESHOLD" in r.getMessage()]
-    assert len(warnings) == 1 and "gold_answer" in warnings[0]
+    seeds = load_data(load_config("experiments/configs/judge_calibration.yaml")).examples[:12]
+    from_study = [c for e in seeds for c in controls_for(e, task.pool, task.options.seed) if c["half"] == "held_out"]
+    in_runs = control_cases(calibration_seeds("nq"), 2, pool=other_answer_pool("nq"), half="held_out")
+    assert len(in_runs) == 10 and all(c in from_study for c in in_runs)

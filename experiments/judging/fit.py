@@ -54,9 +54,13 @@ def fit_threshold(rows: list[dict], scores: list[float | None], kind: str) -> fl
     values = sorted({s for r, s in zip(rows, scores, strict=True) if s is not None and KIND[r["condition"]] == kind})
     if not values:
         return 0.5
-    candidates = [values[0] - 1e-9] + [(a + b) / 2 for a, b in zip(values, values[1:], strict=False)] + [values[-1] + 1e-9]
-    best = max(candidates, key=lambda t: (*_objective(condition_accuracy(rows, scores, {kind: t, **_other(kind)}), kind),
-                                          -abs(t - 0.5)))
+    midpoints = [(a + b) / 2 for a, b in zip(values, values[1:], strict=False)]
+    candidates = [values[0] - 1e-9, *midpoints, values[-1] + 1e-9]
+
+    def objective(t: float) -> tuple[float, float, float]:
+        return (*_objective(condition_accuracy(rows, scores, {kind: t, **_other(kind)}), kind), -abs(t - 0.5))
+
+    best = max(candidates, key=objective)
     return float(best)
 
 
@@ -113,7 +117,8 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
             thresholds = {k: 0.5 for k in KINDS}  # the argmax verdicts: P(valid) ≥ 0.5 only when both say so
         else:
             thresholds = {k: fit_threshold(calibration, cal_scores, k) for k in KINDS}
-        params["thresholds"] = thresholds
+        if variant != "reasoned_as_is":
+            params["thresholds"] = thresholds
         held_scores = _scores(held_out, params)
         cal_accuracy = condition_accuracy(calibration, cal_scores, thresholds)
         held_accuracy = condition_accuracy(held_out, held_scores, thresholds)

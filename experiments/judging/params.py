@@ -21,6 +21,7 @@ logger = logging.getLogger(__name__)
 
 SHIPPED = Path(__file__).parent / "params"
 PARAMS_FILE = "judge_params.json"
+SIGNALS_FILE = "judge_signals.jsonl"
 
 
 class JudgeParamsError(ValueError):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from experiments.judging.calibration import calibration_metrics
 from experiments.judging.controls import CONDITIONS, controls_for, other_answer_pool
 from experiments.judging.fit import fit_and_measure, markdown
-from experiments.judging.params import PARAMS_FILE
+from experiments.judging.params import PARAMS_FILE, SIGNALS_FILE
 from experiments.lm_registry import ResolvedLM
 from experiments.validation import judge_record
 from programs.judge import METHODS, CaseJudge
@@ -30,14 +30,24 @@ class JudgeCalibrationTask:
         families: list[str] = Field(["checks", "extract", "reasoned"],
                                     description="signal families to collect: every method built on them is compared")
         reasoned_half: str | None = Field(None, description="collect the (slow) reasoned signals only on this half")
+        reasoned_seeds: int | None = Field(None, ge=1, description="... and only on its first N seeds")
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         self.options = options or self.Options()
         self.judge_lm = lms["judge"]
         families = tuple(self.options.families)
-        self.judge = CaseJudge({"method": "checks" if "checks" in families else "reasoned"}, collect=families)
-        self.cheap_judge = CaseJudge({"method": "checks"}, collect=tuple(f for f in families if f != "reasoned"))
+        cheap = tuple(f for f in families if f != "reasoned")
+        self.judge = CaseJudge({"method": cheap[0] if cheap else "reasoned"}, collect=families)
+        self.cheap_judge = CaseJudge({"method": cheap[0] if cheap else "reasoned"}, collect=cheap)
         self.pool = other_answer_pool()
+        self._reasoned_ids: set[str] = set()
+
+    def prepare(self, examples: list, run_dir) -> None:
+        """Which seeds get the reasoned signals: fixed by the seed list, not by the order cases finish."""
+        from experiments.judging.controls import half_of
+
+        wanted = [e.id for e in examples if not self.options.reasoned_half or half_of(e.id) == self.options.reasoned_half]
+        self._reasoned_ids = set(wanted[: self.options.reasoned_seeds] if self.options.reasoned_seeds else wanted)
 
     def programs(self) -> dict[str, dspy.Module]:
         return {"judge": self.judge}
@@ -46,7 +56,7 @@ class JudgeCalibrationTask:
         records = []
         for control in controls_for(example, self.pool, self.options.seed):
             judge = self.judge
-            if self.options.reasoned_half and control["half"] != self.options.reasoned_half:
+            if example.id not in self._reasoned_ids:
                 judge = self.cheap_judge
             records.append(judge_record(self.judge_lm, judge, control))
         return records
@@ -71,6 +81,12 @@ class JudgeCalibrationTask:
                    "params": fitted.get("params"), "controls": fitted.get("controls"),
                    "methods": fitted.get("results"), "methods_known": list(METHODS)}
         (out_dir.parent / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
+        # What the fit rests on, without the contexts: enough to refit or audit with no LM call.
+        with open(out_dir.parent / SIGNALS_FILE, "w") as handle:
+            for r in controls:
+                handle.write(json.dumps({k: r.get(k) for k in ("id", "seed_id", "condition", "half", "expected_valid")}
+                                        | {"judge": {"signals": r["judge"].get("signals"),
+                                                     "reason": r["judge"].get("if_reason")}}) + "\n")
         (out_dir / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
         (out_dir / "judge_methods.md").write_text(markdown(fitted) + "\n")
         return out_dir / "judge_methods.md"

@@ -1,0 +1,265 @@
+"""The judge's methods, its control cases, the fitting of its parameters and their resolution."""
+
+import ctypes
+import json
+import math
+
+import dspy
+import numpy as np
+import pytest
+
+from experiments import llama_engine
+from experiments.config import LMConfig
+from experiments.judging import controls as ctl
+from experiments.judging.calibration import calibrate, calibration_metrics
+from experiments.judging.fit import auc, fit_and_measure, fit_threshold, markdown
+from experiments.judging.params import JudgeParamsError, describe, make_judge, resolve_params
+from experiments.lm_registry import ResolvedLM
+from experiments.validation import judge_record
+from programs.judge import CaseJudge, extraction_signals, score, verdict_probability
+
+CONTEXT = ("The Eiffel Tower was finished in 1889 . It stands in Paris on the Champ de Mars . "
+           "Millions of people visit it every year , and it was the tallest structure in the world until 1930 .")
+
+
+def _example(i, question, context, answer):
+    return dspy.Example(id=f"s{i}", question=question, context=context, answers=[answer])
+
+
+# -- verdict probabilities -----------------------------------------------------------------------
+
+
+def test_verdict_probability_from_provider_style_token_logprobs():
+    logprobs = {"content": [
+        {"token": '{"', "logprob": -0.01, "top_logprobs": []},
+        {"token": "verdict", "logprob": -0.01, "top_logprobs": []},
+        {"token": ' "', "logprob": -0.01, "top_logprobs": []},
+        {"token": "yes", "logprob": math.log(0.6), "top_logprobs": [
+            {"token": "yes", "logprob": math.log(0.6)}, {"token": "no", "logprob": math.log(0.2)},
+            {"token": "Yes", "logprob": math.log(0.1)}, {"token": "maybe", "logprob": math.log(0.1)}]},
+    ]}
+    assert verdict_probability(logprobs, ("yes", "no")) == pytest.approx(0.7 / 0.9)
+    # a key missing from the top list counts as at most half the least likely listed token
+    only_yes = {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": [
+        {"token": "yes", "logprob": math.log(0.9)}, {"token": "sure", "logprob": math.log(0.1)}]}]}
+    assert verdict_probability(only_yes, ("yes", "no")) == pytest.approx(0.9 / 0.95)
+    assert verdict_probability(None, ("yes", "no")) is None
+    multi = {"content": [{"token": "other", "logprob": -0.2, "top_logprobs": [
+        {"token": "only", "logprob": math.log(0.25)}, {"token": "other", "logprob": math.log(0.75)}]}]}
+    assert verdict_probability(multi, ("only_expected", "other_answer_supported")) == pytest.approx(0.25)
+
+
+class _ScoringLlama:
+    """Just enough of llama_cpp.Llama for choice_logprobs: a character tokenizer and set logits."""
+
+    def __init__(self, prompt, logits):
+        self.input_ids = np.array([ord(c) for c in prompt] + [0] * 64, dtype=np.intc)
+        self.n_tokens = len(prompt)
+        self.evaluated = []
+        self._logits = np.array(logits, dtype=np.float32)
+        self._ctx = self
+
+    def tokenize(self, data, add_bos=False, special=False):
+        return [ord(c) for c in data.decode()]
+
+    def n_vocab(self):
+        return len(self._logits)
+
+    def eval(self, tokens):
+        self.evaluated.append(list(tokens))
+        self.n_tokens += len(tokens)
+
+    def get_logits_ith(self, i):
+        return self._logits.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+def test_engine_reads_the_choice_distribution_at_the_value_position():
+    logits = np.full(256, -50.0)
+    logits[ord("y")], logits[ord("n")] = 2.0, 0.0
+    llama = _ScoringLlama("PROMPT", logits)
+    schema = {"properties": {"reason": {"type": "string"}, "verdict": {"enum": ["yes", "no"], "type": "string"}}}
+    text = '{"reason": "it says so", "verdict": "yes"}'
+    [entry] = llama_engine.choice_logprobs(llama, len("PROMPT"), text, schema)
+    # only the generated text up to the value's opening quote is evaluated again
+    assert "".join(map(chr, llama.evaluated[0])) == '{"reason": "it says so", "verdict": "'
+    probs = {top.token: math.exp(top.logprob) for top in entry.top}
+    assert entry.token == "yes" and probs["yes"] == pytest.approx(math.exp(2) / (math.exp(2) + 1), rel=1e-4)
+    assert llama_engine.enum_fields(schema) == {"verdict": ("yes", "no")}
+    assert llama_engine.choice_logprobs(llama, 6, '{"reason": "cut off', schema) is None
+
+
+# -- extraction and scores -----------------------------------------------------------------------
+
+
+def test_extraction_signals_compare_in_code_and_ignore_answers_not_in_the_context():
+    assert extraction_signals(["1889"], CONTEXT, "1889", None) == {
+        "e_any": 1.0, "e_support": 1.0, "e_other": 0.0, "e_original": 0.0}
+    two = extraction_signals(["1889", "in 1930"], CONTEXT, "1889", None)
+    assert two["e_support"] == 1.0 and two["e_other"] == 1.0
+    # "1887" is nowhere in the context: answered from memory, not read off it
+    assert extraction_signals(["1887"], CONTEXT, "1889", None)["e_any"] == 0.0
+    assert extraction_signals(["1889"], CONTEXT, "unknown", "1889")["e_original"] == 1.0
+
+
+def test_scores_per_method_and_missing_signals():
+    assert score("answer", {"e_support": 1.0, "e_other": 0.0}, {"method": "extract"}) == 1.0
+    assert score("answer", {"e_support": 1.0, "e_other": 1.0}, {"method": "extract"}) == 0.5
+    assert score("unanswerable", {"e_any": 1.0, "e_original": 1.0}, {"method": "extract"}) == 0.0
+    assert score("answer", {"p_support": 0.9, "p_other": 0.5}, {"method": "checks"}) == pytest.approx(0.45)
+    assert score("answer", {"r_support": 0.9}, {"method": "reasoned"}) == 0.0  # only-if never asked: invalid
+    assert score("answer", {}, {"method": "checks"}) is None
+    stacked = {"method": "stacked", "weights": {"answer": [0.0, 2.0, -2.0, 0.0, 0.0]}}
+    assert score("answer", {"p_support": 1.0, "p_other": 0.0, "e_support": 0, "e_other": 0}, stacked) > 0.8
+    with pytest.raises(ValueError, match="unknown judge method"):
+        CaseJudge({"method": "vibes"})
+
+
+def _resolved(lm):
+    return ResolvedLM("judge", LMConfig(name="dummy/judge"), lm, None)
+
+
+def test_extract_judge_end_to_end_with_a_scripted_lm():
+    lm = dspy.utils.DummyLM([{"answers": ["1889", "1930"]}, {"answers": ["1889"]}], adapter=dspy.JSONAdapter())
+    judge = CaseJudge({"method": "extract", "thresholds": {"answer": 0.75, "unanswerable": 0.75}})
+    record = {"id": "x", "question": "when was the tower finished", "context": CONTEXT, "answers": ["1889"],
+              "status": "accepted"}
+    two = judge_record(_resolved(lm), judge, record)
+    assert two["status"] == "rejected:judge_only_if" and two["judge"]["p_valid"] == 0.5
+    assert two["judge"]["method"] == "extract" and "1930" in two["judge"]["if_reason"]
+    one = judge_record(_resolved(lm), judge, {**record, "context": CONTEXT + " "})
+    assert one["status"] == "accepted" and one["judge"]["signals"]["e_other"] == 0.0
+    unparsed = judge_record(_resolved(dspy.utils.DummyLM([{"nothing": 1}] * 3, adapter=dspy.JSONAdapter())),
+                            judge, record)
+    assert unparsed["status"] == "error:judge_unparsed"
+
+
+# -- controls ------------------------------------------------------------------------------------
+
+
+def test_controls_cover_five_conditions_with_known_verdicts():
+    pool = [_example(i, "when did the war end", f"Some text {i} .", str(1800 + i)) for i in range(20)]
+    example = _example(99, "when was the eiffel tower finished", CONTEXT, "1889")
+    controls = {c["condition"]: c for c in ctl.controls_for(example, pool)}
+    assert set(controls) == set(ctl.CONDITIONS)
+    two = controls["two_answers"]
+    assert two["answers"] == ["1889"] and not two["expected_valid"]
+    other_year = [y for y in (str(1800 + i) for i in range(20)) if y in two["context"]]
+    assert len(other_year) == 1 and "1889" in two["context"]
+    removed = controls["answer_removed"]
+    assert "1889" not in removed["context"] and removed["expected_valid"] and removed["judge_kind"] == "unanswerable"
+    assert controls["other_answer"]["answers"][0] not in CONTEXT and not controls["other_answer"]["expected_valid"]
+    assert {c["half"] for c in controls.values()} == {ctl.half_of("s99")}
+    # "when" needs a date-like answer: a name never stands in for a year
+    assert ctl._same_type_answers(example, [_example(1, "who built it", "x", "Gustave Eiffel")]) == []
+
+
+def test_calibration_seeds_are_disjoint_from_what_generation_configs_perturb():
+    from experiments.config import load_config
+    from experiments.runner import load_data
+
+    seeds = ctl.calibration_seeds("nq")
+    generated = load_data(load_config("experiments/configs/nq_answer_swap.yaml", {"data.limit": 200})).examples
+    assert not {e.id for e in seeds} & {e.id for e in generated}
+    study = load_data(load_config("experiments/configs/judge_calibration.yaml")).examples
+    assert [e.id for e in study[:5]] == [e.id for e in seeds[:5]]
+    halves = [ctl.half_of(e.id) for e in seeds[:200]]
+    assert 70 < halves.count("held_out") < 130
+    held = ctl.control_cases(seeds, 3, pool=ctl.other_answer_pool("nq"), half="held_out")
+    assert {c["half"] for c in held} == {"held_out"}
+    assert all(sum(c["condition"] == k for c in held) == 3 for k in ctl.CONDITIONS)
+
+
+# -- fitting -------------------------------------------------------------------------------------
+
+
+def _control(i, condition, half, **signals):
+    return {"id": f"{i}:{condition}", "condition": condition, "half": half, "expected_valid": ctl.VALID[condition],
+            "judge": {"signals": signals}}
+
+
+def _study():
+    """Extraction separates every condition; reasoned rejects half of the gold controls."""
+    rows = []
+    for i in range(40):
+        half = "calibration" if i % 2 else "held_out"
+        reason_only = 0.9 if i % 4 < 2 else 0.1
+        rows += [
+            _control(i, "gold_answer", half, e_support=1, e_other=0, e_any=1, e_original=1, r_support=0.95,
+                     r_only=reason_only),
+            _control(i, "other_answer", half, e_support=0, e_other=1, e_any=1, e_original=0, r_support=0.05),
+            _control(i, "two_answers", half, e_support=1, e_other=1, e_any=1, e_original=1, r_support=0.9,
+                     r_only=0.2),
+            _control(i, "answer_removed", half, e_any=i % 3 == 0, e_original=0, e_support=0, e_other=0,
+                     r_answerable=0.2, r_support_original=0.1),
+            _control(i, "original_as_unanswerable", half, e_any=1, e_original=1, e_support=0, e_other=1,
+                     r_answerable=0.6, r_support_original=0.8),
+        ]
+    return rows
+
+
+def test_fit_chooses_on_the_calibration_half_and_reports_the_held_out_half():
+    fitted = fit_and_measure(_study())
+    assert fitted["chosen"] == "extract"
+    extract = fitted["results"]["extract"]
+    assert all(a["accuracy"] == 1.0 for a in extract["held_out"].values())
+    assert extract["params"]["thresholds"]["answer"] == pytest.approx(0.75)
+    as_is = fitted["results"]["reasoned_as_is"]
+    assert as_is["held_out"]["gold_answer"]["accuracy"] == 0.5 and "thresholds" not in as_is["params"]
+    assert extract["auc"]["gold_answer_vs_two_answers"] == 1.0
+    assert "checks" not in fitted["results"]  # no checks signals were collected
+    table = markdown(fitted)
+    assert "**(chosen)**" in table and table.count("\n") == 1 + len(fitted["results"])
+
+
+def test_threshold_maximises_the_worst_condition_not_the_overall_accuracy():
+    rows = [_control(i, "gold_answer", "calibration") for i in range(4)] + \
+           [_control(i, c, "calibration") for i in range(10) for c in ("other_answer", "two_answers")]
+    scores = [0.6] * 4 + [0.1, 0.7] * 10
+    # overall accuracy prefers rejecting everything above 0.65; the worst condition needs 0.55
+    assert fit_threshold(rows, scores, "answer") == pytest.approx(0.35)
+    assert auc(rows, scores, "gold_answer", "other_answer") == 1.0
+    assert auc(rows, scores, "gold_answer", "two_answers") == 0.0
+
+
+def test_calibration_metrics_per_condition_and_warning(caplog):
+    controls = ctl.control_cases(ctl.calibration_seeds("nq"), 2, pool=ctl.other_answer_pool("nq"), half="held_out")
+    judged = [{**c, "status": "accepted"} for c in controls]
+    metrics = calibration_metrics(judged)
+    assert metrics["judge_calibration.gold_answer.accuracy"] == 1.0
+    assert metrics["judge_calibration.two_answers.accuracy"] == 0.0
+    assert metrics["judge_calibration.worst_condition_accuracy"] == 0.0
+    lm = dspy.utils.DummyLM([{"answers": []}] * 40, adapter=dspy.JSONAdapter())
+    with caplog.at_level("WARNING"):
+        result = calibrate(_resolved(lm), CaseJudge({"method": "extract"}), 2, min_accuracy=0.7, progress=False)
+    # a judge that reads no answer anywhere: unanswerable looks valid everywhere, answers never do
+    assert result["judge_calibration.answer_removed.accuracy"] == 1.0
+    assert result["judge_calibration.gold_answer.accuracy"] == 0.0
+    assert any("gold_answer" in r.getMessage() for r in caplog.records if "BELOW THRESHOLD" in r.getMessage())
+
+
+# -- parameters ----------------------------------------------------------------------------------
+
+
+def test_params_resolution(tmp_path, monkeypatch):
+    from experiments.judging import params as params_module
+    from experiments.lm_registry import build_lm
+
+    local = build_lm(LMConfig(name="qwen2.5-1.5b"), "judge")
+    fitted = {"judge": {"file_sha256": local.identity()["file_sha256"]},
+              "params": {"method": "extract", "thresholds": {"answer": 0.75, "unanswerable": 0.25}}}
+    monkeypatch.setattr(params_module, "SHIPPED", tmp_path / "experiments" / "judging" / "params")
+    params_module.SHIPPED.mkdir(parents=True)
+    (params_module.SHIPPED / "qwen2.5-1.5b.json").write_text(json.dumps(fitted))
+    auto = resolve_params(local, "auto")
+    assert auto["method"] == "extract" and auto["source"].endswith("qwen2.5-1.5b.json")
+    assert make_judge(local).method == "extract" and make_judge(local, "reasoned").method == "reasoned"
+    (params_module.SHIPPED / "qwen2.5-1.5b.json").write_text(json.dumps({**fitted, "judge": {"file_sha256": "0" * 64}}))
+    assert resolve_params(local, "auto")["method"] == "reasoned"  # fitted for another file: not used
+    assert resolve_params(_resolved(None), "auto")["method"] == "reasoned"  # no shipped params for this judge
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"params": {"method": "vibes"}}))
+    with pytest.raises(JudgeParamsError, match="params.method"):
+        resolve_params(local, str(bad))
+    with pytest.raises(JudgeParamsError, match="no such"):
+        resolve_params(local, str(tmp_path / "missing.json"))
+    assert describe(auto)["judge.threshold.answer"] == 0.75 and describe(auto)["judge.method"] == "extract"
