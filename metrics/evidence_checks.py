@@ -33,7 +33,7 @@ written writes writer start started starts last won win wins winner sing sang su
 take took taken located location place places call called mean means meaning get got made make makes year years
 episode episodes original series end ended type types show shows used use uses book books found founded become
 became part parts number term kind form live lives go goes went day days voice air aired star stars game games
-me my your us our new two people person
+me my your us our new two people person born birth birthday die died dies death
 """.split())
 
 
@@ -45,6 +45,12 @@ def subject_words(question: str) -> set[str]:
 def carries_subject(text: str, question: str) -> bool:
     wanted = subject_words(question)
     return not wanted or bool(wanted & content_stems(text))
+
+
+def about_subject(text: str, question: str) -> bool:
+    """Stricter than `carries_subject`, for background: two subject words (all, when there are fewer)."""
+    wanted = subject_words(question)
+    return len(wanted & content_stems(text)) >= min(2, len(wanted))
 
 
 _PRONOUN_OPENING = re.compile(
@@ -81,12 +87,15 @@ def competing_candidates(passage: str, question: str, answers: list[str]) -> lis
     answer_units = [u for a in answers for u in units_of(a) if u.kind != "word"]
     found: list[str] = []
     if kind == "date":
-        for unit in units_of(passage):
-            is_date = unit.kind == "date" or (unit.kind == "num" and unit.style == "digits"
-                                              and unit.value == unit.value.to_integral_value()
-                                              and 1000 <= unit.value <= 2100)
-            if is_date and not _is_answer_value(unit, answer_units):
-                found.append(passage[unit.start:unit.end])
+        for sentence in _sentences(passage):
+            if not about_subject(sentence, question):
+                continue
+            for unit in units_of(sentence):
+                is_date = unit.kind == "date" or (unit.kind == "num" and unit.style == "digits"
+                                                  and unit.value == unit.value.to_integral_value()
+                                                  and 1000 <= unit.value <= 2100)
+                if is_date and not _is_answer_value(unit, answer_units):
+                    found.append(sentence[unit.start:unit.end])
         return found
     if kind == "number":
         question_words = content_stems(question)
@@ -102,7 +111,7 @@ def competing_candidates(passage: str, question: str, answers: list[str]) -> lis
     if kind == "name":
         own = {normalize_answer(w) for a in answers for w in a.split()} | content_stems(question)
         for sentence in _sentences(passage):
-            if not carries_subject(sentence, question):
+            if not about_subject(sentence, question):
                 continue
             answer_spans = [(f.start, f.end) for a in answers for f in find_forms(sentence, a)]
             for m in _CAPITALISED.finditer(sentence):
