@@ -10,10 +10,9 @@ background sentences in code, and the record says which merge was used.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import dspy
-
-from dataclasses import dataclass
 
 from metrics.checks import mentions, mentions_any_form
 from metrics.evidence_checks import carries_subject, competing_candidates, opens_with_pronoun

@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from metrics.checks import content_stems, mentions_any_form, old_name_part_left  # noqa: E402
 from metrics.evidence_checks import competing_candidates  # noqa: E402
-from metrics.surface_forms import answer_kind, find_forms, single_value, units_of  # noqa: E402
+from metrics.surface_forms import answer_kind, find_forms, single_value  # noqa: E402
+from programs.answer_swap import proposal_problem  # noqa: E402
 from programs.span_edit import replace_forms  # noqa: E402
 
 
@@ -44,10 +45,12 @@ def fake_proposal(answer: str) -> str | None:
     if kind == "date" and value is not None:
         if value.kind == "date":
             y, m, d = value.value
+            if y is None:  # a day of the year: move it a month on
+                m = m % 12 + 1
             parts = [calendar_name(m)] if m else []
             if d:
                 parts.append(str(min(d, 28)))
-            return " ".join(parts) + (f", {(y or 2000) + 1}" if y else "")
+            return " ".join(parts) + (f", {y + 1}" if y else "")
         return str(int(value.value) + 1)
     if kind == "number" and value is not None and value.kind == "num":
         return str(value.value + 1)
@@ -76,8 +79,8 @@ def measure_swaps(data: list[dict]) -> dict:
         if old_name_part_left(context, answers):
             counts["name_part_outside_full_answer"] += 1
         proposal = fake_proposal(answers[0])
-        if proposal is None:
-            continue
+        if proposal is None or proposal_problem(proposal, answers) is not None:
+            continue  # the program refuses such proposals before editing (e.g. another gold alias)
         counts["simulated_swaps"] += 1
         counts[f"simulated_swaps:{kind}"] += 1
         edit = replace_forms(context, answers, proposal)
@@ -179,6 +182,9 @@ def main() -> None:
     args = parser.parse_args()
     data = rows(ROOT / "data" / "nq.jsonl.gz", args.rows)
     report = {"speed": measure_speed(data[:2000]), "swap": measure_swaps(data)}
+    if args.enrich_rows == 0:
+        json.dump(report, sys.stdout, indent=2)
+        return
     passages = rows(ROOT / "data" / "wiki_passages.jsonl.gz", 10**9)
     report["enrich"] = measure_enrich(data[: args.enrich_rows], passages)
     json.dump(report, sys.stdout, indent=2)

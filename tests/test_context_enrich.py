@@ -119,7 +119,8 @@ def test_victor_emmanuel_sentence_is_beyond_a_cheap_check():
     subject word) lets it through; the judge must catch it."""
     evidence = ("Victor Emmanuel II ( Vittorio Emanuele Maria Alberto Eugenio Ferdinando Tommaso di Savoia ; 14 March "
                 "1820 -- 9 January 1878 ) was King of Sardinia from 1849 until 17 March 1861 . At that point , he "
-                "assumed the title of King of Italy and became the first king of a united Italy since the 6th century .")
+                "assumed the title of King of Italy and became the first king of a united Italy since the 6th "
+                "century .")
     question = "who was named king of italy in 1861"
     kept = kept_evidence(evidence, "", question, ["Victor Emmanuel II"], 0)
     assert kept.problem is None and "Italy" not in kept.text  # not caught: documented limitation
@@ -129,8 +130,10 @@ def test_victor_emmanuel_sentence_is_beyond_a_cheap_check():
 # --- retrieved background that offers another answer of the same type ---------------------------
 
 def test_competing_candidates_by_answer_type():
-    assert competing_candidates("A tunnel opened on 3 June 1992 nearby.", "when did the bridge open", ["1932"]) == [
-        "3 June 1992"]
+    q = "when did the bridge open"
+    assert competing_candidates("A second bridge opened on 3 June 1992 nearby.", q, ["1932"]) == ["3 June 1992"]
+    # Scoped to sentences about the question's subject (two subject words): a tunnel is not the bridge.
+    assert competing_candidates("A tunnel opened in 1992 .", q, ["1932"]) == []
     assert competing_candidates("The bridge opened in 1932 .", "when did the bridge open", ["1932"]) == []
     # a number beside a question word
     q = "how many episodes are in season 3 of the show"
@@ -145,7 +148,7 @@ def test_competing_candidates_by_answer_type():
 
 
 def test_background_passages_offering_another_answer_are_replaced_by_the_next():
-    hits = [Hit("p0", "A", "The harbour tunnel opened in 1992 ."), Hit("p1", "B", "Ferries are green ."),
+    hits = [Hit("p0", "A", "The harbour bridge opened in 1992 ."), Hit("p1", "B", "Ferries are green ."),
             Hit("p2", "C", "Bridges are tall ."), Hit("p3", "D", "Trains are fast .")]
     kept, skipped = clean_passages(hits, "when did the bridge open", ["1932"], 2)
     assert [h.id for h in kept] == ["p1", "p2"] and [h.id for h in skipped] == ["p0"]

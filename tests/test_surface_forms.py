@@ -3,6 +3,7 @@
 Regression fixtures are written by hand from issue 11's text (cases found by reading accepted runs).
 """
 
+import datetime
 import re
 
 import pytest
@@ -164,7 +165,7 @@ def test_proposal_overlapping_the_old_answer(proposal, gold, overlaps):
 # ------------------------------------------------------------------------------ properties
 
 _WORDS = st.sampled_from(["the", "river", "was", "built", "in", "a", "town", "and", "it", "rained", "Paris", ","])
-_DATES = st.dates(min_value=__import__("datetime").date(1800, 1, 1), max_value=__import__("datetime").date(2099, 12, 28))
+_DATES = st.dates(min_value=datetime.date(1800, 1, 1), max_value=datetime.date(2099, 12, 28))
 _STYLES = [lambda d: f"{d:%B} {d.day} , {d.year}", lambda d: f"{d.day} {d:%B} {d.year}",
            lambda d: f"( {d.year} - {d.month:02d} - {d.day:02d} )", lambda d: f"{d:%B} {d.day}, {d.year}"]
 
