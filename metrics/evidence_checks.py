@@ -19,10 +19,10 @@ A background *competes* with the answer when it holds another candidate of the a
 - a name answer: another capitalised name in a sentence about the subject.
 Other answers (common-noun phrases) are not checked: no cheap rule says what a competitor looks like.
 Scoping dates and names to sentences about the subject is a measured choice: over the passages a
-lexical retriever returns for 500 NQ questions, "any other year" flagged 83% of the passages of date
-questions and "a name beside one subject word" 82% for name questions, which left most copies with no
-background at all; scoped, 16% and 34% are skipped (numbers: 52%) and 1.4% of copies run out of clean
-passages among the 4k fetched (scripts/measure_surface_checks.py).
+lexical retriever returns for NQ questions, "any other date" flagged 83% of the passages of date
+questions and "a name in a sentence with one subject word" 82% for name questions (first 30
+questions); scoped, 16% and 34% are skipped (numbers: 52%) and 1.4% of copies run out of clean
+passages among the 4k fetched (first 500 questions; scripts/measure_surface_checks.py).
 """
 
 from __future__ import annotations
