@@ -10,8 +10,9 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from .normalize import answer_tokens
+from .normalize import answer_tokens, normalize_answer
 from .qa import _contains_run
+from .surface_forms import date_parts, distinctive_word, find_forms, mentions_in_any_form, name_part_left
 
 _DIGITS = re.compile(r"\d")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -27,9 +28,68 @@ def mentions_any(text: str, answers: Iterable[str]) -> bool:
     return any(_contains_run(tokens, answer_tokens(a)) for a in answers)
 
 
+def mentions_any_form(text: str, answers: str | Iterable[str]) -> bool:
+    """Any answer occurs in the text in any form a reader recognises: its own spelling, another
+    spelling of its date or number (`metrics.surface_forms`)."""
+    return mentions_in_any_form(text, answers)
+
+
+def old_name_part_left(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+    """Distinctive words of multi-word old answers ("Lincoln", "Gupta", "Won") still standing in the
+    text outside full forms of the answers in `keep` (the new answer, which may share none of them)."""
+    ignore = [(f.start, f.end) for k in keep for f in find_forms(text, k)]
+    return [f.text for a in answers for f in name_part_left(text, a, ignore)]
+
+
+# Proposals that stand for "some answer" rather than being one. Compared after normalisation (so
+# "N/A" is "na", "Person A" is "person a"); the pattern catches "Person B", "Company X", "City Y".
+PLACEHOLDERS = frozenset(normalize_answer(p) for p in (
+    "John Doe", "Jane Doe", "John Smith", "Joe Bloggs", "XYZ", "ABC", "X", "Y", "Z", "Lorem ipsum", "N/A",
+    "none", "unknown", "not known", "not applicable", "no answer", "name", "placeholder", "TBD", "TBA",
+    "someone", "somebody", "something", "somewhere", "anonymous", "example", "answer", "wrong answer",
+    "[name]", "<name>", "foo", "bar", "foobar",
+))
+_PLACEHOLDER_PATTERN = re.compile(r"^(person|company|city|country|place|team|actor|author|character|player|"
+                                  r"band|singer|name|location|year|date|entity)\s+([a-z]|\d+|xyz?)$")
+
+
+def is_placeholder(proposal: str) -> bool:
+    norm = normalize_answer(proposal)
+    # Articles are dropped by normalisation ("Person A" → "person"): match the pattern on the raw words.
+    raw = " ".join(re.sub(r"[^\w\s]", " ", proposal.lower()).split())
+    return norm in PLACEHOLDERS or bool(_PLACEHOLDER_PATTERN.match(raw)) or "lorem ipsum" in norm
+
+
+def overlaps_answer(proposal: str, golds: Iterable[str]) -> bool:
+    """The proposal's content words contain, or are contained in, a gold's ("Paris" / "Paris, France"),
+    or both are names with the same distinctive word ("Gupta Empire" / "Gupta dynasty"). A region
+    that includes the original city ("Île-de-France" for "Paris") shares no word and is not caught."""
+    own = content_words(proposal)
+    head = distinctive_word(proposal) or (proposal.strip() if len(proposal.split()) == 1 else None)
+    for gold in golds:
+        theirs = content_words(gold)
+        if own and theirs and (own <= theirs or theirs <= own):
+            return True
+        gold_head = distinctive_word(gold) or (gold.strip() if len(gold.split()) == 1 else None)
+        if head and gold_head and head.casefold() == gold_head.casefold():
+            return True
+    return False
+
+
+def content_words(text: str) -> set[str]:
+    return {t for t in answer_tokens(text) if t not in _FUNCTION_WORDS}
+
+
 def same_shape(gold: str, proposal: str) -> bool:
     """A date for a date, a number for a number: digits on one side only is a visible type change."""
     return bool(_DIGITS.search(gold)) == bool(_DIGITS.search(proposal))
+
+
+def same_date_parts(gold: str, proposal: str) -> bool:
+    """A full date for a full date, a year for a year: a proposal that drops the day cannot replace the
+    old date where it is written in full."""
+    a, b = date_parts(gold), date_parts(proposal)
+    return a is None or b is None or a == b
 
 
 def similarity_outside(original: str, edited: str, removed: Iterable[str], added: Iterable[str]) -> float:

@@ -10,32 +10,61 @@ from __future__ import annotations
 import dspy
 
 from metrics import is_correct
-from metrics.checks import mentions, mentions_any, same_shape, similarity_outside
-from programs.span_edit import replace_spans
+from metrics.checks import (
+    is_placeholder,
+    mentions_any_form,
+    old_name_part_left,
+    overlaps_answer,
+    same_date_parts,
+    same_shape,
+    similarity_outside,
+)
+from programs.span_edit import EditResult, replace_forms
 from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 
-VERSION = "answer_swap/1"
+# 2: the old answer is looked for and replaced in every surface form (dates, numbers, a name's
+# distinctive word); proposals that are placeholders, overlap the old answer or already occur in the
+# question or the context are refused.
+VERSION = "answer_swap/2"
 RETRY_TEMPERATURE = 0.8
 
 
-def proposal_problem(proposal: str, golds: list[str], max_words: int = 5) -> str | None:
-    """Why a proposed wrong answer cannot be used, or None."""
+def proposal_problem(proposal: str, golds: list[str], max_words: int = 5, context: str | None = None,
+                     question: str | None = None) -> str | None:
+    """Why a proposed wrong answer cannot be used, or None. A proposal already in the context would
+    stand in the passage twice (once in the old answer's place); one in the question gives itself away."""
     if not proposal.strip():
         return "empty_proposal"
     if is_correct(proposal, golds):  # the scorer would count it right, so it is no wrong answer
         return "proposal_is_gold"
     if len(proposal.split()) > max_words:
         return "proposal_too_long"
-    if not same_shape(golds[0], proposal):
+    if not same_shape(golds[0], proposal) or not same_date_parts(golds[0], proposal):
         return "proposal_type_mismatch"
+    if is_placeholder(proposal):
+        return "proposal_placeholder"
+    if overlaps_answer(proposal, golds):
+        return "proposal_overlaps_answer"
+    if question is not None and mentions_any_form(question, [proposal]):
+        return "proposal_in_question"
+    if context is not None and mentions_any_form(context, [proposal]):
+        return "proposal_in_context"
     return None
 
 
-def swap_checks(original: str, edited: str, golds: list[str], new: str, min_similarity: float) -> dict:
-    similarity = similarity_outside(original, edited, golds, [new])
+def swap_checks(original: str, edited: str, golds: list[str], new: str, min_similarity: float,
+                edit: EditResult | None = None) -> dict:
+    """The old answer must be gone in every form, its distinctive word too; the new one present; the
+    rest kept. With the code edit at hand, similarity is measured outside the spans it replaced."""
+    removed = [r.old for r in edit.replacements] if edit else golds
+    added = [r.new for r in edit.replacements] if edit else [new]
+    similarity = similarity_outside(original, edited, removed or golds, added or [new])
+    checks = {"old_forms_replaceable": not edit.unreplaced} if edit is not None else {}
     return {
-        "new_answer_present": mentions(edited, new),
-        "old_answer_absent": not mentions_any(edited, golds),
+        **checks,
+        "new_answer_present": mentions_any_form(edited, [new]),
+        "old_answer_absent": not mentions_any_form(edited, golds),
+        "old_name_part_absent": not old_name_part_left(edited, golds, keep=[new]),
         "rest_unchanged": similarity >= min_similarity,
         "similarity": round(similarity, 4),
     }
@@ -69,7 +98,7 @@ class AnswerSwap(dspy.Module):
             retry = {"temperature": RETRY_TEMPERATURE, "rollout_id": attempt} if attempt else {}
             out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry)
             proposal = " ".join(str(out.wrong_answer).split())
-            problem = proposal_problem(proposal, answers)
+            problem = proposal_problem(proposal, answers, context=context, question=question)
             proposals.append({"proposal": proposal, "answer_type": out.answer_type, "problem": problem,
                               **({"justification": out.justification} if "justification" in out else {})})
             if problem is None:
@@ -79,15 +108,17 @@ class AnswerSwap(dspy.Module):
             return dspy.Prediction(rejection=proposals[-1]["problem"], proposals=proposals, context=None,
                                    new_answer=None, checks={}, edit="none")
 
-        edited, replaced = replace_spans(context, answers, new_answer)
-        if replaced == 0:
+        edit_result = replace_forms(context, answers, new_answer)
+        edited, replaced = edit_result.text, edit_result.count
+        if replaced == 0 and not edit_result.unreplaced:
             return dspy.Prediction(rejection="answer_span_not_found", proposals=proposals, context=None,
                                    new_answer=new_answer, checks={}, edit="none")
-        checks = swap_checks(context, edited, answers, new_answer, self.min_similarity)
+        checks = swap_checks(context, edited, answers, new_answer, self.min_similarity, edit_result)
         edit = "code"
         if self.repair_grammar and failed_check(checks) is None:
             repaired = str(self.repair(passage=edited, new_answer=new_answer).repaired_passage)
             repaired_checks = swap_checks(context, repaired, answers, new_answer, self.min_similarity)
+            repaired_checks = {"old_forms_replaceable": checks["old_forms_replaceable"], **repaired_checks}
             if failed_check(repaired_checks) is None:
                 edited, checks, edit = repaired, repaired_checks, "lm_repair"
             else:

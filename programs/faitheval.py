@@ -14,7 +14,7 @@ import random
 
 import dspy
 
-from metrics.checks import echoes_option, mentions_any, talks_about_the_test
+from metrics.checks import echoes_option, mentions_any_form, old_name_part_left, talks_about_the_test
 from metrics.normalize import answer_tokens
 from programs.answer_swap import AnswerSwap
 from programs.sentences import split_sentences
@@ -25,11 +25,19 @@ from signatures.faitheval import (
     WriteSupportingParagraph,
 )
 
-VERSION = "faitheval/3"  # 3: counterfactual checks see paraphrased options and talk about the test
+# 3: counterfactual checks see paraphrased options and talk about the test. 4: the old answer is looked
+# for in every surface form (dates, numbers, a name's distinctive word) when removed (unanswerable)
+# and swapped (inconsistent: answer_swap/2's proposal checks and replacement).
+VERSION = "faitheval/4"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8
 GENERATION_TOKENS = 256
+
+
+def gives_answer(text: str, answers: list[str]) -> bool:
+    """The text still tells the answer: in any spelling, or by the distinctive word of a name."""
+    return mentions_any_form(text, answers) or bool(old_name_part_left(text, answers))
 
 
 class Unanswerable(dspy.Module):
@@ -41,7 +49,7 @@ class Unanswerable(dspy.Module):
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         sentences = split_sentences(context)
-        carrying = [s for s in sentences if mentions_any(s.text, answers)]
+        carrying = [s for s in sentences if gives_answer(s.text, answers)]
         if not carrying:
             return dspy.Prediction(rejection="answer_not_in_context", context=None, edits=[], checks={})
         parts, edits = [], []
@@ -51,14 +59,15 @@ class Unanswerable(dspy.Module):
                 continue
             out = self.rewrite(question=question, sentence=sentence.text, answer=answers[0])
             new = " ".join(str(out.rewritten_sentence).split())
-            if new and not mentions_any(new, answers):
+            if new and not gives_answer(new, answers):
                 parts.append(new)
                 edits.append({"from": sentence.text, "to": new, "justification": out.justification})
             else:
                 edits.append({"from": sentence.text, "to": None, "justification": out.justification})
         edited = " ".join(parts)
         checks = {
-            "old_answer_absent": not mentions_any(edited, answers),
+            "old_answer_absent": not mentions_any_form(edited, answers),
+            "old_name_part_absent": not old_name_part_left(edited, answers),
             "rest_kept": len(edited) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)

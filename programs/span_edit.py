@@ -1,9 +1,37 @@
-"""Exact span replacement in code: small LMs replaced only the first occurrence, or the wrong span."""
+"""Exact span replacement in code: small LMs replaced only the first occurrence, or the wrong span.
+
+Every form of the old answer a reader recognises is replaced (`metrics.surface_forms`):
+
+- its own spelling (whitespace- and case-tolerant: NQ writes "July 30 , 2017") becomes the new answer
+  as proposed, with a sentence-initial capital kept;
+- another spelling of the same date or number becomes the new value *in that spelling*: "( 2018 - 07
+  - 18 )" → "( 2015 - 03 - 02 )", "three" → "five", "1,000" → "2,500", a year inside a full date
+  changes only the year;
+- the distinctive word of a multi-word name standing alone ("Lincoln" for "Abraham Lincoln")
+  becomes the new answer's distinctive word ("Washington"), unless it is part of another name
+  ("Lincoln Memorial", "Mary Todd Lincoln"), which no edit can fix.
+
+A form the new answer cannot be written in (a full date when the proposal is a year, "July 18 , 2018"
+for an answer "July 2018", words for a decimal) is left as it is and reported in `unreplaced`: the
+case is then rejected as `old_forms_replaceable` rather than shipped with the old answer in it.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from metrics.surface_forms import (
+    Form,
+    distinctive_word,
+    find_forms,
+    head_occurrences,
+    head_word,
+    render_like,
+    units_match,
+    units_of,
+)
 
 
 def span_pattern(span: str) -> re.Pattern:
@@ -23,10 +51,113 @@ def _match_case(found: str, new: str) -> str:
     return new
 
 
+@dataclass
+class Replacement:
+    start: int
+    end: int
+    old: str
+    new: str
+    how: str
+
+
+@dataclass
+class EditResult:
+    text: str
+    replacements: list[Replacement] = field(default_factory=list)
+    unreplaced: list[Form] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.replacements)
+
+
+def _overlaps(start: int, end: int, spans: Iterable[tuple[int, int]]) -> bool:
+    return any(start < e and s < end for s, e in spans)
+
+
+def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
+    """The form rewritten unit by unit: words as the new answer has them, dates and numbers in the
+    form's own spelling. None when the new answer does not line up with the old one."""
+    if form.how == "same":
+        return _match_case(form.text, new)
+    found = [u for u in units_of(text) if form.start <= u.start and u.end <= form.end]
+    olds, news = units_of(old), units_of(new)
+    if not (len(found) == len(olds) == len(news)):
+        return None
+    out = text[form.start:form.end]
+    for f, a, b in sorted(zip(found, olds, news, strict=True), key=lambda t: -t[0].start):
+        if units_match(b, f) or (a.kind == b.kind == "word" and a.value == b.value):
+            continue  # this unit is unchanged by the swap: keep the text's spelling
+        if f.kind == "date" and a.kind == "date" and b.kind != "date":
+            return None  # a year cannot stand for a full date written elsewhere
+        rendered = new[b.start:b.end] if f.kind == b.kind == "word" else render_like(f, text, b)
+        if rendered is None:
+            return None
+        out = out[:f.start - form.start] + rendered + out[f.end - form.start:]
+    return out
+
+
+_CAPITALISED = re.compile(r"[A-Z][\w'’.-]*")
+
+
+def _stands_alone(text: str, start: int, end: int, title_words: frozenset[str]) -> bool:
+    """The head word is not glued to another capitalised word ("Lincoln Memorial", "Mary Todd Lincoln");
+    a title before it ("President Lincoln") and a sentence start are fine."""
+    after = re.match(r"\s+(\S+)", text[end:])
+    if after and _CAPITALISED.fullmatch(after.group(1)):
+        return False
+    before = re.search(r"(\S+)\s+$", text[:start])
+    if before:
+        word = before.group(1)
+        if _CAPITALISED.fullmatch(word) and word.lower().strip(".") not in title_words | _LEADING_WORDS:
+            return False
+    return True
+
+
+# Capitalised only because they open a sentence or a name: "The Won", "In Lincoln's time".
+_LEADING_WORDS = frozenset("the a an in on at by for of from to with as and but or this that these those his her its "
+                           "their when while after before since".split())
+_TITLES = frozenset("king queen prince princess emperor empress pope president general captain duke earl lord lady sir "
+                    "dame saint st mr mrs ms dr".split())
+
+
+def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
+    """Replace every recognised form of every old answer (longest alias first, so aliases nested in
+    it go too) and the standalone distinctive word of a multi-word old name."""
+    olds = sorted({o for o in olds if o and o.strip()}, key=len, reverse=True)
+    claimed: list[tuple[int, int]] = []
+    edits: list[Replacement] = []
+    unreplaced: list[Form] = []
+    for old in olds:
+        for form in find_forms(text, old):
+            if _overlaps(form.start, form.end, claimed):
+                continue
+            claimed.append((form.start, form.end))
+            rewritten = _rewrite(text, form, old, new)
+            if rewritten is None:
+                unreplaced.append(form)
+            else:
+                edits.append(Replacement(form.start, form.end, form.text, rewritten, form.how))
+    new_head = head_word(new)
+    for old in olds:
+        head = distinctive_word(old)
+        if head is None:
+            continue
+        for occurrence in head_occurrences(text, head):
+            if _overlaps(occurrence.start, occurrence.end, claimed):
+                continue
+            claimed.append((occurrence.start, occurrence.end))
+            if new_head and _stands_alone(text, occurrence.start, occurrence.end, _TITLES):
+                edits.append(Replacement(occurrence.start, occurrence.end, occurrence.text, new_head, "name_part"))
+            else:
+                unreplaced.append(occurrence)
+    out = text
+    for edit in sorted(edits, key=lambda e: -e.start):
+        out = out[:edit.start] + edit.new + out[edit.end:]
+    return EditResult(out, sorted(edits, key=lambda e: e.start), sorted(unreplaced, key=lambda f: f.start))
+
+
 def replace_spans(text: str, olds: Iterable[str], new: str) -> tuple[str, int]:
-    """Replace every occurrence of every old span (longest first, so aliases nested in it go too)."""
-    total = 0
-    for old in sorted({o for o in olds if o.strip()}, key=len, reverse=True):
-        text, count = span_pattern(old).subn(lambda m: _match_case(m.group(0), new), text)
-        total += count
-    return text, total
+    """`replace_forms`, as (edited text, number of replacements)."""
+    result = replace_forms(text, olds, new)
+    return result.text, result.count

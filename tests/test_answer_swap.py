@@ -4,7 +4,7 @@ from pathlib import Path
 import dspy
 import pytest
 
-from programs.answer_swap import AnswerSwap, proposal_problem, swap_checks
+from programs.answer_swap import AnswerSwap, failed_check, proposal_problem, swap_checks
 from programs.span_edit import replace_spans
 
 FIXTURE = Path(__file__).parent / "fixtures" / "answer_swap_accepted.jsonl"
@@ -56,11 +56,74 @@ def test_module_retries_then_swaps():
     assert out.checks["similarity"] == 1.0
 
 
+# Accepted by answer_swap/1 but caught by answer_swap/2's checks (issue 11): the old answer surviving in
+# another form or by its distinctive word, and proposals that are placeholders, overlap the old answer,
+# or already stand in the question or the context. Read one by one: each is an invalid case.
+CAUGHT_NOW = {
+    "-1138329116425504488:swap": ("old_answer_absent", None),  # Code Black: "( 2018 - 07 - 18 )" kept
+    "-1064677199943586917:swap": ("old_name_part_absent", "proposal_in_context"),  # "Palace" of Versailles
+    "-1102865977926901392:swap": ("old_name_part_absent", "proposal_placeholder"),  # John Doe; "Hillary" kept
+    "-1211452227915613167:swap": ("old_name_part_absent", "proposal_placeholder"),  # John Doe; "Alexie" kept
+    "-1208668804527730613:swap": ("old_name_part_absent", None),  # "British" survives elsewhere
+    "-1023076623721373195:swap": (None, "proposal_in_context"),  # "the solid phase" already in the passage
+    "-1024818169006684334:swap": (None, "proposal_in_context"),  # 1891 already in the passage
+    "-1074868479443572683:swap": (None, "proposal_in_question"),  # "the prime rib" is the question's words
+    "-110722903692008432:swap": (None, "proposal_in_question"),  # "Elena" is who the question asks about
+    "-114276270542337893:swap": (None, "proposal_overlaps_answer"),  # a reordering of the old answer
+}
+
+
 def test_accepted_real_outputs_pass_the_checks():
-    """Cases accepted in a real run with the local pivot (recorded): new answer in, old answer out."""
+    """Cases accepted in a real run with the local pivot (recorded, answer_swap/1): the new checks
+    pass the valid ones and name the failure of each invalid one."""
     cases = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
     assert len(cases) >= 5
     for case in cases:
         checks = swap_checks(case["original_context"], case["context"], case["original_answers"],
                              case["answers"][0], 0.9)
-        assert checks["new_answer_present"] and checks["old_answer_absent"] and checks["rest_unchanged"], case["id"]
+        problem = proposal_problem(case["answers"][0], case["original_answers"], context=case["original_context"],
+                                   question=case["question"])
+        expected_check, expected_problem = CAUGHT_NOW.get(case["id"], (None, None))
+        assert (failed_check(checks), problem) == (expected_check, expected_problem), case["id"]
+
+
+def test_code_black_is_now_swapped_in_every_form():
+    [case] = [json.loads(line) for line in FIXTURE.read_text().splitlines()
+              if line.startswith('{"id": "-1138329116425504488:swap"') or '"-1138329116425504488:swap"' in line]
+    lm = dspy.utils.DummyLM([{"answer_type": "date", "wrong_answer": "July 18, 2019"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1)(question=case["question"], context=case["original_context"],
+                                         answers=case["original_answers"])
+    assert out.rejection is None, out.checks
+    assert out.context.endswith("July 18, 2019 ( 2019 - 07 - 18 )")
+
+
+def test_placeholder_and_already_present_proposals_are_retried():
+    lm = dspy.utils.DummyLM([
+        {"answer_type": "person", "wrong_answer": "John Doe"},  # a placeholder
+        {"answer_type": "person", "wrong_answer": "Joseph Strauss"},  # already in the passage
+        {"answer_type": "person", "wrong_answer": "Ralph Freeman"},
+    ], adapter=dspy.JSONAdapter())
+    context = "The bridge was designed by John Bradfield . Joseph Strauss built another . Bradfield retired ."
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=3)(question="who designed the bridge", context=context,
+                                         answers=["John Bradfield"])
+    assert [p["problem"] for p in out.proposals] == ["proposal_placeholder", "proposal_in_context", None]
+    # The surname standing alone is swapped too, so the distinctive-word check passes.
+    assert out.context == ("The bridge was designed by Ralph Freeman . Joseph Strauss built another . "
+                           "Freeman retired .")
+    assert out.rejection is None and out.checks["old_name_part_absent"] is True
+
+
+def test_a_proposal_in_the_question_is_refused():
+    assert proposal_problem("Elena", ["Damon"], context="Elena ends up with Damon .",
+                            question="who does elena end up with") == "proposal_in_question"
+
+
+def test_a_form_the_new_answer_cannot_take_rejects_the_case():
+    lm = dspy.utils.DummyLM([{"answer_type": "date", "wrong_answer": "July 2019"}], adapter=dspy.JSONAdapter())
+    context = "It aired in July 2018 . The finale aired on July 18 , 2018 ."
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1)(question="when did it air", context=context, answers=["July 2018"])
+    # "July 18 , 2018" says July 2018 too, but which day of July 2019 it should become is unknown.
+    assert out.rejection == "old_forms_replaceable" and out.checks["old_forms_replaceable"] is False

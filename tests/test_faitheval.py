@@ -25,6 +25,19 @@ def test_unanswerable_rewrites_only_the_carrying_sentence_and_drops_leaks():
     assert "1889" not in leak.context and leak.edits[0]["to"] is None and leak.rejection is None
 
 
+def test_unanswerable_removes_every_form_of_the_answer():
+    """A date written twice (NQ's table layout) and a surname alone both give the answer away."""
+    context = "It aired on July 18 , 2018 ( 2018 - 07 - 18 ) . Ratings were low ."
+    out = run([{"justification": "no date", "rewritten_sentence": "It aired in summer ( 2018 - 07 - 18 ) ."}],
+              Unanswerable(), question="when did it air", context=context, answers=["July 18 , 2018"])
+    assert out.edits[0]["to"] is None and "2018" not in out.context  # the rewrite kept the ISO form: dropped
+    context = "The novel is by Sherman Alexie . Alexie grew up in Wellpinit . It won an award ."
+    out = run([{"justification": "x", "rewritten_sentence": "The novel is by an author ."},
+               {"justification": "x", "rewritten_sentence": "The author grew up in Wellpinit ."}],
+              Unanswerable(), question="who wrote the novel", context=context, answers=["Sherman Alexie"])
+    assert "Alexie" not in out.context and out.checks["old_name_part_absent"] is True and out.rejection is None
+
+
 def test_inconsistent_concatenates_in_seeded_order_and_keeps_the_modified_copy():
     answers = [{"answer_type": "year", "wrong_answer": "1901", "justification": "plausible"}]
     out = run(answers, Inconsistent(seed=0), question="when", context=CONTEXT, answers=["1889"], case_id="c1")

@@ -64,6 +64,9 @@ class ContextEnrichTask(JudgedTask):
         if generated:
             metrics["sentence_fallback_rate"] = sum(r["sentence_fallback"] for r in generated) / len(generated)
             metrics["lm_merge_rate"] = sum(r["merge"] == "lm" for r in generated) / len(generated)
+            # Retrieved passages skipped for offering another candidate of the answer's type, per copy.
+            skipped = sum(len(r.get("skipped") or []) for r in generated)
+            metrics["background_skipped_per_copy"] = skipped / len(generated)
         by_seed: dict[str, list[bool]] = {}
         for record in generated:
             by_seed.setdefault(record["seed_id"], []).append(record["status"] == "accepted")

@@ -1,0 +1,133 @@
+"""Cheap checks on enriched evidence: does a kept sentence still say what the question asks, and does
+added background offer a second candidate answer?
+
+The question's *subject words* are its content words (stemmed as `checks.content_stems`) minus
+wh-words, function words and words that the shipped NQ questions use for every kind of topic ("play",
+"first", "song", "season", "name", "wrote", ... : the content words found in roughly 1% or more of the
+8.5k questions, verbs and role nouns kept out by hand). A text *carries the subject* when it holds at
+least one subject word; a question with no subject word left falls back to any content word, and a
+question with none at all is carried by any text. Measured on the first 2,000 shipped NQ rows, the
+sentence holding the gold answer carries the subject in 78% of rows, 80% with its antecedent when it
+opens with a pronoun, 86% with the previous sentence; requiring *every* subject word would pass 17%,
+which is why the rule is "at least one".
+
+A background *competes* with the answer when it holds another candidate of the answer's type:
+- a date or year answer: another date or year in a sentence *about* the subject (two subject words,
+  or all when fewer);
+- a number answer: another number within a few words of a question word (a count "beside" what is
+  counted: "22 episodes" for "how many episodes");
+- a name answer: another capitalised name in a sentence about the subject.
+Other answers (common-noun phrases) are not checked: no cheap rule says what a competitor looks like.
+Scoping dates and names to sentences about the subject is a measured choice: over the passages a
+lexical retriever returns for NQ questions, "any other date" flagged 83% of the passages of date
+questions and "a name in a sentence with one subject word" 82% for name questions (first 30
+questions); scoped, 16% and 34% are skipped (numbers: 52%) and 1.4% of copies run out of clean
+passages among the 4k fetched (first 500 questions; scripts/measure_surface_checks.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .checks import _stem, content_stems
+from .normalize import normalize_answer
+from .surface_forms import Unit, answer_kind, find_forms, units_match, units_of
+
+_GENERIC_QUESTION_WORDS = frozenset(_stem(w) for w in """
+play played plays playing come came first name named song songs many much season seasons movie movies wrote write
+written writes writer start started starts last won win wins winner sing sang sung sings singer time times film films
+take took taken located location place places call called mean means meaning get got made make makes year years
+episode episodes original series end ended type types show shows used use uses book books found founded become
+became part parts number term kind form live lives go goes went day days voice air aired star stars game games
+me my your us our new two people person born birth birthday die died dies death
+""".split())
+
+
+def subject_words(question: str) -> set[str]:
+    words = content_stems(question)
+    return (words - _GENERIC_QUESTION_WORDS) or words
+
+
+def carries_subject(text: str, question: str) -> bool:
+    wanted = subject_words(question)
+    return not wanted or bool(wanted & content_stems(text))
+
+
+def about_subject(text: str, question: str) -> bool:
+    """Stricter than `carries_subject`, for background: two subject words (all, when there are fewer)."""
+    wanted = subject_words(question)
+    return len(wanted & content_stems(text)) >= min(2, len(wanted))
+
+
+_PRONOUN_OPENING = re.compile(
+    r"^\W*(he|she|it|they|his|her|hers|its|their|theirs|him|them|this|these|those|such|there|both|the latter|"
+    r"the former)\b", re.IGNORECASE)
+
+
+def opens_with_pronoun(sentence: str) -> bool:
+    """The sentence leans on the one before it for its subject ("His only companion is ... Max")."""
+    return bool(_PRONOUN_OPENING.match(sentence))
+
+
+# ------------------------------------------------------------------------------ competing answers
+
+_NEAR = 4  # words either side of a question word within which a number counts as "beside" it
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]*[A-Z0-9])")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|de|the|von|van|da|di|du|la|le)?\s*[A-Z][\w'’-]*)*")
+
+
+def _sentences(text: str) -> list[str]:
+    # A light splitter: good enough to scope "the same sentence", and fast (pysbd is ~10 ms a passage).
+    return [s for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _is_answer_value(unit: Unit, answer_units: list[Unit]) -> bool:
+    return any(units_match(a, unit) or units_match(unit, a) for a in answer_units)
+
+
+def competing_candidates(passage: str, question: str, answers: list[str]) -> list[str]:
+    """Candidates of the answer's type in the passage other than the answer itself (see module doc)."""
+    if not answers:
+        return []
+    kind = answer_kind(answers[0])
+    answer_units = [u for a in answers for u in units_of(a) if u.kind != "word"]
+    found: list[str] = []
+    if kind == "date":
+        for sentence in _sentences(passage):
+            if not about_subject(sentence, question):
+                continue
+            for unit in units_of(sentence):
+                is_date = unit.kind == "date" or (unit.kind == "num" and unit.style == "digits"
+                                                  and unit.value == unit.value.to_integral_value()
+                                                  and 1000 <= unit.value <= 2100)
+                if is_date and not _is_answer_value(unit, answer_units):
+                    found.append(sentence[unit.start:unit.end])
+        return found
+    if kind == "number":
+        question_words = content_stems(question)
+        for sentence in _sentences(passage):
+            units = list(units_of(sentence))
+            near = [i for i, u in enumerate(units) if u.kind == "word" and _stem(u.value) in question_words]
+            for i, unit in enumerate(units):
+                if unit.kind not in ("num", "ord") or _is_answer_value(unit, answer_units):
+                    continue
+                if any(abs(i - j) <= _NEAR for j in near):
+                    found.append(sentence[unit.start:unit.end])
+        return found
+    if kind == "name":
+        own = {normalize_answer(w) for a in answers for w in a.split()} | content_stems(question)
+        for sentence in _sentences(passage):
+            if not about_subject(sentence, question):
+                continue
+            answer_spans = [(f.start, f.end) for a in answers for f in find_forms(sentence, a)]
+            for m in _CAPITALISED.finditer(sentence):
+                if m.start() == len(sentence) - len(sentence.lstrip()):
+                    continue  # sentence-initial capital says nothing
+                if any(s <= m.start() and m.end() <= e for s, e in answer_spans):
+                    continue
+                words = {normalize_answer(w) for w in m.group(0).split()} - {""}
+                stems = {_stem(w) for w in words}
+                if words and not (words <= own or stems <= own):
+                    found.append(m.group(0))
+        return found
+    return []
