@@ -1,5 +1,7 @@
 """Every task through the runner with a scripted LM (DummyLM keyed on what each prompt asks for)."""
 
+import json
+
 import dspy
 import pytest
 import yaml
@@ -22,6 +24,7 @@ FORMAT_ANSWERS = {
     "`passage`.": {"passage": "nothing usable"},
     "`background`": {"background": "Harbours have ferries. Bridges are steel."},
     "`sentence`.": {"sentence": "not a sentence of the evidence"},
+    "`answers`": {"answers": ["Zanzibar Q"]},  # the judge's extraction: an answer in no context
 }
 
 
@@ -102,7 +105,17 @@ def test_counterfactual_rejects_passages_naming_other_options(isolated, scripted
 
 
 def test_judge_calibration_task(isolated, scripted):
-    result = runner.run_experiment(config_for(isolated, "judge_calibration", limit=3), progress=False)
-    # the scripted judge says "valid" to everything: right on gold controls only
-    assert result.metrics["judge_calibration.gold_answer.accuracy"] == 1.0
-    assert result.metrics["judge_calibration.other_answer.accuracy"] == 0.0
+    config = config_for(isolated, "judge_calibration", limit=6)
+    config.options = {"families": ["extract"]}
+    result = runner.run_experiment(config, progress=False)
+    # the scripted judge reads an answer that is in no context: nothing is answerable, so only the
+    # unanswerable kind's valid condition is judged right
+    m = result.metrics
+    assert m["judge_calibration.gold_answer.accuracy"] == 0.0 and m["judge_calibration.two_answers.accuracy"] == 1.0
+    assert m["judge_calibration.answer_removed.accuracy"] == 1.0
+    assert m["judge_calibration.original_as_unanswerable.accuracy"] == 0.0
+    assert "judge_method.extract.held_out.worst" in m and "judge_method.reasoned_as_is.held_out.worst" not in m
+    params = json.loads((RunStore(result.run_id).dir / "judge_params.json").read_text())
+    assert params["chosen"] == "extract" and params["judge"]["name"] == "dummy/judge"
+    signals = (RunStore(result.run_id).dir / "judge_signals.jsonl").read_text().splitlines()
+    assert len(signals) == len(result.records) and "context" not in json.loads(signals[0])
