@@ -17,6 +17,20 @@ from experiments.paths import runs_dir
 logger = logging.getLogger(__name__)
 
 
+def repair_torn_tail(path: Path) -> None:
+    """Cut off a last line torn by a kill mid-write: it was never acknowledged, so nothing is lost."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+        logger.warning("%s: dropping a torn last line (%d bytes)", path, len(data) - keep)
+        with open(path, "r+b") as handle:
+            handle.truncate(keep)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
 class RunStore:
     def __init__(self, run_id: str, root: Path | None = None):
         self.run_id = run_id
@@ -47,14 +61,7 @@ class RunStore:
         return json.loads(path.read_text())
 
     def _repair_tail(self) -> None:
-        if not self.cases_path.exists():
-            return
-        data = self.cases_path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-            logger.warning("%s: dropping a torn last line (%d bytes)", self.cases_path, len(data) - keep)
-            with open(self.cases_path, "r+b") as handle:
-                handle.truncate(keep)
+        repair_torn_tail(self.cases_path)
 
     def _lines(self) -> list[dict]:
         if not self.cases_path.exists():

@@ -29,6 +29,7 @@ import dspy
 from dspy.utils.exceptions import AdapterParseError
 
 from metrics.checks import mentions
+from metrics.normalize import answer_tokens
 from metrics.qa import contains_answer, token_f1
 from signatures.judge import ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport, JudgeUniqueness
 
@@ -85,9 +86,10 @@ def same_answer(candidate: str, expected: str) -> bool:
 
 
 def extraction_signals(answers: list[str], context: str, expected: str, original: str | None) -> dict[str, float]:
-    """What code reads off the extracted answers; answers the context does not contain are ignored
-    (a small model sometimes answers from memory)."""
-    grounded = [a for a in answers if a and a.strip() and mentions(context, a)]
+    """What code reads off the extracted answers. An answer whose words are not all in the context is
+    ignored: a small model sometimes answers from memory instead of reading."""
+    words = set(answer_tokens(context))
+    grounded = [a for a in answers if answer_tokens(a) and (mentions(context, a) or set(answer_tokens(a)) <= words)]
     return {
         "e_any": float(bool(grounded)),
         "e_support": float(any(same_answer(a, expected) for a in grounded)),
@@ -130,6 +132,9 @@ class CaseJudge(dspy.Module):
         if self.params.get("method") not in METHODS:
             raise ValueError(f"unknown judge method {self.params.get('method')!r}; known: {', '.join(METHODS)}")
         self.collect = tuple(collect)
+        # Probabilities need an LM that returns logprobs (OpenAI, vLLM, llama.cpp; Anthropic refuses the
+        # request), so only the methods that threshold them, and the calibration study, ask for them.
+        self.probabilities = self.method != "reasoned" or bool(self.collect) or "thresholds" in self.params
         # Predictor names are the keys of saved state: keep them.
         self.support = dspy.Predict(JudgeSupport)
         self.uniqueness = dspy.Predict(JudgeUniqueness)
@@ -152,7 +157,7 @@ class CaseJudge(dspy.Module):
             notes["extracted"] = self._extract(question, context, expected_answer, original_answer, signals)
         reasoned = self._reasoned(question, context, expected_answer, kind, original_answer, signals) \
             if "reasoned" in families else None
-        if self.method == "reasoned":
+        if self.method == "reasoned" and "thresholds" not in self.params:
             assert reasoned is not None
             return dspy.Prediction(**reasoned, p_valid=score(kind, signals, self.params), signals=signals,
                                    method=self.method)
@@ -178,11 +183,14 @@ class CaseJudge(dspy.Module):
 
     def _yes(self, context: str, question: str, check: str) -> float | None:
         try:
-            out = self.check(context=context, question=question, check=check, config=dict(LOGPROBS))
+            out = self.check(context=context, question=question, check=check, config=self._config())
         except AdapterParseError:
             return None
         p = verdict_probability(getattr(out, "logprobs", None), ("yes", "no"))
         return p if p is not None else float(out.verdict == "yes")
+
+    def _config(self) -> dict:
+        return dict(LOGPROBS) if self.probabilities else {}
 
     def _checks(self, question, context, expected, kind, original, signals) -> None:
         asks = {"p_support": SUPPORT_CHECK.format(answer=expected), "p_other": OTHER_CHECK.format(answer=expected)}
@@ -203,28 +211,29 @@ class CaseJudge(dspy.Module):
 
     def _reasoned(self, question, context, expected, kind, original, signals) -> dict[str, Any]:
         if kind == "unanswerable":
-            verdict, if_reason, p = _ask(self.answerability, ("unanswerable", "answerable"),
+            verdict, if_reason, p = _ask(self.answerability, ("unanswerable", "answerable"), self._config(),
                                          question=question, context=context)
             if_ok = None if verdict == UNJUDGED else verdict == "unanswerable"
             if p is not None:
                 signals["r_answerable"] = 1 - p
         else:
-            verdict, if_reason, p = _ask(self.support, ("yes", "no"), question=question, context=context,
-                                         expected_answer=expected)
+            verdict, if_reason, p = _ask(self.support, ("yes", "no"), self._config(), question=question,
+                                         context=context, expected_answer=expected)
             if_ok = None if verdict == UNJUDGED else verdict == "yes"
             if p is not None:
                 signals["r_support"] = p
         if if_ok is not True:
             return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=None, only_if_reason=SKIPPED, raw=(verdict, None))
         if kind == "unanswerable":
-            verdict2, only_if_reason, p2 = _ask(self.support, ("yes", "no"), question=question, context=context,
-                                                expected_answer=original or "")
+            verdict2, only_if_reason, p2 = _ask(self.support, ("yes", "no"), self._config(), question=question,
+                                                context=context, expected_answer=original or "")
             only_if_ok = None if verdict2 == UNJUDGED else verdict2 == "no"
             if p2 is not None:
                 signals["r_support_original"] = p2
         else:
             verdict2, only_if_reason, p2 = _ask(self.uniqueness, ("only_expected", "other_answer_supported"),
-                                                question=question, context=context, expected_answer=expected)
+                                                self._config(), question=question, context=context,
+                                                expected_answer=expected)
             only_if_ok = None if verdict2 == UNJUDGED else verdict2 == "only_expected"
             if p2 is not None:
                 signals["r_only"] = p2
@@ -232,11 +241,11 @@ class CaseJudge(dspy.Module):
                     raw=(verdict, verdict2))
 
 
-def _ask(predictor, keys: tuple[str, str], **inputs) -> tuple[str, str, float | None]:
+def _ask(predictor, keys: tuple[str, str], config: dict, **inputs) -> tuple[str, str, float | None]:
     """(verdict, reason, P(keys[0])); the probability falls back to the verdict itself when the LM
     gives no logprobs."""
     try:
-        out = predictor(**inputs, config=dict(LOGPROBS))
+        out = predictor(**inputs, config=config)
     except AdapterParseError as exc:
         return UNJUDGED, f"unparsed judge output: {str(exc)[:200]}", None
     p = verdict_probability(getattr(out, "logprobs", None), keys)

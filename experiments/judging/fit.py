@@ -46,7 +46,8 @@ def condition_accuracy(rows: list[dict], scores: list[float | None], threshold: 
 
 
 def _objective(accuracy: dict[str, dict], kind: str) -> tuple[float, float]:
-    values = [a["accuracy"] for c, a in accuracy.items() if KIND[c] == kind and a["n"] and a["accuracy"] == a["accuracy"]]
+    values = [a["accuracy"] for c, a in accuracy.items()
+              if KIND[c] == kind and a["n"] and a["accuracy"] == a["accuracy"]]  # x == x: not NaN
     return (min(values), sum(values) / len(values)) if values else (-1.0, -1.0)
 
 

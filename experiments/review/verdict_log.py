@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from experiments.review.verdicts import VERDICTS, Verdict, load_verdicts
+from experiments.run_store import repair_torn_tail
 
 logger = logging.getLogger(__name__)
 
@@ -51,15 +52,7 @@ class VerdictLog:
         return {v.id: v for v in load_verdicts(self.path) if v.annotator == self.annotator}
 
     def _repair_tail(self) -> None:
-        # A line torn by a kill mid-write was never acknowledged to the page: cut it off.
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1
-            logger.warning("%s: dropping a torn last line (%d bytes)", self.path, len(data) - keep)
-            with open(self.path, "r+b") as handle:
-                handle.truncate(keep)
-                handle.flush()
-                os.fsync(handle.fileno())
+        repair_torn_tail(self.path)
 
     def append(self, case_id: str, verdict: str, note: str = "", at: str | None = None) -> Verdict:
         """Write one verdict line and fsync it; ``at`` defaults to now (an import keeps its own times)."""

@@ -46,7 +46,8 @@ class JudgeCalibrationTask:
         """Which seeds get the reasoned signals: fixed by the seed list, not by the order cases finish."""
         from experiments.judging.controls import half_of
 
-        wanted = [e.id for e in examples if not self.options.reasoned_half or half_of(e.id) == self.options.reasoned_half]
+        half = self.options.reasoned_half
+        wanted = [e.id for e in examples if not half or half_of(e.id) == half]
         self._reasoned_ids = set(wanted[: self.options.reasoned_seeds] if self.options.reasoned_seeds else wanted)
 
     def programs(self) -> dict[str, dspy.Module]:
