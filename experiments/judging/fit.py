@@ -112,9 +112,10 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
         if variant == "stacked":
             params["weights"] = fit_stacked(calibration)
         cal_scores = _scores(calibration, params)
-        if any(s is None for s in cal_scores) and all(s is None for s in cal_scores):
+        fixed = variant == "reasoned_as_is"  # nothing to fit: measured wherever its signals were collected
+        if not any(s is not None for s in (cal_scores if not fixed else _scores(held_out, params))):
             continue  # the study did not collect this method's signals
-        if variant == "reasoned_as_is":
+        if fixed:
             thresholds = {k: 0.5 for k in KINDS}  # the argmax verdicts: P(valid) ≥ 0.5 only when both say so
         else:
             thresholds = {k: fit_threshold(calibration, cal_scores, k) for k in KINDS}
