@@ -23,6 +23,8 @@ def judge_record(judge_lm: ResolvedLM, judge: CaseJudge, record: dict) -> dict:
     verdicts = {"if": out.if_ok, "if_reason": out.if_reason, "only_if": out.only_if_ok,
                 "only_if_reason": out.only_if_reason, "judge": judge_lm.config.name, "method": out.method,
                 "p_valid": out.p_valid, "signals": out.signals}
+    if getattr(out, "extracted", None) is not None:
+        verdicts["extracted"] = out.extracted
     status = judge_status(out.if_ok, out.only_if_ok) if record["status"] == "accepted" else record["status"]
     return {**record, "judge": verdicts, "status": status}
 

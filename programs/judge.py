@@ -23,6 +23,7 @@ not parse is "unjudged", never valid or invalid.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Literal
 
 import dspy
@@ -80,16 +81,28 @@ def _bare(token: Any) -> str:
     return str(token or "").strip().strip('"').strip().lower()
 
 
+def _loose(text: str) -> list[str]:
+    # Punctuation as a space: NQ writes "1959 -- 61" where a model writes "1959-61".
+    return answer_tokens(re.sub(r"[^\w\s]+", " ", text or ""))
+
+
 def same_answer(candidate: str, expected: str) -> bool:
     """Two spans name the same answer: one contains the other, or they share most tokens."""
-    return contains_answer(candidate, [expected]) or token_f1(candidate, [expected]) >= 0.5
+    if contains_answer(candidate, [expected]) or token_f1(candidate, [expected]) >= 0.5:
+        return True
+    a, b = " ".join(_loose(candidate)), " ".join(_loose(expected))
+    return bool(a and b) and (f" {a} " in f" {b} " or f" {b} " in f" {a} ")
 
 
-def extraction_signals(answers: list[str], context: str, expected: str, original: str | None) -> dict[str, float]:
-    """What code reads off the extracted answers. An answer whose words are not all in the context is
-    ignored: a small model sometimes answers from memory instead of reading."""
-    words = set(answer_tokens(context))
-    grounded = [a for a in answers if answer_tokens(a) and (mentions(context, a) or set(answer_tokens(a)) <= words)]
+def extraction_signals(answers: list[str], context: str, expected: str, original: str | None,
+                       question: str = "") -> dict[str, float]:
+    """What code reads off the extracted answers. Ignored: an answer whose words are not all in the
+    context (a small model sometimes answers from memory instead of reading), and one whose words are
+    all in the question when it is four words or more (it restates the question; a short one may be the
+    answer to a "which … or …" question)."""
+    words, asked = set(answer_tokens(context)), set(_loose(question))
+    grounded = [a for a in answers if answer_tokens(a) and (mentions(context, a) or set(answer_tokens(a)) <= words)
+                and not (len(_loose(a)) >= 4 and set(_loose(a)) <= asked)]
     return {
         "e_any": float(bool(grounded)),
         "e_support": float(any(same_answer(a, expected) for a in grounded)),
@@ -151,17 +164,21 @@ class CaseJudge(dspy.Module):
         families = set(FAMILIES[self.method]) | set(self.collect)
         signals: dict[str, float] = {}
         notes: dict[str, str] = {}
+        extracted: list[str] | None = None
         if "checks" in families:
             self._checks(question, context, expected_answer, kind, original_answer, signals)
         if "extract" in families:
-            notes["extracted"] = self._extract(question, context, expected_answer, original_answer, signals)
+            extracted = self._extract(question, context, expected_answer, original_answer, signals)
+            notes["extracted"] = repr(extracted) if extracted is not None else "unparsed"
         reasoned = self._reasoned(question, context, expected_answer, kind, original_answer, signals) \
             if "reasoned" in families else None
         if self.method == "reasoned" and "thresholds" not in self.params:
             assert reasoned is not None
             return dspy.Prediction(**reasoned, p_valid=score(kind, signals, self.params), signals=signals,
-                                   method=self.method)
-        return self._thresholded(kind, signals, notes)
+                                   method=self.method, extracted=extracted)
+        prediction = self._thresholded(kind, signals, notes)
+        prediction.extracted = extracted
+        return prediction
 
     # -- methods ---------------------------------------------------------------------------------
 
@@ -201,13 +218,13 @@ class CaseJudge(dspy.Module):
             if p is not None:
                 signals[name] = p
 
-    def _extract(self, question, context, expected, original, signals) -> str:
+    def _extract(self, question, context, expected, original, signals) -> list[str] | None:
         try:
             answers = [str(a) for a in (self.extract(context=context, question=question).answers or [])]
         except AdapterParseError:
-            return "unparsed"
-        signals.update(extraction_signals(answers, context, expected, original))
-        return repr(answers)
+            return None
+        signals.update(extraction_signals(answers, context, expected, original, question))
+        return answers
 
     def _reasoned(self, question, context, expected, kind, original, signals) -> dict[str, Any]:
         if kind == "unanswerable":

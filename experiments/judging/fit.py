@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable
 
 from experiments.judging.controls import CONDITIONS, KIND
-from programs.judge import FEATURES, METHODS, score
+from programs.judge import FEATURES, METHODS, extraction_signals, score
 
 KINDS = ("answer", "unanswerable")
 # reasoned as it is (argmax verdicts), next to reasoned with a threshold on its verdict probabilities.
@@ -21,8 +21,19 @@ VARIANTS = ("reasoned_as_is",) + METHODS
 
 
 def _rows(records: Iterable[dict], half: str | None = None) -> list[dict]:
-    return [r for r in records if r.get("condition") in CONDITIONS and r.get("judge", {}).get("signals") is not None
-            and (half is None or r.get("half") == half)]
+    return [_current(r) for r in records if r.get("condition") in CONDITIONS
+            and r.get("judge", {}).get("signals") is not None and (half is None or r.get("half") == half)]
+
+
+def _current(record: dict) -> dict:
+    """Extraction signals as today's code reads the recorded answers: the comparison is code, so a
+    better rule refits on a finished study without a single LM call."""
+    judge = record["judge"]
+    if judge.get("extracted") is None or "context" not in record:
+        return record
+    fresh = extraction_signals(judge["extracted"], record["context"], record["answers"][0],
+                               (record.get("original_answers") or [None])[0], record.get("question", ""))
+    return {**record, "judge": {**judge, "signals": {**judge["signals"], **fresh}}}
 
 
 def _params(variant: str) -> dict:
