@@ -29,9 +29,8 @@ from typing import Any, Literal
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
-from metrics.checks import mentions
 from metrics.normalize import answer_tokens
-from metrics.qa import contains_answer, token_f1
+from metrics.qa import contains_answer
 from signatures.judge import ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport, JudgeUniqueness
 
 UNJUDGED = "unjudged"
@@ -87,22 +86,21 @@ def _loose(text: str) -> list[str]:
 
 
 def same_answer(candidate: str, expected: str) -> bool:
-    """Two spans name the same answer: one contains the other, or they share most tokens."""
-    if contains_answer(candidate, [expected]) or token_f1(candidate, [expected]) >= 0.5:
+    """Two spans name the same answer: one contains the other (as SQuAD-normalised tokens, or with
+    punctuation read as spaces). Shared words alone are not enough: "compound sentence" is not
+    "complex sentence"."""
+    if contains_answer(candidate, [expected]):
         return True
     a, b = " ".join(_loose(candidate)), " ".join(_loose(expected))
     return bool(a and b) and (f" {a} " in f" {b} " or f" {b} " in f" {a} ")
 
 
-def extraction_signals(answers: list[str], context: str, expected: str, original: str | None,
-                       question: str = "") -> dict[str, float]:
-    """What code reads off the extracted answers. Ignored: an answer whose words are not all in the
-    context (a small model sometimes answers from memory instead of reading), and one whose words are
-    all in the question when it is four words or more (it restates the question; a short one may be the
-    answer to a "which … or …" question)."""
-    words, asked = set(answer_tokens(context)), set(_loose(question))
-    grounded = [a for a in answers if answer_tokens(a) and (mentions(context, a) or set(answer_tokens(a)) <= words)
-                and not (len(_loose(a)) >= 4 and set(_loose(a)) <= asked)]
+def extraction_signals(answers: list[str], context: str, expected: str, original: str | None) -> dict[str, float]:
+    """What code reads off the extracted answers. An answer whose words are not all in the context is
+    ignored: a small model sometimes answers from memory instead of reading. (Dropping answers that
+    echo the question was tried and removed: NQ answers are sometimes in the question.)"""
+    words = set(_loose(context))
+    grounded = [a for a in answers if _loose(a) and set(_loose(a)) <= words]
     return {
         "e_any": float(bool(grounded)),
         "e_support": float(any(same_answer(a, expected) for a in grounded)),
@@ -223,7 +221,7 @@ class CaseJudge(dspy.Module):
             answers = [str(a) for a in (self.extract(context=context, question=question).answers or [])]
         except AdapterParseError:
             return None
-        signals.update(extraction_signals(answers, context, expected, original, question))
+        signals.update(extraction_signals(answers, context, expected, original))
         return answers
 
     def _reasoned(self, question, context, expected, kind, original, signals) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def _current(record: dict) -> dict:
     if judge.get("extracted") is None or "context" not in record:
         return record
     fresh = extraction_signals(judge["extracted"], record["context"], record["answers"][0],
-                               (record.get("original_answers") or [None])[0], record.get("question", ""))
+                               (record.get("original_answers") or [None])[0])
     return {**record, "judge": {**judge, "signals": {**judge["signals"], **fresh}}}
 
 
