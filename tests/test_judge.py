@@ -263,3 +263,19 @@ def test_params_resolution(tmp_path, monkeypatch):
     with pytest.raises(JudgeParamsError, match="no such"):
         resolve_params(local, str(tmp_path / "missing.json"))
     assert describe(auto)["judge.threshold.answer"] == 0.75 and describe(auto)["judge.method"] == "extract"
+
+
+def test_shipped_parameters_are_what_the_shipped_study_fits():
+    """The default judge's parameters are reproducible from the recorded study, with no LM call."""
+    from experiments.judging.params import SHIPPED
+
+    fitted_file, signals_file = SHIPPED / "qwen2.5-1.5b.json", SHIPPED / "qwen2.5-1.5b.signals.jsonl"
+    shipped = json.loads(fitted_file.read_text())
+    records = [json.loads(line) for line in signals_file.read_text().splitlines()]
+    assert {r["condition"] for r in records} == set(ctl.CONDITIONS)
+    refit = fit_and_measure(records)
+    assert refit["chosen"] == shipped["chosen"] and refit["params"] == shipped["params"]
+    for variant, result in shipped["methods"].items():
+        for condition, accuracy in result["held_out"].items():
+            assert refit["results"][variant]["held_out"][condition]["n"] == accuracy["n"]
+            assert refit["results"][variant]["held_out"][condition]["accuracy"] == pytest.approx(accuracy["accuracy"])

@@ -21,11 +21,11 @@ VARIANTS = ("reasoned_as_is",) + METHODS
 
 
 def _rows(records: Iterable[dict], half: str | None = None) -> list[dict]:
-    return [_current(r) for r in records if r.get("condition") in CONDITIONS
+    return [current_signals(r) for r in records if r.get("condition") in CONDITIONS
             and r.get("judge", {}).get("signals") is not None and (half is None or r.get("half") == half)]
 
 
-def _current(record: dict) -> dict:
+def current_signals(record: dict) -> dict:
     """Extraction signals as today's code reads the recorded answers: the comparison is code, so a
     better rule refits on a finished study without a single LM call."""
     judge = record["judge"]

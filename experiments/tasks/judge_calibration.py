@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.judging.calibration import calibration_metrics
 from experiments.judging.controls import CONDITIONS, controls_for, other_answer_pool
-from experiments.judging.fit import fit_and_measure, markdown
+from experiments.judging.fit import current_signals, fit_and_measure, markdown
 from experiments.judging.params import PARAMS_FILE, SIGNALS_FILE
 from experiments.lm_registry import ResolvedLM
 from experiments.validation import judge_record
@@ -84,10 +84,10 @@ class JudgeCalibrationTask:
         (out_dir.parent / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
         # What the fit rests on, without the contexts: enough to refit or audit with no LM call.
         with open(out_dir.parent / SIGNALS_FILE, "w") as handle:
-            for r in controls:
+            for r in map(current_signals, controls):
                 handle.write(json.dumps({k: r.get(k) for k in ("id", "seed_id", "condition", "half", "expected_valid")}
                                         | {"judge": {"signals": r["judge"].get("signals"),
-                                                     "reason": r["judge"].get("if_reason")}}) + "\n")
+                                                     "extracted": r["judge"].get("extracted")}}) + "\n")
         (out_dir / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
         (out_dir / "judge_methods.md").write_text(markdown(fitted) + "\n")
         return out_dir / "judge_methods.md"
