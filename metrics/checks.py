@@ -12,7 +12,15 @@ from collections.abc import Iterable
 
 from .normalize import answer_tokens, normalize_answer
 from .qa import _contains_run
-from .surface_forms import date_parts, distinctive_word, find_forms, mentions_in_any_form, name_part_left
+from .surface_forms import (
+    answer_kind,
+    date_parts,
+    distinctive_word,
+    find_forms,
+    mentions_in_any_form,
+    name_part_left,
+    name_words,
+)
 
 _DIGITS = re.compile(r"\d")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -73,7 +81,18 @@ def overlaps_answer(proposal: str, golds: Iterable[str]) -> bool:
         gold_head = distinctive_word(gold) or (gold.strip() if len(gold.split()) == 1 else None)
         if head and gold_head and head.casefold() == gold_head.casefold():
             return True
+        # Any shared name word: "The University of Alabama" for "The Alabama Crimson Tide" is the same team.
+        if answer_kind(proposal) == answer_kind(gold) == "name" and name_words(proposal) & name_words(gold):
+            return True
     return False
+
+
+def name_part_in(text: str, proposal: str) -> bool:
+    """A name word of the proposal occurs in the text (case-insensitive: NQ questions are lower case):
+    "Château de Versailles" answers "where did the king live before versailles" with its own word."""
+    if answer_kind(proposal) != "name":
+        return False
+    return bool(name_words(proposal) & {t.casefold() for t in re.findall(r"[^\W\d_][\w'’-]*", text)})
 
 
 def content_words(text: str) -> set[str]:

@@ -365,6 +365,13 @@ def head_word(answer: str) -> str | None:
     return candidates[-1] if candidates else None
 
 
+def name_words(answer: str) -> set[str]:
+    """Every capitalised word that could name the answer on its own (head_word's candidates), casefolded."""
+    words = [w.strip(".'’-") for w in _NAME_WORD.findall(answer)]
+    return {w.casefold() for w in words if w and w[0].isupper() and w.lower() not in _FUNCTION_WORDS
+            and w.lower() not in _NOT_DISTINCTIVE and not _ROMAN.match(w)}
+
+
 def distinctive_word(answer: str) -> str | None:
     """The head of a multi-word name: the word whose survival alone still points at the answer."""
     if len(answer.split()) < 2 or any(u.kind != "word" for u in units_of(answer)):

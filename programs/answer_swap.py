@@ -13,6 +13,7 @@ from metrics import is_correct
 from metrics.checks import (
     is_placeholder,
     mentions_any_form,
+    name_part_in,
     old_name_part_left,
     overlaps_answer,
     same_date_parts,
@@ -25,7 +26,10 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # 2: the old answer is looked for and replaced in every surface form (dates, numbers, a name's
 # distinctive word); proposals that are placeholders, overlap the old answer or already occur in the
 # question or the context are refused.
-VERSION = "answer_swap/2"
+# 3: a proposal sharing any name word with the old answer, or with a name word in the question, is refused
+# (found in review: "The University of Alabama" for "The Alabama Crimson Tide"; "Château de Versailles"
+# for "where did the king of france live before versailles").
+VERSION = "answer_swap/3"
 RETRY_TEMPERATURE = 0.8
 
 
@@ -45,7 +49,7 @@ def proposal_problem(proposal: str, golds: list[str], max_words: int = 5, contex
         return "proposal_placeholder"
     if overlaps_answer(proposal, golds):
         return "proposal_overlaps_answer"
-    if question is not None and mentions_any_form(question, [proposal]):
+    if question is not None and (mentions_any_form(question, [proposal]) or name_part_in(question, proposal)):
         return "proposal_in_question"
     if context is not None and mentions_any_form(context, [proposal]):
         return "proposal_in_context"

@@ -208,3 +208,21 @@ def test_number_replacement_invariants(words, old, new, spellings):
     assert not find_forms(result.text, str(old))
     assert len(find_forms(result.text, str(new))) == len(spellings)
     assert result.text.count(";") == text.count(";") and result.text.count("boats") == text.count("boats")
+
+
+# -- invalid answer-swap cases found in the blind review of nq-answer-swap (session 4) ------------
+
+
+def test_review_a_proposal_naming_the_same_team_is_no_swap():
+    from metrics.checks import overlaps_answer
+
+    assert overlaps_answer("The University of Alabama", ["The Alabama Crimson Tide"])
+    assert not overlaps_answer("The Georgia Bulldogs", ["The Alabama Crimson Tide"])
+
+
+def test_review_a_proposal_whose_name_word_is_in_the_question_is_refused():
+    from programs.answer_swap import proposal_problem
+
+    question = "where did the king of france live before versailles"
+    assert proposal_problem("Château de Versailles", ["Tuileries Palace"], question=question) == "proposal_in_question"
+    assert proposal_problem("Palais du Louvre", ["Tuileries Palace"], question=question) is None
