@@ -159,13 +159,14 @@ def report_tables(scored: Sequence[Mapping[str, Any]], metric: str = "task_corre
     }
 
 
-def _jsonable(obj: Any) -> Any:
+def jsonable(obj: Any) -> Any:
+    """NaN is not JSON: an undefined figure is written as null."""
     if isinstance(obj, float) and math.isnan(obj):
         return None
     if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
+        return [jsonable(v) for v in obj]
     return obj
 
 
@@ -474,7 +475,7 @@ def write_report(
     acc_png = _plot_accuracy(tables["accuracy"], metric, out / "accuracy.png")
     transfer_png = _plot_transfer(tables["transfer"], out / "transfer.png")
     ranks_png = _plot_ranks(tables["ranks"], out / "ranks.png")
-    (out / TABLES_FILE).write_text(json.dumps(_jsonable(tables), indent=1, default=str), encoding="utf-8")
+    (out / TABLES_FILE).write_text(json.dumps(jsonable(tables), indent=1, default=str), encoding="utf-8")
 
     n_err = sum(is_error(r) for r in scored)
     overview = {

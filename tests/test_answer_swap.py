@@ -61,7 +61,7 @@ def test_module_retries_then_swaps():
 # or already stand in the question or the context. Read one by one: each is an invalid case.
 CAUGHT_NOW = {
     "-1138329116425504488:swap": ("old_answer_absent", None),  # Code Black: "( 2018 - 07 - 18 )" kept
-    "-1064677199943586917:swap": ("old_name_part_absent", "proposal_in_question"),  # Versailles, asked "before versailles"
+    "-1064677199943586917:swap": ("old_name_part_absent", "proposal_in_question"),  # asked "before versailles"
     "-1074590962032473797:swap": (None, "proposal_overlaps_answer"),  # the same team (review, session 4)
     "-1102865977926901392:swap": ("old_name_part_absent", "proposal_placeholder"),  # John Doe; "Hillary" kept
     "-1211452227915613167:swap": ("old_name_part_absent", "proposal_placeholder"),  # John Doe; "Alexie" kept

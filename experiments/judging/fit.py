@@ -159,7 +159,8 @@ def markdown(fitted: dict) -> str:
     lines = ["| method | " + " | ".join(CONDITIONS) + " | worst | " + " | ".join(f"AUC {v}/{i}" for v, i in AUC_PAIRS)
              + " |", "|---" * (len(CONDITIONS) + 2 + len(AUC_PAIRS)) + "|"]
     for variant, result in fitted.get("results", {}).items():
-        cells = [f"{a['accuracy']:.0%} (n={a['n'] - a['unjudged']})" for a in (result["held_out"][c] for c in CONDITIONS)]
+        held = [result["held_out"][c] for c in CONDITIONS]
+        cells = [f"{a['accuracy']:.0%} (n={a['n'] - a['unjudged']})" for a in held]
         aucs = [f"{result['auc'][f'{v}_vs_{i}']:.2f}" for v, i in AUC_PAIRS]
         mark = " **(chosen)**" if variant == fitted.get("chosen") else ""
         lines.append(f"| {variant}{mark} | " + " | ".join(cells) + f" | {result['held_out_worst']:.0%} | "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
+from experiments.report import jsonable
 from experiments.validity.run import RunValidity
 
 logger = logging.getLogger(__name__)
@@ -33,18 +34,7 @@ def log_validity(rv: RunValidity, mlflow_run_id: str | None = None) -> str | Non
     client.set_tag(mlflow_run_id, "validity.judge_alone", str(rv.judge_alone).lower())
     from experiments.validity.render import report_section
 
-    client.log_dict(mlflow_run_id, _no_nan({**report_section(rv), "figures": rv.figures.to_dict()}),
+    client.log_dict(mlflow_run_id, jsonable({**report_section(rv), "figures": rv.figures.to_dict()}),
                     "validity/validity.json")
     logger.info("logged %d validity metric(s) to MLflow run %s", len(metrics), mlflow_run_id)
     return mlflow_run_id
-
-
-def _no_nan(obj):
-    """NaN is not JSON: an undefined figure is written as null."""
-    if isinstance(obj, float) and obj != obj:
-        return None
-    if isinstance(obj, dict):
-        return {str(k): _no_nan(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_no_nan(v) for v in obj]
-    return obj
