@@ -1,0 +1,1 @@
+"""The judge as a measuring instrument: control cases, calibration, fitted parameters."""
