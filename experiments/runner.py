@@ -103,15 +103,17 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         raise ValueError(f"{config.data.source}: no cases left to run (filter counts: {data.filter_counts})")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
-    judge_params = None
+    judge_params = run_judge = None
     if "judge" in lms and config.task != "judge_calibration":
-        from experiments.judging.params import make_judge, resolve_params
+        from experiments.judging.params import judge_from, resolve_params
 
         judge_params = resolve_params(lms["judge"], config.validation.judge_params)
-        # Tasks build a default judge; the run's judge is the one its parameters say.
+        run_judge = judge_from(judge_params)
+        # Tasks build a default judge; the run's judge is the one its parameters say, and it is also
+        # the one the opening calibration measures.
         for holder in (task, getattr(task, "scorer", None)):
             if holder is not None and hasattr(holder, "judge"):
-                holder.judge = make_judge(lms["judge"], config.validation.judge_params)
+                holder.judge = run_judge
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=retry_errors)
@@ -146,7 +148,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         if judge_params is not None and config.validation.calibration_controls:
             from experiments.judging.calibration import calibrate
 
-            calibration = calibrate(lms["judge"], getattr(task, "judge", None) or _judge_program(),
+            calibration = calibrate(lms["judge"], run_judge,
                                     config.validation.calibration_controls, config.validation.min_judge_accuracy,
                                     config.validation.calibration_source, progress)
 
@@ -218,9 +220,3 @@ def role_lms(lms: dict):
             yield from ((f"{r.role}/{r.config.name}", r) for r in value)
         else:
             yield role, value
-
-
-def _judge_program():
-    from programs.judge import CaseJudge
-
-    return CaseJudge()

@@ -255,15 +255,10 @@ def stratified_rate(
     narrower. A graded ``p_valid`` is what lets the judge narrow the interval.
     """
     z = _z(alpha)
-    n_pop = sum(len(v) for v in population.values())
-    n_lab = sum(len(labelled.get(s, ())) for s in population)
-    if n_pop == 0:
-        note = "no cases in the population"
-        return _undefined("ppi", n_lab, 0, note), _undefined("classical", n_lab, 0, note)
-    short = sorted(s for s, preds in population.items() if preds and len(labelled.get(s, ())) < 2)
-    if short:
-        note = "fewer than 2 reviewed cases with a human decision in " + ", ".join(short)
-        return _undefined("ppi", n_lab, n_pop, note), _undefined("classical", n_lab, n_pop, note)
+    n_pop, n_lab, undefined = _too_few(labelled, population, "no cases in the population",
+                                       "fewer than 2 reviewed cases with a human decision in ")
+    if undefined:
+        return undefined
     ppi = cls = ppi_var = cls_var = lam = 0.0
     for stratum, preds in population.items():
         if not preds:
@@ -278,6 +273,20 @@ def stratified_rate(
         lam += share * s.lam
     return (_interval(ppi, ppi_var, z, n_lab, n_pop, "ppi", lam),
             _interval(cls, cls_var, z, n_lab, n_pop, "classical", 0.0))
+
+
+def _too_few(labelled: Mapping, population: Mapping, empty: str, short_prefix: str):
+    """(population size, labelled size, the undefined (PPI, classical) pair or None): a stratum with
+    cases needs at least two labelled ones for a variance."""
+    n_pop = sum(len(v) for v in population.values())
+    n_lab = sum(len(labelled.get(s, ())) for s in population)
+    if n_pop == 0:
+        return n_pop, n_lab, (_undefined("ppi", n_lab, 0, empty), _undefined("classical", n_lab, 0, empty))
+    short = sorted(s for s, rows in population.items() if rows and len(labelled.get(s, ())) < 2)
+    if short:
+        note = short_prefix + ", ".join(short)
+        return n_pop, n_lab, (_undefined("ppi", n_lab, n_pop, note), _undefined("classical", n_lab, n_pop, note))
+    return n_pop, n_lab, None
 
 
 def _interval(point: float, var: float, z: float, n_lab: int, n_pop: int, method: str, lam: float | None,
@@ -316,15 +325,10 @@ def stratified_ratio(
     ppi_py = _import_ppi()
     z = _z(alpha)
     ci_alpha = 2 * (1 - NormalDist().cdf(z))
-    n_pop = sum(len(v) for v in population.values())
-    n_lab = sum(len(labelled.get(s, ())) for s in population)
-    if n_pop == 0:
-        note = "no evaluated cases"
-        return _undefined("ppi", n_lab, 0, note), _undefined("classical", n_lab, 0, note)
-    short = sorted(s for s, rows in population.items() if rows and len(labelled.get(s, ())) < 2)
-    if short:
-        note = "fewer than 2 reviewed, evaluated cases with a human decision in " + ", ".join(short)
-        return _undefined("ppi", n_lab, n_pop, note), _undefined("classical", n_lab, n_pop, note)
+    n_pop, n_lab, undefined = _too_few(labelled, population, "no evaluated cases",
+                                       "fewer than 2 reviewed, evaluated cases with a human decision in ")
+    if undefined:
+        return undefined
     strata = []
     for stratum, rows in population.items():
         if not rows:

@@ -161,32 +161,31 @@ class CaseJudge(dspy.Module):
                 original_answer: str | None = None) -> dspy.Prediction:
         families = set(FAMILIES[self.method]) | set(self.collect)
         signals: dict[str, float] = {}
-        notes: dict[str, str] = {}
         extracted: list[str] | None = None
         if "checks" in families:
             self._checks(question, context, expected_answer, kind, original_answer, signals)
         if "extract" in families:
             extracted = self._extract(question, context, expected_answer, original_answer, signals)
-            notes["extracted"] = repr(extracted) if extracted is not None else "unparsed"
         reasoned = self._reasoned(question, context, expected_answer, kind, original_answer, signals) \
             if "reasoned" in families else None
         if self.method == "reasoned" and "thresholds" not in self.params:
             assert reasoned is not None
             return dspy.Prediction(**reasoned, p_valid=score(kind, signals, self.params), signals=signals,
                                    method=self.method, extracted=extracted)
-        prediction = self._thresholded(kind, signals, notes)
-        prediction.extracted = extracted
-        return prediction
+        return self._thresholded(kind, signals, extracted, asked_extraction="extract" in families)
 
     # -- methods ---------------------------------------------------------------------------------
 
-    def _thresholded(self, kind: CaseKind, signals: dict[str, float], notes: dict[str, str]) -> dspy.Prediction:
+    def _thresholded(self, kind: CaseKind, signals: dict[str, float], extracted: list[str] | None,
+                     asked_extraction: bool) -> dspy.Prediction:
         p_valid = score(kind, signals, self.params)
-        summary = "; ".join([f"{k}={v:.2f}" for k, v in sorted(signals.items())] +
-                            [f"{k}: {v}" for k, v in notes.items()])
+        summary = "; ".join(f"{k}={v:.2f}" for k, v in sorted(signals.items()))
+        if asked_extraction:
+            summary += f"; extracted: {extracted!r}" if extracted is not None else "; extracted: unparsed"
         if p_valid is None:
             return dspy.Prediction(if_ok=None, if_reason=f"unparsed judge output ({summary})", only_if_ok=None,
-                                   only_if_reason=SKIPPED, p_valid=None, signals=signals, method=self.method)
+                                   only_if_reason=SKIPPED, p_valid=None, signals=signals, method=self.method,
+                                   extracted=extracted)
         valid = p_valid >= self.params.get("thresholds", {}).get(kind, 0.5)
         if kind == "answer":
             if_ok = valid or signals.get("p_support", signals.get("e_support", 0.0)) >= 0.5
@@ -194,7 +193,7 @@ class CaseJudge(dspy.Module):
             if_ok = valid or signals.get("p_answerable", signals.get("e_any", 1.0)) < 0.5
         return dspy.Prediction(if_ok=bool(if_ok), if_reason=summary, only_if_ok=bool(valid) if if_ok else None,
                                only_if_reason=summary if if_ok else SKIPPED, p_valid=p_valid, signals=signals,
-                               method=self.method)
+                               method=self.method, extracted=extracted)
 
     def _yes(self, context: str, question: str, check: str) -> float | None:
         try:
@@ -238,7 +237,7 @@ class CaseJudge(dspy.Module):
             if p is not None:
                 signals["r_support"] = p
         if if_ok is not True:
-            return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=None, only_if_reason=SKIPPED, raw=(verdict, None))
+            return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=None, only_if_reason=SKIPPED)
         if kind == "unanswerable":
             verdict2, only_if_reason, p2 = _ask(self.support, ("yes", "no"), self._config(), question=question,
                                                 context=context, expected_answer=original or "")
@@ -252,8 +251,7 @@ class CaseJudge(dspy.Module):
             only_if_ok = None if verdict2 == UNJUDGED else verdict2 == "only_expected"
             if p2 is not None:
                 signals["r_only"] = p2
-        return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=only_if_ok, only_if_reason=only_if_reason,
-                    raw=(verdict, verdict2))
+        return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=only_if_ok, only_if_reason=only_if_reason)
 
 
 def _ask(predictor, keys: tuple[str, str], config: dict, **inputs) -> tuple[str, str, float | None]:

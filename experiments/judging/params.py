@@ -67,9 +67,12 @@ def resolve_params(judge_lm: ResolvedLM | None, spec: str = "auto") -> dict[str,
     return _from_file(Path(spec))
 
 
+def judge_from(params: dict[str, Any]) -> CaseJudge:
+    return CaseJudge({k: v for k, v in params.items() if k != "source"})
+
+
 def make_judge(judge_lm: ResolvedLM | None, spec: str = "auto") -> CaseJudge:
-    params = resolve_params(judge_lm, spec)
-    return CaseJudge({k: v for k, v in params.items() if k != "source"}) if params else CaseJudge()
+    return judge_from(resolve_params(judge_lm, spec))
 
 
 def describe(params: dict[str, Any]) -> dict[str, Any]:
