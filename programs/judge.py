@@ -11,7 +11,12 @@ cases (experiments/judging):
   token's log-probabilities, combined into P(valid) and cut at a calibrated threshold.
 - ``extract``: the model lists the answers the context gives (ExtractAnswers); code compares them
   with the expected answer.
-- ``stacked``: a logistic combination of the checks' probabilities and the extraction's outcomes,
+- ``choose``: a multiple choice (ChooseAnswer) between the expected answer, the answers the model
+  extracts from the rest of the context (the sentences that do not name the expected answer; for an
+  unanswerable case, from the context itself) and "none of these"; P(valid) is the probability of
+  the expected option (for an unanswerable case, one minus the original answer's). A context that
+  gives a second answer splits the probability where a list extraction names only the first.
+- ``stacked``: a logistic combination of the choice probabilities and the extraction's outcomes,
   fitted on the calibration half of the controls.
 
 Every method yields the same verdict fields plus ``p_valid`` (its graded score) and the raw
@@ -29,24 +34,30 @@ from typing import Any, Literal
 import dspy
 from dspy.utils.exceptions import AdapterParseError
 
+from metrics.checks import mentions_any_form, old_name_part_left
 from metrics.normalize import answer_tokens
 from metrics.qa import contains_answer
-from signatures.judge import ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport, JudgeUniqueness
+from programs.sentences import split_sentences
+from signatures.judge import (ChooseAnswer, ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport,
+                              JudgeUniqueness)
 
 UNJUDGED = "unjudged"
 SKIPPED = "not asked: the if verdict already rejects the case"
 CaseKind = Literal["answer", "unanswerable"]
-METHODS = ("reasoned", "checks", "extract", "stacked")
-FAMILIES = {"reasoned": ("reasoned",), "checks": ("checks",), "extract": ("extract",),
-            "stacked": ("checks", "extract")}
+METHODS = ("reasoned", "checks", "extract", "choose", "stacked")
+FAMILIES = {"reasoned": ("reasoned",), "checks": ("checks",), "extract": ("extract",), "choose": ("choose",),
+            "stacked": ("choose", "extract")}
 DEFAULT_PARAMS: dict[str, Any] = {"method": "reasoned"}
 
 SUPPORT_CHECK = 'Does the context say that the answer to the question is "{answer}"?'
 OTHER_CHECK = 'Apart from "{answer}", does the context also give a different answer to the question?'
 ANSWERABLE_CHECK = "Does the context contain the answer to the question?"
 # What stacked weights multiply, in order, per kind.
-FEATURES = {"answer": ("p_support", "p_other", "e_support", "e_other"),
-            "unanswerable": ("p_answerable", "p_support_original", "e_any", "e_original")}
+FEATURES = {"answer": ("c_expected", "c_none", "e_support", "e_other"),
+            "unanswerable": ("c_original", "c_none", "e_any", "e_original")}
+LETTERS = ("A", "B", "C", "D")
+NONE_OPTION = "none of these"
+MIN_WORDS_ELSEWHERE = 12  # a rest of context shorter than this gives no candidate worth asking about
 LOGPROBS = {"logprobs": True, "top_logprobs": 5}
 
 
@@ -109,6 +120,56 @@ def extraction_signals(answers: list[str], context: str, expected: str, original
     }
 
 
+def rest_of_context(context: str, answers: list[str]) -> list[str]:
+    """The context's sentences that do not name the answers in any form a reader recognises
+    (another date or number spelling, a clitic, a multi-word name's distinctive word)."""
+    return [s.text for s in split_sentences(context)
+            if not mentions_any_form(s.text, answers) and not old_name_part_left(s.text, answers)]
+
+
+def choice_rivals(found: list[str], context: str, focus: str, limit: int = len(LETTERS) - 2) -> list[str]:
+    """Extracted answers worth offering beside the focus: grounded in the context, not the focus
+    itself, distinct; at most `limit` so the focus and "none of these" still get a letter."""
+    words = set(_loose(context))
+    out: list[str] = []
+    for answer in found:
+        answer = " ".join(str(answer).split())
+        if (answer and set(_loose(answer)) <= words and not (focus and same_answer(answer, focus))
+                and not any(same_answer(answer, kept) for kept in out)):
+            out.append(answer)
+    return out[:limit]
+
+
+def ordered_options(options: list[str], question: str) -> list[str]:
+    """A stable order that does not depend on which option is the expected one: small models prefer
+    the first letter, and that preference must not line up with validity."""
+    import hashlib
+
+    return sorted(options, key=lambda o: hashlib.sha256(f"{question}\x00{o}".encode()).hexdigest())
+
+
+def option_probabilities(logprobs: Any, chosen: str, n: int) -> list[float]:
+    """P(letter) for the first n letters from the choice position's top log-probabilities,
+    renormalised over them; without logprobs, the chosen letter gets everything."""
+    content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)
+    mass = dict.fromkeys(LETTERS[:n], 0.0)
+    for entry in content or ():
+        entry = entry if isinstance(entry, dict) else vars(entry)
+        if _bare(entry.get("token")).upper() not in LETTERS:
+            continue
+        for alt in entry.get("top_logprobs") or entry.get("top") or ():
+            alt = alt if isinstance(alt, dict) else vars(alt)
+            letter = _bare(alt.get("token")).upper()
+            if letter in mass:
+                mass[letter] += math.exp(alt["logprob"])
+        break
+    total = sum(mass.values())
+    if total <= 0:
+        letter = _bare(chosen).upper()
+        return [float(letter == x) for x in LETTERS[:n]]
+    return [mass[x] / total for x in LETTERS[:n]]
+
+
 def score(kind: CaseKind, signals: dict[str, float], params: dict[str, Any]) -> float | None:
     """P(valid) under the params' method; None when a signal it needs is missing."""
     method = params.get("method", "reasoned")
@@ -125,6 +186,8 @@ def score(kind: CaseKind, signals: dict[str, float], params: dict[str, Any]) -> 
             if kind == "answer":
                 return signals["e_support"] * (1 - 0.5 * signals["e_other"])
             return (1 - 0.5 * signals["e_any"]) * (1 - signals["e_original"])
+        if method == "choose":
+            return signals["c_expected"] if kind == "answer" else 1 - signals["c_original"]
         if method == "stacked":
             weights = params["weights"][kind]
             z = weights[0] + sum(w * signals[f] for w, f in zip(weights[1:], FEATURES[kind], strict=True))
@@ -152,6 +215,7 @@ class CaseJudge(dspy.Module):
         self.answerability = dspy.Predict(JudgeAnswerability)
         self.check = dspy.Predict(JudgeCheck)
         self.extract = dspy.Predict(ExtractAnswers)
+        self.choose = dspy.Predict(ChooseAnswer)
 
     @property
     def method(self) -> str:
@@ -166,6 +230,8 @@ class CaseJudge(dspy.Module):
             self._checks(question, context, expected_answer, kind, original_answer, signals)
         if "extract" in families:
             extracted = self._extract(question, context, expected_answer, original_answer, signals)
+        if "choose" in families:
+            self._choose(question, context, expected_answer, kind, original_answer, signals, extracted)
         reasoned = self._reasoned(question, context, expected_answer, kind, original_answer, signals) \
             if "reasoned" in families else None
         if self.method == "reasoned" and "thresholds" not in self.params:
@@ -187,7 +253,14 @@ class CaseJudge(dspy.Module):
                                    only_if_reason=SKIPPED, p_valid=None, signals=signals, method=self.method,
                                    extracted=extracted)
         valid = p_valid >= self.params.get("thresholds", {}).get(kind, 0.5)
-        if kind == "answer":
+        if "c_none" in signals:
+            # Rejected by choice: "if" failed when nothing beats "none of these" (answer) / the
+            # context gives some answer other than the original (unanswerable); else "only-if".
+            if kind == "answer":
+                if_ok = valid or signals["c_other"] + signals["c_expected"] > signals["c_none"]
+            else:
+                if_ok = valid or signals["c_other"] <= signals["c_none"]
+        elif kind == "answer":
             if_ok = valid or signals.get("p_support", signals.get("e_support", 0.0)) >= 0.5
         else:
             if_ok = valid or signals.get("p_answerable", signals.get("e_any", 1.0)) < 0.5
@@ -216,12 +289,46 @@ class CaseJudge(dspy.Module):
                 signals[name] = p
 
     def _extract(self, question, context, expected, original, signals) -> list[str] | None:
+        answers = self._answers(question, context)
+        if answers is not None:
+            signals.update(extraction_signals(answers, context, expected, original))
+        return answers
+
+    def _answers(self, question: str, context: str) -> list[str] | None:
         try:
-            answers = [str(a) for a in (self.extract(context=context, question=question).answers or [])]
+            return [str(a) for a in (self.extract(context=context, question=question).answers or [])]
         except AdapterParseError:
             return None
-        signals.update(extraction_signals(answers, context, expected, original))
-        return answers
+
+    def _choose(self, question, context, expected, kind, original, signals, extracted) -> None:
+        """The multiple choice. For an answer case the rivals are read off the context without the
+        expected answer's sentences (on the whole context the model names the expected answer again);
+        an expected answer that the context names in no form is not supported, without a call."""
+        if kind == "answer":
+            if not mentions_any_form(context, [expected]):
+                signals.update(c_expected=0.0, c_none=1.0, c_other=0.0)
+                return
+            focus, elsewhere = expected, " ".join(rest_of_context(context, [expected]))
+            found = self._answers(question, elsewhere) if len(elsewhere.split()) >= MIN_WORDS_ELSEWHERE else []
+        else:
+            focus = original or ""
+            found = extracted if extracted is not None else self._answers(question, context)
+        rivals = choice_rivals(found or [], context, focus)
+        options = ordered_options([focus, *rivals], question) if focus else rivals
+        if not options:
+            signals.update(c_original=0.0, c_none=1.0, c_other=0.0)  # no original named and nothing read: nothing to choose
+            return
+        options.append(NONE_OPTION)
+        listing = "\n".join(f"{letter}) {option}" for letter, option in zip(LETTERS, options, strict=False))
+        try:
+            out = self.choose(context=context, question=question, options=listing, config=dict(LOGPROBS))
+        except AdapterParseError:
+            return
+        probs = option_probabilities(getattr(out, "logprobs", None), str(out.choice), len(options))
+        by_option = dict(zip(options, probs, strict=True))
+        signals["c_none"] = by_option[NONE_OPTION]
+        signals["c_other"] = sum(by_option.get(r, 0.0) for r in rivals)
+        signals["c_expected" if kind == "answer" else "c_original"] = by_option.get(focus, 0.0)
 
     def _reasoned(self, question, context, expected, kind, original, signals) -> dict[str, Any]:
         if kind == "unanswerable":

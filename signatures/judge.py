@@ -6,6 +6,9 @@ JudgeCheck asks one yes/no check with the context first and the check last, so e
 the same context shares the prompt prefix (llama.cpp resumes from the cached prefix) and the
 verdict's probability comes from one token's log-probabilities; ExtractAnswers asks the model to
 do what small models do well, read the answers off the context, and leaves the comparison to code.
+ChooseAnswer turns support into a multiple choice among the expected answer and the other answers
+the model reads elsewhere in the context: the probability of each letter says how strongly the
+context gives each option, so a context giving two answers splits it.
 Verdicts are Literal so schema-constrained decoding can only produce a valid one.
 """
 
@@ -66,3 +69,16 @@ class ExtractAnswers(dspy.Signature):
     context: str = dspy.InputField()
     question: str = dspy.InputField()
     answers: list[str] = dspy.OutputField(desc="short spans copied from the context; [] if it gives none")
+
+
+class ChooseAnswer(dspy.Signature):
+    """Read the context and answer the multiple-choice question: pick the option that the context gives
+    as the answer to the question. Pick "none of these" when the context gives none of the options as
+    the answer. Judge only what the context says; ignore what you know about the world."""
+
+    context: str = dspy.InputField()
+    question: str = dspy.InputField()
+    options: str = dspy.InputField(desc="one option per line after its letter")
+    # A fixed letter set whatever the number of options: every choice on one context shares the prompt
+    # prefix, and a letter past the last option simply gets no probability mass.
+    choice: Literal["A", "B", "C", "D"] = dspy.OutputField()

@@ -16,7 +16,8 @@ from experiments.judging.fit import auc, fit_and_measure, fit_threshold, markdow
 from experiments.judging.params import JudgeParamsError, describe, make_judge, resolve_params
 from experiments.lm_registry import ResolvedLM
 from experiments.validation import judge_record
-from programs.judge import CaseJudge, extraction_signals, score, verdict_probability
+from programs.judge import (NONE_OPTION, CaseJudge, choice_rivals, extraction_signals, option_probabilities,
+                            ordered_options, rest_of_context, score, verdict_probability)
 
 CONTEXT = ("The Eiffel Tower was finished in 1889 . It stands in Paris on the Champ de Mars . "
            "Millions of people visit it every year , and it was the tallest structure in the world until 1930 .")
@@ -108,8 +109,11 @@ def test_scores_per_method_and_missing_signals():
     assert score("answer", {"p_support": 0.9, "p_other": 0.5}, {"method": "checks"}) == pytest.approx(0.45)
     assert score("answer", {"r_support": 0.9}, {"method": "reasoned"}) == 0.0  # only-if never asked: invalid
     assert score("answer", {}, {"method": "checks"}) is None
+    assert score("answer", {"c_expected": 0.7}, {"method": "choose"}) == 0.7
+    assert score("unanswerable", {"c_original": 0.9}, {"method": "choose"}) == pytest.approx(0.1)
     stacked = {"method": "stacked", "weights": {"answer": [0.0, 2.0, -2.0, 0.0, 0.0]}}
-    assert score("answer", {"p_support": 1.0, "p_other": 0.0, "e_support": 0, "e_other": 0}, stacked) > 0.8
+    assert score("answer", {"c_expected": 1.0, "c_none": 0.0, "e_support": 0, "e_other": 0}, stacked) > 0.8
+    assert score("answer", {"c_expected": 0.0, "c_none": 1.0, "e_support": 0, "e_other": 0}, stacked) < 0.2
     with pytest.raises(ValueError, match="unknown judge method"):
         CaseJudge({"method": "vibes"})
 
@@ -133,6 +137,42 @@ def test_extract_judge_end_to_end_with_a_scripted_lm():
     assert unparsed["status"] == "error:judge_unparsed"
 
 
+def test_option_probabilities_read_the_letters_and_fall_back_to_the_choice():
+    logprobs = {"content": [{"token": "{", "logprob": 0.0, "top_logprobs": []},
+                            {"token": "B", "logprob": math.log(0.6), "top_logprobs": [
+                                {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.2)},
+                                {"token": "D", "logprob": math.log(0.1)}]}]}
+    assert option_probabilities(logprobs, "B", 3) == pytest.approx([0.25, 0.75, 0.0])  # D is past the options
+    assert option_probabilities(None, "C", 3) == [0.0, 0.0, 1.0]  # a provider without logprobs
+
+
+def test_choice_rivals_are_grounded_distinct_and_never_the_focus():
+    found = ["1930", "in 1930", "1889", "1887", "Paris", "the Champ de Mars", "Millions"]
+    assert choice_rivals(found, CONTEXT, "1889") == ["1930", "Paris"]  # 1887 is not in the context
+    a = ordered_options(["1889", "1930", "Paris"], "when")
+    assert a == ordered_options(["Paris", "1930", "1889"], "when")  # where the expected one stands is not a tell
+    assert [s for s in rest_of_context(CONTEXT, ["1889"]) if "1889" in s] == []
+
+
+def test_choose_judge_end_to_end_with_a_scripted_lm():
+    question = "when was the tower finished"
+    letters = dict(zip(ordered_options(["1889", "1930"], question), "AB", strict=True))
+    script = [{"answers": ["1930"]}, {"choice": letters["1889"]},   # rest of context, then the choice
+              {"answers": ["1930"]}, {"choice": letters["1930"]}]
+    lm = dspy.utils.DummyLM(script, adapter=dspy.JSONAdapter())
+    judge = CaseJudge({"method": "choose", "thresholds": {"answer": 0.5, "unanswerable": 0.5}})
+    record = {"id": "x", "question": question, "context": CONTEXT, "answers": ["1889"], "status": "accepted"}
+    ok = judge_record(_resolved(lm), judge, record)
+    assert ok["status"] == "accepted" and ok["judge"]["signals"]["c_expected"] == 1.0
+    other = judge_record(_resolved(lm), judge, {**record, "context": CONTEXT + " "})
+    assert other["status"] == "rejected:judge_only_if" and other["judge"]["signals"]["c_other"] == 1.0
+    # an expected answer the context names in no form: not supported, and no call spent on it
+    absent = judge_record(_resolved(dspy.utils.DummyLM([], adapter=dspy.JSONAdapter())), judge,
+                          {**record, "answers": ["1925"]})
+    assert absent["status"] == "rejected:judge_if" and absent["judge"]["signals"]["c_none"] == 1.0
+    assert NONE_OPTION == "none of these"
+
+
 # -- controls ------------------------------------------------------------------------------------
 
 
@@ -151,6 +191,23 @@ def test_controls_cover_five_conditions_with_known_verdicts():
     assert {c["half"] for c in controls.values()} == {ctl.half_of("s99")}
     # "when" needs a date-like answer: a name never stands in for a year
     assert ctl._same_type_answers(example, [_example(1, "who built it", "x", "Gustave Eiffel")]) == []
+    # an answer of no checkable type (date, number, name) gets no two-answer control: "the eighth
+    # season" is no second answer to "what is bigger, the atlantic or the pacific"
+    ocean = _example(2, "what is bigger the atlantic or pacific ocean", "The Pacific Ocean is the largest .",
+                     "The Pacific Ocean")
+    assert ctl._same_type_answers(ocean, [_example(3, "what is the eighth season", "x", "the eighth season")]) == []
+    guitar = _example(4, "what is the song tennessee flattop box about", "It is about a guitar .",
+                      "a steel stringed acoustic guitar")
+    assert ctl._same_type_answers(guitar, [_example(5, "what is a lute", "x", "a plucked string instrument")]) == []
+
+
+def test_answer_removed_control_removes_every_form_of_the_answer():
+    context = ("The treaty was signed on March 31 , 1889 in Paris . Copies were printed in Lyon . "
+               "The archive lists the date as ( 1889 - 03 - 31 ) . Nobody objected at the time . "
+               "Historians later studied the treaty at length and wrote many books about its terms and effects .")
+    example = _example(7, "when was the treaty signed", context, "March 31 , 1889")
+    removed = ctl._answer_removed_context(example)
+    assert removed and "1889" not in removed and "Lyon" in removed
 
 
 def test_calibration_seeds_are_disjoint_from_what_generation_configs_perturb():

@@ -7,7 +7,7 @@ case too, so that a judge answering "invalid" (or "valid") to everything scores 
 |---|---|---|---|
 | gold_answer | answer | yes | — |
 | other_answer | answer | no | "if": another question's answer is not supported |
-| two_answers | answer | no | "only-if": a second sentence gives another answer of the same type |
+| two_answers | answer | no | "only-if": a second sentence gives another answer of the same type (date, number, name) |
 | answer_removed | unanswerable | yes | — (every sentence naming the answer deleted) |
 | original_as_unanswerable | unanswerable | no | the untouched context still answers the question |
 
@@ -25,6 +25,8 @@ import random
 import re
 
 from metrics.checks import mentions, mentions_any, same_shape
+from metrics.surface_forms import answer_kind
+from programs.judge import rest_of_context
 from programs.sentences import split_sentences
 from programs.span_edit import replace_spans
 
@@ -63,12 +65,17 @@ def question_kind(question: str) -> str:
 def _same_type_answers(example, pool: list) -> list[str]:
     kind = question_kind(example.question)
     gold = example.answers[0]
+    # Only a date for a date, a number for a number, a name for a name: "the eighth season" is no
+    # second answer to "what is bigger, the atlantic or the pacific", and the control would be valid.
+    shape = answer_kind(gold)
+    if shape == "other":
+        return []
     out = []
     for other in pool:
         if other.id == example.id or question_kind(other.question) != kind:
             continue
         answer = other.answers[0]
-        if (same_shape(gold, answer) and len(answer.split()) <= 5 and not mentions_any(example.context, [answer])
+        if (answer_kind(answer) == shape and same_shape(gold, answer) and len(answer.split()) <= 5 and not mentions_any(example.context, [answer])
                 and not mentions(answer, gold) and not mentions(gold, answer)):
             out.append(answer)
     return out
@@ -89,7 +96,9 @@ def _two_answer_context(example, other: str, rng: random.Random) -> str | None:
 
 
 def _answer_removed_context(example) -> str | None:
-    kept = [s.text for s in split_sentences(example.context) if not mentions_any(s.text, example.answers)]
+    """Every sentence naming the answer in any form deleted: what the judge's choice reads rival
+    answers from for the gold control, so both ask the same extraction."""
+    kept = rest_of_context(example.context, list(example.answers))
     text = " ".join(kept)
     if len(kept) < 2 or len(text.split()) < MIN_WORDS_LEFT:
         return None
@@ -102,23 +111,28 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
     base = {"seed_id": example.id, "question": example.question, "context": example.context,
             "original_answers": list(example.answers), "status": "accepted", "task": "judge_calibration",
             "half": half_of(example.id)}
+    inserted: dict[str, str] = {}
     contexts: dict[str, tuple[str, list[str]]] = {
         "gold_answer": (example.context, list(example.answers)),
         "original_as_unanswerable": (example.context, ["unknown"]),
     }
     others = [e for e in pool if e.id != example.id and not mentions_any(example.context, e.answers)]
     if others:
-        contexts["other_answer"] = (example.context, [rng.choice(others).answers[0]])
+        inserted["other_answer"] = rng.choice(others).answers[0]
+        contexts["other_answer"] = (example.context, [inserted["other_answer"]])
     same_type = _same_type_answers(example, pool)
     if same_type:
-        two = _two_answer_context(example, rng.choice(same_type), rng)
+        other = rng.choice(same_type)
+        two = _two_answer_context(example, other, rng)
         if two:
+            inserted["two_answers"] = other
             contexts["two_answers"] = (two, list(example.answers))
     removed = _answer_removed_context(example)
     if removed:
         contexts["answer_removed"] = (removed, ["unknown"])
     return [{**base, "id": f"{example.id}:{condition}", "condition": condition, "expected_valid": VALID[condition],
-             "context": contexts[condition][0], "answers": contexts[condition][1], "judge_kind": KIND[condition]}
+             "context": contexts[condition][0], "answers": contexts[condition][1], "judge_kind": KIND[condition],
+             **({"inserted_answer": inserted[condition]} if condition in inserted else {})}
             for condition in CONDITIONS if condition in contexts]
 
 
