@@ -247,6 +247,37 @@ def validity(
 
 
 @app.command()
+def rejudge(
+    run_id: Annotated[str, typer.Argument(help="reeval run id of a judged generation run")],
+    judge_params: Annotated[str, typer.Option(help="auto (shipped for the run's judge), reasoned, "
+                                                   "run:<calibration run id> or a judge_params.json path")] = "auto",
+    log_level: LogLevel = "INFO",
+) -> None:
+    """Judge a run's cases again with other judge parameters, without generating anything again
+    (resumable; the first verdicts stay in each case's judge_before)."""
+    _setup_logging(log_level)
+    from experiments.offline import apply_offline_defaults
+
+    apply_offline_defaults()
+    from experiments.judging.params import JudgeParamsError
+    from experiments.judging.rejudge import RejudgeError
+    from experiments.judging.rejudge import rejudge as run_rejudge
+
+    try:
+        result = run_rejudge(run_id, judge_params)
+    except (RejudgeError, JudgeParamsError, FileNotFoundError) as exc:
+        err.print(f"[red]{exc}[/red]", highlight=False)
+        raise typer.Exit(2) from None
+    console.print(f"{run_id}: {result.judged} cases judged again with {result.params.get('method')} "
+                  f"({result.params.get('source')}); {result.skipped_seeds} seeds already were")
+    for status in sorted(set(result.before) | set(result.after)):
+        console.print(f"  {status:<28} {result.before.get(status, 0):>4} -> {result.after.get(status, 0):>4}")
+    if result.moved_sample:
+        console.print(f"the review sample was drawn on the old verdicts: moved to {result.moved_sample}; "
+                      f"`reeval review {run_id}` draws a new one and keeps the verdicts already given")
+
+
+@app.command()
 def reproduce(
     run_id: Annotated[str, typer.Argument(help="reeval run id or MLflow run id")],
     allow_code_change: Annotated[bool, typer.Option(help="rerun even if the code commit differs")] = False,
