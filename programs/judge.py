@@ -302,7 +302,8 @@ class CaseJudge(dspy.Module):
 
     def _choose(self, question, context, expected, kind, original, signals, extracted) -> None:
         """The multiple choice. For an answer case the rivals are read off the context without the
-        expected answer's sentences (on the whole context the model names the expected answer again);
+        expected answer's sentences (on the whole context the model mostly names the expected answer
+        again), plus any other answer the whole context's extraction named;
         an expected answer that the context names in no form is not supported, without a call."""
         if kind == "answer":
             if not mentions_any_form(context, [expected]):
@@ -310,6 +311,9 @@ class CaseJudge(dspy.Module):
                 return
             focus, elsewhere = expected, " ".join(rest_of_context(context, [expected]))
             found = self._answers(question, elsewhere) if len(elsewhere.split()) >= MIN_WORDS_ELSEWHERE else []
+            # The whole context's own extraction, when it ran, sometimes names a second answer that the
+            # rest alone did not bring up: offer both.
+            found = [*(found or []), *(extracted or [])]
         else:
             focus = original or ""
             found = extracted if extracted is not None else self._answers(question, context)
