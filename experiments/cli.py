@@ -272,9 +272,9 @@ def rejudge(
                   f"({result.params.get('source')}); {result.skipped_seeds} seeds already were")
     for status in sorted(set(result.before) | set(result.after)):
         console.print(f"  {status:<28} {result.before.get(status, 0):>4} -> {result.after.get(status, 0):>4}")
-    if result.moved_sample:
-        console.print(f"the review sample was drawn on the old verdicts: moved to {result.moved_sample}; "
-                      f"`reeval review {run_id}` draws a new one and keeps the verdicts already given")
+    if result.sample_marked:
+        console.print(f"the review sample ({result.sample_marked}) was drawn on the first verdicts: validity "
+                      f"keeps weighing by them and scores the new verdicts against the reviews")
 
 
 @app.command()

@@ -26,7 +26,7 @@ def test_rejudge_replaces_verdicts_keeps_the_first_and_resumes(isolated, scripte
     assert first and all(r["status"] == "accepted" for r in first.values())
     review = isolated / "runs" / result.run_id / "review"
     review.mkdir(parents=True)
-    (review / "sample.json").write_text("{}")
+    (review / "sample.json").write_text('{"cases": [], "strata": {}}')
     params = isolated / "strict.json"
     # nothing can pass: every case judged again must change status
     params.write_text(json.dumps({"params": {"method": "extract", "thresholds": {"answer": 2, "unanswerable": 2}}}))
@@ -40,8 +40,13 @@ def test_rejudge_replaces_verdicts_keeps_the_first_and_resumes(isolated, scripte
         assert record["judge"]["method"] == "extract" and record["status"].startswith("rejected:judge")
         assert record["judge_before"]["status"] == "accepted" and record["judge_before"]["method"] == "reasoned"
         assert record["context"] == first[case_id]["context"]  # nothing generated again
-    assert not (review / "sample.json").exists() and list(review.glob("sample.before-rejudge-*.json"))
+    assert json.loads((review / "sample.json").read_text())["strata_from"] == "judge_before"
     assert any(r.info.run_name.endswith("/rejudge") for r in find_runs(result.run_id))
+
+    # validity weighs by the stratum a case was sampled from, and scores today's verdict
+    from experiments.validity.inputs import judged_population
+    design, _ = judged_population(list(now.values()), "judge_before")
+    assert all(c.stratum.endswith("judge_accepted") and not c.accepted for c in design)
 
     again = rejudge(result.run_id, str(params), progress=False)  # same parameters: nothing left to do
     assert again.judged == 0 and again.skipped_seeds >= len({r["seed_id"] for r in now.values()})

@@ -6,9 +6,10 @@ next attempt, so an interrupted rejudge resumes where it stopped (a seed whose l
 already carry these parameters is skipped) and the records it replaces stay in cases.jsonl. The
 first verdict a case ever had is kept in `judge_before`.
 
-A review sample drawn on the old verdicts no longer matches the judge's strata: it is moved aside,
-and the next `reeval review` draws a new one; verdicts already given stay and count wherever the
-new sample draws their case (a verdict is about the case's text, not about the judge).
+A review sample drawn on the old verdicts stays what it was, a stratified sample on those verdicts:
+sample.json is marked `strata_from: judge_before`, so validity weighs every case by the stratum it
+was sampled from while scoring the new verdicts against the humans (a verdict is about the case's
+text, not about the judge, so no review is lost).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class RejudgeResult:
     skipped_seeds: int
     before: dict[str, int]
     after: dict[str, int]
-    moved_sample: str | None
+    sample_marked: str | None
 
 
 def params_digest(params: dict[str, Any]) -> str:
@@ -102,16 +103,20 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
             judged += 1
         store.append([{k: v for k, v in r.items() if k not in ("attempt", "batch_size")} for r in out])
     store.close()
-    moved = None
+    marked = None
     sample = store.dir / "review" / "sample.json"
     if judged and sample.exists():
-        target = sample.with_name(f"sample.before-rejudge-{digest}.json")
-        sample.rename(target)
-        moved = str(target)
+        drawn = json.loads(sample.read_text(encoding="utf-8"))
+        if drawn.get("strata_from") != "judge_before":
+            tmp = sample.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps({**drawn, "strata_from": "judge_before"}, indent=1, ensure_ascii=False),
+                           encoding="utf-8")
+            tmp.replace(sample)
+        marked = str(sample)
     final = store.records()
     after = _statuses(final)
     _track(run_id, config.name, params, judge_lm, final, store, judged)
-    return RejudgeResult(run_id, params, judged, len(seeds) - len(todo), before, after, moved)
+    return RejudgeResult(run_id, params, judged, len(seeds) - len(todo), before, after, marked)
 
 
 def _track(run_id, config_name, params, judge_lm, records, store, judged) -> None:

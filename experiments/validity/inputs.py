@@ -46,11 +46,13 @@ def _judge_decided(record: dict[str, Any]) -> bool:
     return bool(record.get("judge")) and (status == "accepted" or status.startswith("rejected:judge"))
 
 
-def judged_population(records: list[dict[str, Any]]) -> tuple[list[JudgedCase], bool]:
+def judged_population(records: list[dict[str, Any]], strata_from: str = "status") -> tuple[list[JudgedCase], bool]:
     """(population, judged): the cases the judge decided, or every accepted case if no judge ran.
 
     Cases rejected by the string checks or ending in an error are outside: the judge never
-    decided them, and the review sample does not draw from them either.
+    decided them, and the review sample does not draw from them either. A case's stratum is the
+    sampling design's: the verdict the sample was drawn on, which after `reeval rejudge` is the
+    first one (`strata_from="judge_before"`), while `accepted` is always today's verdict.
     """
     judged = any(r.get("judge") for r in records)
     population = []
@@ -60,7 +62,9 @@ def judged_population(records: list[dict[str, Any]]) -> tuple[list[JudgedCase], 
             if not _judge_decided(r):
                 continue
             accepted = r["status"] == "accepted"
-            stratum = f"{task}/judge_{'accepted' if accepted else 'rejected'}"
+            design = (r.get("judge_before") or {}).get("status", r["status"]) if strata_from == "judge_before" \
+                else r["status"]
+            stratum = f"{task}/judge_{'accepted' if design == 'accepted' else 'rejected'}"
             p_valid = r["judge"].get("p_valid")
             population.append(JudgedCase(str(r["id"]), stratum, accepted,
                                          None if p_valid is None else float(p_valid)))
@@ -132,10 +136,10 @@ def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
     store = RunStore(run_id, root=runs_root)
     if not store.cases_path.exists():
         raise FileNotFoundError(f"no cases for run {run_id!r} ({store.cases_path})")
-    population, judged = judged_population(store.records())
+    sample = read_sample(store.dir)
+    population, judged = judged_population(store.records(), (sample or {}).get("strata_from", "status"))
     notes: list[str] = []
     human, annotators = human_decisions(store.dir)
-    sample = read_sample(store.dir)
     stratum_population = None
     if sample is not None:
         stratum_population = {s: int(v["population"]) for s, v in (sample.get("strata") or {}).items()}
