@@ -10,6 +10,7 @@ background sentences in code, and the record says which merge was used.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 import dspy
@@ -23,7 +24,7 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # 2: the kept evidence carries the question's subject and a pronoun's antecedent; retrieved passages
 # that offer another candidate of the answer's type are skipped for the next ones; the merged passage
 # is checked for such candidates by type (dates, numbers, names), not only for years.
-VERSION = "context_enrich/2"
+VERSION = "context_enrich/3"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
@@ -91,6 +92,19 @@ def kept_evidence(evidence: str, candidate: str, question: str, answers: list[st
         if carries_subject(span, question):
             return KeptEvidence(span, fallback or index != first, None, index - start + 1)
     return KeptEvidence(None, True, "supporting_sentence_off_topic")
+
+
+_CLOSED = re.compile(r"[.!?…][\"'”’)\]]*$")
+
+
+def complete_sentences(text: str) -> str:
+    """The text without a last sentence cut off mid-way (a condensed background stopped by the
+    pivot's token limit: "… The court was officially"), so the key sentence is never inserted
+    into, or read as the end of, a fragment."""
+    parts = split_sentences(text)
+    if len(parts) > 1 and not _CLOSED.search(parts[-1].text):
+        return text[:parts[-1].start].rstrip()
+    return text
 
 
 def insert_sentence(background: str, sentence: str, seed: int) -> str:
@@ -168,7 +182,8 @@ class ContextEnrich(dspy.Module):
                                "retrieved": [], "skipped": skipped_ids, "checks": {},
                                "rejection": "background_has_other_candidate"})
                 continue
-            background = str(self.condense(question=question, passages=[h.text for h in hits]).background)
+            background = complete_sentences(str(self.condense(question=question,
+                                                              passages=[h.text for h in hits]).background))
             merge, merged, checks = "code", None, {}
             if self.lm_merge:
                 merged = str(self.merge(background=background, key_sentence=sentence).passage)

@@ -4,6 +4,7 @@ import dspy
 
 from metrics.evidence_checks import carries_subject, competing_candidates, opens_with_pronoun
 from programs.context_enrich import (
+    complete_sentences,
     ContextEnrich,
     clean_passages,
     enrich_checks,
@@ -166,3 +167,14 @@ def test_a_copy_with_only_competing_background_is_rejected():
                                                    answers=["1932"])
     assert [c["rejection"] for c in out.copies] == ["background_has_other_candidate"] * 2
     assert len(out.copies[0]["skipped"]) == 12
+
+
+def test_a_background_cut_off_by_the_token_limit_loses_its_fragment():
+    # nq-context-enrich, "where did the king of france live before versailles": the condensed
+    # background stopped at max_tokens and the key sentence was inserted after "officially".
+    cut = ("Following the Treaties of Nijmegen in 1678 , he began to gradually move the court to Versailles . "
+           "The court was officially")
+    assert complete_sentences(cut).endswith("to Versailles .")
+    whole = "It was built in 1661 . It was expanded ( later ) ."
+    assert complete_sentences(whole) == whole
+    assert complete_sentences("One fragment only") == "One fragment only"  # nothing better to keep
