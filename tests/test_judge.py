@@ -173,6 +173,20 @@ def test_choose_judge_end_to_end_with_a_scripted_lm():
     assert NONE_OPTION == "none of these"
 
 
+def test_choose_judge_on_unanswerable_cases_asks_about_the_removed_answer():
+    question = "when was the tower finished"
+    letters = dict(zip(ordered_options(["1889"], question) + [NONE_OPTION], "AB", strict=True))
+    judge = CaseJudge({"method": "choose", "thresholds": {"answer": 0.5, "unanswerable": 0.5}})
+    record = {"id": "u", "question": question, "context": CONTEXT, "answers": ["unknown"],
+              "original_answers": ["1889"], "status": "accepted", "judge_kind": "unanswerable"}
+    still = dspy.utils.DummyLM([{"answers": []}, {"choice": letters["1889"]}], adapter=dspy.JSONAdapter())
+    out = judge_record(_resolved(still), judge, record)
+    assert out["status"] == "rejected:judge_only_if" and out["judge"]["signals"]["c_original"] == 1.0
+    gone = dspy.utils.DummyLM([{"answers": []}, {"choice": letters[NONE_OPTION]}], adapter=dspy.JSONAdapter())
+    out = judge_record(_resolved(gone), judge, {**record, "context": CONTEXT + " "})
+    assert out["status"] == "accepted" and out["judge"]["p_valid"] == 1.0
+
+
 # -- controls ------------------------------------------------------------------------------------
 
 
