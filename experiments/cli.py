@@ -269,7 +269,7 @@ def rejudge(
         err.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
     console.print(f"{run_id}: {result.judged} cases judged again with {result.params.get('method')} "
-                  f"({result.params.get('source')}); {result.skipped_seeds} seeds already were")
+                  f"({result.params.get('source')}); {result.skipped_seeds} seeds already had been")
     for status in sorted(set(result.before) | set(result.after)):
         console.print(f"  {status:<28} {result.before.get(status, 0):>4} -> {result.after.get(status, 0):>4}")
     if result.sample_marked:

@@ -39,7 +39,7 @@ class RejudgeResult:
     run_id: str
     params: dict[str, Any]
     judged: int
-    skipped_seeds: int
+    skipped_seeds: int  # seeds with judged cases that these parameters had already judged
     before: dict[str, int]
     after: dict[str, int]
     sample_marked: str | None
@@ -116,7 +116,8 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
     final = store.records()
     after = _statuses(final)
     _track(run_id, config.name, params, judge_lm, final, store, judged)
-    return RejudgeResult(run_id, params, judged, len(seeds) - len(todo), before, after, marked)
+    judged_seeds = sum(any(_was_judged(r) for r in group) for group in seeds.values())
+    return RejudgeResult(run_id, params, judged, judged_seeds - len(todo), before, after, marked)
 
 
 def _track(run_id, config_name, params, judge_lm, records, store, judged) -> None:
