@@ -42,8 +42,20 @@ def load_llama(name: str, n_ctx: int, n_threads: int):
             # rarely shares a prefix with the next. A RAM cache of KV states lets each call resume from
             # the longest cached prefix — the predictor's instructions — which cut prompt time ~30%.
             llama.set_cache(PrefixStateCache(capacity_bytes=PROMPT_CACHE_BYTES))
+            if not _LOADED:
+                import atexit
+
+                atexit.register(_close_all)
             _LOADED[key] = llama
         return _LOADED[key]
+
+
+def _close_all() -> None:
+    """Free the models while llama_cpp can still do it: left to garbage collection at interpreter
+    exit, Llama.__del__ runs after the library's functions are gone and prints a traceback."""
+    with _LOAD_LOCK:
+        while _LOADED:
+            _LOADED.popitem()[1].close()
 
 
 def _prefix_state_cache_class():
