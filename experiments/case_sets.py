@@ -1,5 +1,12 @@
-"""Case sets to evaluate: the accepted cases of a reeval run (`run:<run-id>`), or any JSONL file in
-the flat form (question, context, answers) — benchmark files made elsewhere included."""
+"""Case sets to evaluate: the accepted cases of a reeval run, or any JSONL file in the flat form
+(question, context, answers) — benchmark files made elsewhere included.
+
+A run is named by its id (`run:nq-answer-swap-9bcd800b28`, this machine's run store) or by the
+config that made it (`run:nq_answer_swap`, i.e. experiments/configs/nq_answer_swap.yaml, or a
+path to a YAML): the latest run of that very config that MLflow recorded as finished. A shipped
+evaluation config can then name its cases on any machine; the run that evaluates them records the
+resolved run id, so it reproduces against the same cases.
+"""
 
 from __future__ import annotations
 
@@ -14,12 +21,65 @@ from experiments.run_store import RunStore
 RUN_PREFIX = "run:"
 
 
+class CaseSetNotRun(FileNotFoundError):
+    """A config-named case set whose config has no finished run yet."""
+
+    def __init__(self, name: str, config_path: Path):
+        self.config_path = config_path
+        super().__init__(f"run:{name}: {config_path} has no finished run yet; run "
+                         f"`reeval run {config_path}` first (its accepted cases are this config's data)")
+
+
+def _case_set_config(name: str) -> Path | None:
+    from experiments.paths import project_root
+
+    candidates = [Path(name)] if name.endswith((".yaml", ".yml")) else [
+        project_root() / "experiments" / "configs" / f"{name}.yaml"]
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def _latest_finished_run(config_path: Path) -> str | None:
+    from experiments import tracking
+    from experiments.config import load_config
+
+    config = load_config(config_path)
+    own = RunStore.new_id(config.name, config.digest())
+    mlflow = tracking.setup_mlflow()
+    experiment = mlflow.get_experiment_by_name(f"reeval/{config.name}")
+    if experiment is None:
+        return None
+    runs = mlflow.search_runs(experiment_ids=[experiment.experiment_id], filter_string="attributes.status = 'FINISHED'",
+                              order_by=["attributes.start_time DESC"], output_format="list")
+    for run in runs:
+        tags = run.data.tags
+        run_id = tags.get(tracking.RUN_ID_TAG, "")
+        if ("mlflow.parentRunId" not in tags and tags.get("reeval.task") == config.task
+                and (run_id == own or run_id.startswith(own + "-")) and RunStore(run_id).cases_path.exists()):
+            return run_id
+    return None
+
+
+def resolve_run_source(source: str) -> str:
+    """`run:<run id>` as it is; `run:<config>` as `run:<its latest finished run id>`."""
+    name = source.removeprefix(RUN_PREFIX)
+    if RunStore(name).cases_path.exists():
+        return source
+    config_path = _case_set_config(name)
+    if config_path is None:
+        raise FileNotFoundError(f"no finished cases for run {name!r} ({RunStore(name).cases_path}) and no config "
+                                f"experiments/configs/{name}.yaml")
+    run_id = _latest_finished_run(config_path)
+    if run_id is None:
+        raise CaseSetNotRun(name, config_path)
+    return RUN_PREFIX + run_id
+
+
 def is_run_source(source: str) -> bool:
     return source.startswith(RUN_PREFIX)
 
 
 def run_cases_path(source: str) -> Path:
-    store = RunStore(source.removeprefix(RUN_PREFIX))
+    store = RunStore(resolve_run_source(source).removeprefix(RUN_PREFIX))
     if not store.cases_path.exists():
         raise FileNotFoundError(f"no finished cases for run {store.run_id!r} ({store.cases_path})")
     return store.cases_path
@@ -27,7 +87,7 @@ def run_cases_path(source: str) -> Path:
 
 def load_run_cases(source: str) -> tuple[list[dspy.Example], str]:
     """Accepted generated cases as Examples, each carrying its original (pre-perturbation) version."""
-    store = RunStore(source.removeprefix(RUN_PREFIX))
+    store = RunStore(resolve_run_source(source).removeprefix(RUN_PREFIX))
     records = [r for r in store.records() if r.get("status") == "accepted" and r.get("context") is not None]
     digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
     examples = []

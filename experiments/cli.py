@@ -32,11 +32,27 @@ def _setup_logging(level: str) -> None:
 def _config_or_exit(path: str | None, overrides: dict | None = None):
     from experiments.config import ConfigError, load_config
 
+    from experiments.case_sets import CaseSetNotRun, is_run_source, resolve_run_source
+
     try:
-        return load_config(path, overrides)
-    except ConfigError as exc:
+        config = load_config(path, overrides)
+        if is_run_source(config.data.source):  # record which run's cases, not "the latest"
+            config.data.source = resolve_run_source(config.data.source)
+        return config
+    except (ConfigError, CaseSetNotRun) as exc:
         err.print(f"[red]{exc}[/red]", highlight=False)
         raise typer.Exit(2) from None
+
+
+def _waits_for(config) -> str:
+    from experiments.case_sets import CaseSetNotRun, is_run_source, resolve_run_source
+
+    if not is_run_source(config.data.source):
+        return ""
+    try:
+        return f" (cases: {resolve_run_source(config.data.source)})"
+    except CaseSetNotRun as exc:
+        return f" (runs after {exc.config_path}: no finished run of it yet)"
 
 
 def _print_result(result) -> None:
@@ -110,8 +126,8 @@ def validate(configs: Annotated[list[str], typer.Argument(help="config files")])
         from experiments.config import ConfigError, load_config
 
         try:
-            load_config(path)
-            console.print(f"[green]ok[/green] {path}")
+            config = load_config(path)
+            console.print(f"[green]ok[/green] {path}{_waits_for(config)}")
         except ConfigError as exc:
             err.print(f"[red]{exc}[/red]", highlight=False)
             failed = True

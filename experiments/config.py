@@ -199,12 +199,14 @@ def _set_dotted(raw: dict, dotted: str, value) -> None:
 
 
 def _check_data_path(path: Path, config: ExperimentConfig) -> None:
-    from experiments.case_sets import is_run_source, run_cases_path
+    from experiments.case_sets import CaseSetNotRun, is_run_source, run_cases_path
     from experiments.data import resolve_dataset
 
     if is_run_source(config.data.source):
         try:
             run_cases_path(config.data.source)
+        except CaseSetNotRun:
+            return  # a valid config that waits for another: `validate` says which, `run` refuses
         except FileNotFoundError as exc:
             raise ConfigError(f"{path}: data.source: {exc}") from None
         return

@@ -90,6 +90,10 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     from experiments import tracking
     from experiments.tasks import TASKS
 
+    from experiments.case_sets import is_run_source, resolve_run_source
+
+    if is_run_source(config.data.source):  # a config-named case set: record which run's cases
+        config.data.source = resolve_run_source(config.data.source)
     task_cls = TASKS[config.task]
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
