@@ -30,9 +30,8 @@ def _setup_logging(level: str) -> None:
 
 
 def _config_or_exit(path: str | None, overrides: dict | None = None):
-    from experiments.config import ConfigError, load_config
-
     from experiments.case_sets import CaseSetNotRun, is_run_source, resolve_run_source
+    from experiments.config import ConfigError, load_config
 
     try:
         config = load_config(path, overrides)

@@ -88,9 +88,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
                    retry_errors: bool = False, progress: bool = True) -> RunResult:
     apply_offline_defaults()
     from experiments import tracking
-    from experiments.tasks import TASKS
-
     from experiments.case_sets import is_run_source, resolve_run_source
+    from experiments.tasks import TASKS
 
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)

@@ -38,8 +38,7 @@ from metrics.checks import mentions_any_form, old_name_part_left
 from metrics.normalize import answer_tokens
 from metrics.qa import contains_answer
 from programs.sentences import split_sentences
-from signatures.judge import (ChooseAnswer, ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport,
-                              JudgeUniqueness)
+from signatures.judge import ChooseAnswer, ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport, JudgeUniqueness
 
 UNJUDGED = "unjudged"
 SKIPPED = "not asked: the if verdict already rejects the case"
@@ -320,7 +319,8 @@ class CaseJudge(dspy.Module):
         rivals = choice_rivals(found or [], context, focus)
         options = ordered_options([focus, *rivals], question) if focus else rivals
         if not options:
-            signals.update(c_original=0.0, c_none=1.0, c_other=0.0)  # no original named and nothing read: nothing to choose
+            # no original named and nothing read: nothing to choose among
+            signals.update(c_original=0.0, c_none=1.0, c_other=0.0)
             return
         options.append(NONE_OPTION)
         listing = "\n".join(f"{letter}) {option}" for letter, option in zip(LETTERS, options, strict=False))

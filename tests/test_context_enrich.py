@@ -4,9 +4,9 @@ import dspy
 
 from metrics.evidence_checks import carries_subject, competing_candidates, opens_with_pronoun
 from programs.context_enrich import (
-    complete_sentences,
     ContextEnrich,
     clean_passages,
+    complete_sentences,
     enrich_checks,
     insert_sentence,
     kept_evidence,

@@ -16,8 +16,17 @@ from experiments.judging.fit import auc, fit_and_measure, fit_threshold, markdow
 from experiments.judging.params import JudgeParamsError, describe, make_judge, resolve_params
 from experiments.lm_registry import ResolvedLM
 from experiments.validation import judge_record
-from programs.judge import (NONE_OPTION, CaseJudge, choice_rivals, extraction_signals, option_probabilities,
-                            ordered_options, rest_of_context, score, verdict_probability)
+from programs.judge import (
+    NONE_OPTION,
+    CaseJudge,
+    choice_rivals,
+    extraction_signals,
+    option_probabilities,
+    ordered_options,
+    rest_of_context,
+    score,
+    verdict_probability,
+)
 
 CONTEXT = ("The Eiffel Tower was finished in 1889 . It stands in Paris on the Champ de Mars . "
            "Millions of people visit it every year , and it was the tallest structure in the world until 1930 .")

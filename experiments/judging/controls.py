@@ -75,7 +75,8 @@ def _same_type_answers(example, pool: list) -> list[str]:
         if other.id == example.id or question_kind(other.question) != kind:
             continue
         answer = other.answers[0]
-        if (answer_kind(answer) == shape and same_shape(gold, answer) and len(answer.split()) <= 5 and not mentions_any(example.context, [answer])
+        if (answer_kind(answer) == shape and same_shape(gold, answer) and len(answer.split()) <= 5
+                and not mentions_any(example.context, [answer])
                 and not mentions(answer, gold) and not mentions(gold, answer)):
             out.append(answer)
     return out
