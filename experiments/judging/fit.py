@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from experiments.judging.controls import CONDITIONS, KIND
 from programs.judge import FEATURES, METHODS, extraction_signals, score
 
-KINDS = ("answer", "unanswerable")
+KINDS = ("answer", "unanswerable", "option")
 # reasoned as it is (argmax verdicts), next to reasoned with a threshold on its verdict probabilities.
 VARIANTS = ("reasoned_as_is",) + METHODS
 
@@ -85,7 +85,7 @@ def fit_stacked(rows: list[dict]) -> dict[str, list[float]]:
     from sklearn.linear_model import LogisticRegression
 
     weights: dict[str, list[float]] = {}
-    for kind in KINDS:
+    for kind in FEATURES:  # a multiple choice's score is its choice alone: no weights
         usable = [r for r in rows if KIND[r["condition"]] == kind
                   and all(f in r["judge"]["signals"] for f in FEATURES[kind])]
         labels = [r["expected_valid"] for r in usable]
@@ -109,7 +109,7 @@ def auc(rows: list[dict], scores: list[float | None], valid: str, invalid: str) 
 
 
 AUC_PAIRS = (("gold_answer", "other_answer"), ("gold_answer", "two_answers"),
-             ("answer_removed", "original_as_unanswerable"))
+             ("answer_removed", "original_as_unanswerable"), ("option_gold", "option_other"))
 
 
 def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS) -> dict:
