@@ -341,6 +341,18 @@ def test_fit_chooses_on_the_calibration_half_and_reports_the_held_out_half():
     assert "**(chosen)**" in table and table.count("\n") == 1 + len(fitted["results"])
 
 
+def test_a_condition_every_method_scores_alike_does_not_decide_the_method():
+    # multiple-choice controls are judged by the same choice whatever the method: make them the worst
+    # condition of every method, half right, and the choice must still follow the other conditions
+    options = [_control(900 + i, c, half, c_expected=p) for half in ("calibration", "held_out")
+               for i, (c, p) in enumerate([("option_gold", 0.9), ("option_gold", 0.2), ("option_other", 0.1),
+                                           ("option_other", 0.8)])]
+    fitted = fit_and_measure(_study() + options)
+    assert fitted["chosen"] == "extract"
+    assert {min(r["calibration"][c]["accuracy"] for c in ("option_gold", "option_other"))
+            for r in fitted["results"].values()} == {0.5}
+
+
 def test_threshold_maximises_the_worst_condition_not_the_overall_accuracy():
     rows = [_control(i, "gold_answer", "calibration") for i in range(4)] + \
            [_control(i, c, "calibration") for i in range(10) for c in ("other_answer", "two_answers")]

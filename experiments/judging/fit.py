@@ -4,7 +4,8 @@ method on the held-out half.
 A threshold is chosen per case kind (answer / unanswerable) to maximise the worst per-condition
 accuracy of that kind on the calibration half (ties: the mean, then the threshold nearest 0.5),
 because an overall accuracy lets a judge give up on one condition. The method is chosen the same
-way, on the calibration half only, so the held-out numbers stay an honest estimate.
+way (leximin over conditions), on the calibration half only, so the held-out numbers stay an
+honest estimate.
 """
 
 from __future__ import annotations
@@ -145,7 +146,10 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
         }
     if not results:
         return {"results": {}, "chosen": None}
-    chosen = max(results, key=lambda v: (_finite(results[v]["calibration_worst"]), v != "reasoned_as_is"))
+    # Leximin: the best worst condition, then the best second worst, and so on, so a condition every
+    # method scores alike (a multiple choice is judged the same by all) does not decide by itself.
+    chosen = max(results, key=lambda v: (sorted(_finite(a["accuracy"]) for a in results[v]["calibration"].values()
+                                                if a["n"]), v != "reasoned_as_is"))
     return {"results": results, "chosen": chosen, "params": results[chosen]["params"],
             "controls": {"calibration": len(calibration), "held_out": len(held_out)}}
 
