@@ -125,8 +125,9 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
             params["weights"] = fit_stacked(calibration)
         cal_scores = _scores(calibration, params)
         fixed = variant == "reasoned_as_is"  # nothing to fit: measured wherever its signals were collected
-        if not any(s is not None for s in (cal_scores if not fixed else _scores(held_out, params))):
-            continue  # the study did not collect this method's signals
+        measured = (calibration, cal_scores) if not fixed else (held_out, _scores(held_out, params))
+        if not any(s is not None for r, s in zip(*measured, strict=True) if KIND[r["condition"]] != "option"):
+            continue  # the study did not collect this method's signals (a multiple choice is every method's)
         if fixed:
             thresholds = {k: 0.5 for k in KINDS}  # the argmax verdicts: P(valid) ≥ 0.5 only when both say so
         else:
