@@ -332,7 +332,8 @@ def _by_case(verdicts: Iterable[Verdict]) -> dict[str, dict[str, Label]]:
         if v.verdict == UNSURE:
             continue
         if v.annotator in table[v.id]:
-            raise ValueError(f"duplicate verdict for case {v.id!r} by annotator {v.annotator!r} ({v.source})")
+            raise ReviewFormatError(f"{v.source}: duplicate verdict for case {v.id!r} by annotator {v.annotator!r}; "
+                                    "keep one")
         table[v.id][v.annotator] = v.verdict
     return dict(table)
 
