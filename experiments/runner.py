@@ -227,15 +227,15 @@ def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, prog
         records = [result] if isinstance(result, dict) else result
         return [{**r, "seed_id": example.id} for r in records]
 
-    bar = tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress)
-    with ThreadPoolExecutor(max_workers=config.run.threads) as pool:
+    # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
+    with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar, \
+            ThreadPoolExecutor(max_workers=config.run.threads) as pool:
         for records in pool.map(one, todo) if config.run.threads > 1 else map(one, todo):
             store.append(records)
             records_so_far.extend(records)
             bar.update(1)
             bar.set_postfix(status=records[-1]["status"][:24])
             check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
-    bar.close()
 
 
 def role_lms(lms: dict):

@@ -226,3 +226,25 @@ def test_every_listed_user_error_is_an_exception_class():
         assert isinstance(cls, type) and issubclass(cls, Exception), entry
     assert failures.is_user_error(importlib.import_module("experiments.data").DataError("x"))
     assert not failures.is_user_error(ValueError("x"))
+
+
+def test_error_budget_exceeded_says_how_to_go_on(isolated, monkeypatch):
+    from experiments import runner
+    from tests.fakes import scripted_pivot
+
+    def build_lms(config, roles, optional=()):
+        resolved = scripted_pivot(runner.load_data(config).examples, {}, {})
+        resolved.lm.answers = {}  # every reply fails to parse: error:parse on every case
+        return {"pivot": resolved}
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+    (isolated / "seeds.jsonl").write_text("".join(row(f"q{i}", question=f"When was tower {i} completed?") + "\n"
+                                                  for i in range(2)))
+    path = isolated / "budget.yaml"
+    path.write_text(f"name: budget\ntask: seed_selection\ndata: {{source: '{isolated / 'seeds.jsonl'}'}}\n"
+                    "models: {pivot: {name: qwen2.5-0.5b}}\nrun: {error_budget: 0.25, min_cases_before_budget: 1}\n")
+    result = run(path)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "╭" not in result.output
+    assert result.stderr.strip().splitlines()[-1].startswith("1 of 1 cases errored")
+    assert "resume the run" in result.stderr
