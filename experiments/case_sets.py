@@ -16,7 +16,7 @@ from pathlib import Path
 
 import dspy
 
-from experiments.run_store import RunStore
+from experiments.run_store import RunNotFound, RunStore
 
 RUN_PREFIX = "run:"
 
@@ -66,7 +66,7 @@ def resolve_run_source(source: str) -> str:
         return source
     config_path = _case_set_config(name)
     if config_path is None:
-        raise FileNotFoundError(f"no finished cases for run {name!r} ({RunStore(name).cases_path}) and no config "
+        raise RunNotFound(f"no finished cases for run {name!r} ({RunStore(name).cases_path}) and no config "
                                 f"experiments/configs/{name}.yaml")
     run_id = _latest_finished_run(config_path)
     if run_id is None:
@@ -81,7 +81,7 @@ def is_run_source(source: str) -> bool:
 def run_cases_path(source: str) -> Path:
     store = RunStore(resolve_run_source(source).removeprefix(RUN_PREFIX))
     if not store.cases_path.exists():
-        raise FileNotFoundError(f"no finished cases for run {store.run_id!r} ({store.cases_path})")
+        raise RunNotFound(f"no finished cases for run {store.run_id!r} ({store.cases_path})")
     return store.cases_path
 
 

@@ -135,8 +135,8 @@ class ConfigError(ValueError):
     """A config that must not run; the message names the file and the offending key."""
 
 
-def _format_error(path: Path, error: ValidationError, raw: dict) -> str:
-    lines = [f"{path}: invalid config"]
+def _format_error(path: Path, error: ValidationError, raw: dict, hint: str = "") -> str:
+    lines = [f"{path}: invalid config{f' ({hint})' if hint else ''}"]
     for item in error.errors():
         loc = ".".join(str(p) for p in item["loc"])
         if item["type"] == "extra_forbidden":
@@ -175,9 +175,15 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     if not path.exists():
         raise ConfigError(f"{path}: no such config file")
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config ({exc.strerror}); give a readable YAML file") from None
+    try:
+        raw = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        raise ConfigError(_yaml_problem(path, exc)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config is a mapping of keys, got {type(raw).__name__}")
     for dotted, value in (overrides or {}).items():
@@ -190,11 +196,33 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     return config
 
 
+def _yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
+    """PyYAML's several-line report as one line: file:line:column: what is wrong."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    return f"{where}: not valid YAML: {problem}{f' ({context})' if context else ''}"
+
+
+def config_from_dict(raw: dict, where: Path, hint: str = "") -> ExperimentConfig:
+    """A config stored as JSON (a run's config.json, an MLflow artifact), validated like a YAML one."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a config is a mapping of keys, got {type(raw).__name__}")
+    try:
+        return ExperimentConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(where, exc, raw, hint)) from None
+
+
 def _set_dotted(raw: dict, dotted: str, value) -> None:
     node = raw
     *parents, leaf = dotted.split(".")
     for key in parents:
-        node = node.setdefault(key, {})
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            return  # the config's own value there is not a mapping: validation names it
+        node = child
     node[leaf] = value
 
 

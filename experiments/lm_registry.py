@@ -70,10 +70,13 @@ def build_lm(config: LMConfig, role: str, n_threads: int | None = None) -> Resol
         extra = {"api_base": config.api_base} if config.api_base else {}
         return ResolvedLM(role, config, dspy.LM(config.name, **decoding, **extra), None)
     from experiments.llama_engine import LlamaCppEngine
-    from experiments.local_models import part_files
+    from experiments.local_models import model_path
 
     spec = get_spec(config.name)
-    part_files(spec)  # a missing weights package fails the run here, not as one error per case
+    # A missing or corrupt weights file fails the run here, with its own message, not as one error per case
+    # (the engine loads lazily, and DSPy would record the failure on every case). Verified once: a marker
+    # beside the file makes later checks a stat.
+    model_path(spec.name)
     engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=n_threads or llama_threads())
     lm = dspy.LM(f"local/{spec.name}@{spec.short_hash}", engine=engine, num_retries=0, **decoding)
     return ResolvedLM(role, config, lm, engine)

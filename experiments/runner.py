@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from experiments.config import ExperimentConfig
+from experiments.config import ConfigError, ExperimentConfig
 from experiments.errors import check_budget, error_record
 from experiments.offline import apply_offline_defaults
 from experiments.run_store import RunStore
@@ -72,14 +72,14 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
     for role in (*roles, *optional):
         if role in ("targets", "pivots"):
             if not getattr(config.models, role):
-                raise ValueError(f"task {config.task!r} needs models.{role}")
+                raise ConfigError(f"models.{role}: task {config.task!r} needs at least one; add it to the config")
             lms[role] = [build_lm(c, role.removesuffix("s")) for c in getattr(config.models, role)]
             continue
         lm_config = getattr(config.models, role)
         if lm_config is None:
             if role in optional:
                 continue
-            raise ValueError(f"task {config.task!r} needs models.{role}")
+            raise ConfigError(f"models.{role}: task {config.task!r} needs one; add it to the config")
         lms[role] = build_lm(lm_config, role)
     return lms
 
@@ -97,13 +97,16 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     resolved = config.model_dump(mode="json")
-    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
-        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
+    if store.exists():
+        _check_same_config(store, config)
     store.write_config(resolved)
 
     data = load_data(config)
     if not data.examples:
-        raise ValueError(f"{config.data.source}: no cases left to run (filter counts: {data.filter_counts})")
+        from experiments.data import DataError
+
+        raise DataError(f"{config.data.source}: no cases left to run after data.offset and the filters "
+                        f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
     judge_params = run_judge = None
@@ -192,6 +195,25 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     return RunResult(run_id, parent.info.run_id, records, metrics, len(todo), seconds, task)
 
 
+def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
+    """A run directory is one config's: resuming it with another would mix two experiments' cases."""
+    from experiments.run_store import RunStoreError
+    from experiments.tracking import flatten
+
+    theirs, ours = flatten(store.experiment_config().identity()), flatten(config.identity())
+    differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+    if not differ:
+        return
+    def value(config: dict, key: str) -> str:
+        return repr(config[key]) if key in config else "unset"
+
+    shown = ", ".join(f"{k}: {value(theirs, k)} there, {value(ours, k)} here" for k in differ[:3])
+    more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
+    raise RunStoreError(f"{store.dir / 'config.json'}: run {store.run_id!r} was made with another config "
+                        f"({shown}{more}); start a new run with --fresh, or finish that one with "
+                        f"`reeval resume {store.run_id}`")
+
+
 def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, progress: bool) -> None:
     """Each finished case is checkpointed before the next result is taken."""
     records_so_far: list[dict] = []
@@ -205,15 +227,15 @@ def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, prog
         records = [result] if isinstance(result, dict) else result
         return [{**r, "seed_id": example.id} for r in records]
 
-    bar = tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress)
-    with ThreadPoolExecutor(max_workers=config.run.threads) as pool:
+    # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
+    with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar, \
+            ThreadPoolExecutor(max_workers=config.run.threads) as pool:
         for records in pool.map(one, todo) if config.run.threads > 1 else map(one, todo):
             store.append(records)
             records_so_far.extend(records)
             bar.update(1)
             bar.set_postfix(status=records[-1]["status"][:24])
             check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
-    bar.close()
 
 
 def role_lms(lms: dict):

@@ -39,7 +39,8 @@ def setup_mlflow():
         mlruns_dir().mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(uri)
     # MLflow's sqlite store logs its schema migrations at INFO on first use.
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for noisy in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     return mlflow
 
 
