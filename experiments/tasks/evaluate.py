@@ -76,6 +76,8 @@ class EvaluateTask:
     roles = ("targets",)
     optional_roles = ("judge",)
     Options = EvaluateOptions
+    # A benchmark file is measured as published: no seed filters unless the config asks (data.reeval_filters).
+    evaluates_files_as_given = True
 
     def __init__(self, lms: dict, options: EvaluateOptions | None = None):
         from experiments.nli import build_nli
@@ -94,12 +96,12 @@ class EvaluateTask:
         return {f"reader.{name}": reader for name, reader in self.readers.items()}
 
     def variants(self, example) -> list[tuple[str, str, list[str]]]:
-        variants = []
-        if example.get("original_context") is not None:
-            variants.append(("original", example.original_context, list(example.original_answers or [])))
-        generated = example.get("task") not in (None, "", "external")
-        variants.append(("perturbed" if generated else "external", example.context, list(example.answers)))
-        return variants
+        """(variant, context, answers): a case with its original is paired (original, perturbed);
+        a file's row without one is evaluated once, as given ("external")."""
+        if example.get("original_context") is None:
+            return [("external", example.context, list(example.answers))]
+        return [("original", example.original_context, list(example.original_answers or [])),
+                ("perturbed", example.context, list(example.answers))]
 
     def process(self, example: dspy.Example) -> list[dict]:
         records = []
@@ -156,9 +158,15 @@ class EvaluateTask:
         return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info)
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
-        from metrics.evaluation import paired_drop
+        """The paired drops; for cases without originals (a file evaluated unpaired), the accuracy."""
+        from metrics.evaluation import accuracy_table, paired_drop
 
-        rows = [[r["target"], r["setting"], r["decoding"], f"{r['original']:.2f}", f"{r['perturbed']:.2f}",
-                 f"{r['drop']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", str(r["n"])]
-                for r in paired_drop(records, "task_correct")]
-        return ["target", "setting", "decoding", "original", "perturbed", "drop [95% CI]", "pairs"], rows
+        drops = paired_drop(records, "task_correct")
+        if drops:
+            rows = [[r["target"], r["setting"], r["decoding"], f"{r['original']:.2f}", f"{r['perturbed']:.2f}",
+                     f"{r['drop']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", str(r["n"])] for r in drops]
+            return ["target", "setting", "decoding", "original", "perturbed", "drop [95% CI]", "pairs"], rows
+        rows = [[r["target"], r["setting"], r["decoding"], r["variant"],
+                 "—" if not r["n"] else f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", str(r["n"]),
+                 str(r["errors"])] for r in accuracy_table(records, metric="task_correct")]
+        return ["target", "setting", "decoding", "variant", "accuracy [95% CI]", "n", "errors"], rows
