@@ -150,6 +150,11 @@ def _transfer_view(records: Sequence[Mapping[str, Any]]) -> tuple[str | None, st
     return combos.most_common(1)[0][0]
 
 
+def scored_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Records with their scores: those not yet scored (no "correct" field) are scored without NLI."""
+    return [r if "correct" in r else score_record(r) for r in records]
+
+
 def report_tables(scored: Sequence[Mapping[str, Any]], metric: str = "task_correct") -> dict[str, Any]:
     """Every table the report shows, as plain dicts and lists (also written as JSON)."""
     setting, decoding = _transfer_view(scored)
@@ -405,7 +410,7 @@ def _validity_view(validity: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def write_report(
-    scored_records: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
     out_dir: str | Path,
     *,
     title: str,
@@ -423,13 +428,13 @@ def write_report(
     headline score of the accuracy, transfer, rank and breakdown sections (default task_correct:
     keywords for unanswerable/inconsistent, option choice for counterfactual, else correct).
     `validity` (from `experiments.validity.report_section`) adds a validity section: the
-    statement, its table and notes. `tables` are `report_tables(records, metric)` when the caller
-    has them already (they are what the page shows). Returns the path of report.html.
+    statement, its table and notes. `tables` are `report_tables(scored_records(records), metric)`
+    when the caller has them already (they are what the page shows). Returns the path of report.html.
     """
     run_info = dict(run_info or {})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scored = [r if "correct" in r else score_record(r) for r in scored_records]
+    scored = scored_records(records)
     tables = dict(tables) if tables is not None else report_tables(scored, metric)
     label = METRIC_LABELS.get(metric, metric)
 

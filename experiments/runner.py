@@ -174,9 +174,10 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         for label, resolved_lm in role_lms(lms):
             for key, value in resolved_lm.usage().items():
                 metrics[f"lm.{label}.{key}"] = value
+        metrics = {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
         mlflow.log_metrics(metrics)
         for label, resolved_lm in role_lms(lms):
-            own = f".{resolved_lm.config.name}."
+            own = f".{tracking.metric_part(resolved_lm.config.name)}."
             name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
             with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
                 tracking.log_params(tracking.flatten(resolved_lm.identity()))

@@ -140,14 +140,27 @@ class EvaluateTask:
                             nli=self.nli)
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
-        from metrics.evaluation import accuracy_table
+        """Counts, and every figure of the report under a name one can filter on (experiments.report_metrics)."""
+        from experiments.report_metrics import report_metrics
 
         metrics: dict[str, float] = {"evaluations": len(records),
                                      "errors": sum(r["status"].startswith("error:") for r in records)}
-        for row in accuracy_table(records, metric="task_correct"):
-            key = f"acc.{row['target']}.{row['setting']}.{row['decoding']}.{row['variant']}"
-            metrics[key] = row["rate"]
+        metrics.update(report_metrics(self._report_tables(records)))
         return metrics
+
+    def summary_metrics(self, metrics: dict[str, float]) -> dict[str, float]:
+        """What `reeval run` prints: the headline accuracies; the report's other figures are in MLflow."""
+        from experiments.report_metrics import is_detail
+
+        return {k: v for k, v in metrics.items() if not is_detail(k)}
+
+    def _report_tables(self, records: list[dict]) -> dict:
+        """The report's tables, computed once for the metrics and the page of the same records."""
+        from experiments.report import report_tables, scored_records
+
+        if getattr(self, "_tables_of", (None,))[0] is not records:
+            self._tables_of = (records, report_tables(scored_records(records)))
+        return self._tables_of[1]
 
     def write_artifacts(self, records: list[dict], out_dir, run_info: dict):
         from experiments.report import write_report
@@ -155,7 +168,8 @@ class EvaluateTask:
         backend = self.nli.name if self.nli else "none (entailment not computed; EM, F1, containment and keywords are)"
         info = {**run_info, "nli_backend": backend,
                 "settings": ", ".join(self.options.settings), "decodings": ", ".join(self.options.decodings)}
-        return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info)
+        return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info,
+                            tables=self._report_tables(records))
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         """The paired drops; for cases without originals (a file evaluated unpaired), the accuracy."""
