@@ -64,9 +64,12 @@ def _print_result(result) -> None:
         table.add_row(*row)
     console.print(table)
     summary = Table(title="metrics", show_header=False)
-    for key, value in sorted(result.metrics.items()):
+    shown = getattr(result.task, "summary_metrics", dict)(result.metrics)
+    for key, value in sorted(shown.items()):
         summary.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
     console.print(summary)
+    if len(shown) < len(result.metrics):
+        console.print(f"{len(result.metrics) - len(shown)} more metrics (every figure of the report) in MLflow")
     console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
                   f"· checkpoint runs/{result.run_id}/cases.jsonl")
 
@@ -164,12 +167,15 @@ def models_install(
 
 
 @app.command()
-def show(run_id: str, log_level: LogLevel = "WARNING") -> None:
+def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
+        "--all", help="also every figure of an evaluation report (em.…, drop.…, transfer.…)")] = False,
+         log_level: LogLevel = "WARNING") -> None:
     """Summary of a run from MLflow (reeval run id or MLflow run id)."""
     _setup_logging(log_level)
     from experiments.offline import apply_offline_defaults
 
     apply_offline_defaults()
+    from experiments.report_metrics import is_detail
     from experiments.run_store import RunNotFound
     from experiments.tracking import find_runs
 
@@ -182,9 +188,15 @@ def show(run_id: str, log_level: LogLevel = "WARNING") -> None:
                         f"{len(runs)} invocation(s)")
     table.add_column("metric")
     table.add_column("value", justify="right")
+    hidden = 0
     for key, value in sorted(latest.data.metrics.items()):
+        if is_detail(key) and not all_metrics:
+            hidden += 1
+            continue
         table.add_row(key, f"{value:.4g}")
     console.print(table)
+    if hidden:
+        console.print(f"{hidden} more metrics (every figure of the evaluation report): reeval show {run_id} --all")
     params = latest.data.params
     for key in ("task", "data.source", "data.limit", "models.pivot.name", "lm.pivot.file_sha256"):
         if key in params:

@@ -51,7 +51,10 @@ class DataConfig(Strict):
                         "(flat QA, MRQA or multiple-choice, recognised from its rows)")
     limit: int | None = None
     offset: int = Field(0, ge=0, description="skip this many rows of the source before filtering")
-    reeval_filters: bool = True
+    reeval_filters: bool | None = Field(
+        None, description="ReEval's seed filters (dedupe, evidence >= min_evidence_words, answers <= max_answer_words, "
+        "multi-answers collapsed or dropped). Default: on for a generation task's seeds, off for a file given to "
+        "an evaluating task, which is evaluated row for row with its answers unchanged")
     min_evidence_words: int = 10
     max_answer_words: int = 5
     max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
@@ -120,10 +123,24 @@ class ExperimentConfig(Strict):
             raise ValueError("; ".join(problems)) from None
         return self
 
+    def applies_reeval_filters(self) -> bool:
+        """data.reeval_filters, or its default: off where the task evaluates files as given."""
+        return self._filters_by_default() if self.data.reeval_filters is None else self.data.reeval_filters
+
     def identity(self) -> dict:
         """What the user set: a field added to the schema later (with its default) must not turn
         an old config into a new run. The fully resolved config is still what gets logged."""
-        return self.model_dump(mode="json", exclude_defaults=True)
+        identity = self.model_dump(mode="json", exclude_defaults=True)
+        data = identity.get("data", {})
+        # Stored configs from before the filters' default depended on the task say `true`: the same run.
+        if data.get("reeval_filters") is not None and data["reeval_filters"] == self._filters_by_default():
+            del data["reeval_filters"]
+        return identity
+
+    def _filters_by_default(self) -> bool:
+        from experiments.tasks import TASKS
+
+        return not getattr(TASKS[self.task], "evaluates_files_as_given", False)
 
     def digest(self) -> str:
         """Content hash of the config: same config → same run id → resume."""

@@ -44,8 +44,9 @@ class RunResult:
 
 def load_data(config: ExperimentConfig) -> LoadedData:
     from experiments.case_sets import is_run_source, load_run_cases, run_cases_path
-    from experiments.data import content_sha256, resolve_dataset
+    from experiments.data import content_sha256, load_multiple_choice, load_qa, resolve_dataset
     from experiments.filters import apply_reeval_filters
+    from experiments.tasks import TASKS
 
     if is_run_source(config.data.source):
         examples, digest = load_run_cases(config.data.source)
@@ -54,9 +55,15 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
     spec = resolve_dataset(config.data.source)
     path = spec.path
-    examples = spec.loader(path)[config.data.offset:]
+    if spec.loader in (load_qa, load_multiple_choice) and getattr(TASKS[config.task], "evaluates_files_as_given",
+                                                                  False):
+        from experiments.external_cases import load_external_cases
+
+        examples = load_external_cases(path)[config.data.offset:]  # rows with originals, options, task
+    else:
+        examples = spec.loader(path)[config.data.offset:]
     counts: dict[str, int] = {}
-    if config.data.reeval_filters and examples and "context" in examples[0]:
+    if config.applies_reeval_filters() and examples and "context" in examples[0]:
         examples, counts = apply_reeval_filters(
             examples, min_evidence_words=config.data.min_evidence_words,
             max_answer_words=config.data.max_answer_words, max_evidence_words=config.data.max_evidence_words)
@@ -170,9 +177,10 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         for label, resolved_lm in role_lms(lms):
             for key, value in resolved_lm.usage().items():
                 metrics[f"lm.{label}.{key}"] = value
+        metrics = {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
         mlflow.log_metrics(metrics)
         for label, resolved_lm in role_lms(lms):
-            own = f".{resolved_lm.config.name}."
+            own = f".{tracking.metric_part(resolved_lm.config.name)}."
             name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
             with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
                 tracking.log_params(tracking.flatten(resolved_lm.identity()))

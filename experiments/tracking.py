@@ -6,9 +6,11 @@ unless MLFLOW_TRACKING_URI is set (a team server on PostgreSQL needs nothing els
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import re
 import subprocess
 import tempfile
 import warnings
@@ -21,6 +23,25 @@ from experiments.paths import mlruns_dir, project_root
 logger = logging.getLogger(__name__)
 
 RUN_ID_TAG = "reeval.run_id"
+# MLflow accepts alphanumerics, _ - . / : and space in a metric name, at most 250 characters, and no
+# name that is not its own normalised path ("a//b", "a/./b", a leading or trailing slash).
+_METRIC_UNSAFE = re.compile(r"[^A-Za-z0-9_\-./: ]")
+MAX_METRIC_NAME = 250
+
+
+def metric_part(value: object) -> str:
+    """One part of a metric name (a model id, a setting): each character MLflow refuses becomes _."""
+    return _METRIC_UNSAFE.sub("_", "none" if value is None else str(value))
+
+
+def metric_name(*parts: object) -> str:
+    """Parts joined by '.', made a name MLflow accepts (see metric_part); a name too long keeps a hash."""
+    name = ".".join(metric_part(p) for p in parts)
+    name = "/".join(seg if seg not in ("", ".", "..") else "_" for seg in name.split("/"))
+    if len(name) > MAX_METRIC_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        name = f"{name[:MAX_METRIC_NAME - 13]}-{digest}"
+    return name
 
 
 def default_tracking_uri() -> str:
@@ -106,7 +127,8 @@ def nested_run(run_name: str, tags: dict[str, str] | None = None):
 def log_params(params: dict[str, Any]) -> None:
     import mlflow
 
-    clean = {k: ("" if v is None else str(v))[:6000] for k, v in params.items()}
+    # Param keys follow the metric name rules (model ids appear in them).
+    clean = {metric_name(k): ("" if v is None else str(v))[:6000] for k, v in params.items()}
     items = list(clean.items())
     for start in range(0, len(items), 100):  # MLflow caps a batch at 100 params
         mlflow.log_params(dict(items[start:start + 100]))
