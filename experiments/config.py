@@ -32,6 +32,11 @@ class LMConfig(Strict):
     max_tokens: int = 128
     seed: int = 0
     api_base: str | None = None
+    num_retries: int = Field(3, ge=0, description="provider/server LMs: retries of a rate-limited (429), failed "
+                             "(5xx), timed-out or unreachable call, with DSPy's exponential backoff (1, 2, 4 s…) "
+                             "or the server's Retry-After")
+    timeout: float | None = Field(None, gt=0, description="provider/server LMs: seconds to wait for a reply "
+                                  "before the call counts as timed out (default: the client's)")
     n_ctx: int = 8192
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
@@ -139,7 +144,10 @@ def _format_error(path: Path, error: ValidationError, raw: dict) -> str:
     lines = [f"{path}: invalid config"]
     for item in error.errors():
         loc = ".".join(str(p) for p in item["loc"])
-        if item["type"] == "extra_forbidden":
+        if item["type"] == "extra_forbidden" and _names_a_secret(str(item["loc"][-1])):
+            lines.append(f"  {loc}: a config never holds a secret (it is logged and hashed); set the "
+                         "provider's environment variable instead (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)")
+        elif item["type"] == "extra_forbidden":
             parent = item["loc"][:-1]
             allowed = _allowed_keys(parent)
             close = difflib.get_close_matches(str(item["loc"][-1]), allowed, n=1)
@@ -149,6 +157,12 @@ def _format_error(path: Path, error: ValidationError, raw: dict) -> str:
             message = item["msg"].removeprefix("Value error, ")
             lines.append(f"  {loc}: {message}")
     return "\n".join(lines)
+
+
+def _names_a_secret(key: str) -> bool:
+    from experiments.secrets import is_secret_name
+
+    return is_secret_name(key)
 
 
 def _allowed_keys(loc: tuple) -> list[str]:
