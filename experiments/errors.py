@@ -18,8 +18,8 @@ class ErrorBudgetExceeded(RuntimeError):
 
 # DSPy's LMError.code -> our kind; codes not listed are "lm".
 _LM_CODES = {
-    "rate_limit": "rate_limit", "server": "server", "timeout": "timeout", "auth": "auth", "billing": "auth", "not_configured": "auth",
-    "context_window_exceeded": "context_overflow", "lock_timeout": "timeout",
+    "rate_limit": "rate_limit", "server": "server", "timeout": "timeout", "lock_timeout": "timeout",
+    "auth": "auth", "billing": "auth", "not_configured": "auth", "context_window_exceeded": "context_overflow",
 }
 
 
