@@ -100,7 +100,10 @@ class FakeOpenAI:
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))  # a free port, held until uvicorn takes the socket
         self.port = sock.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        # Idle keep-alive connections stay open: a client reusing one the server had closed meets a
+        # connection reset, a fault nobody scripted.
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
+                                                     timeout_keep_alive=600))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 10

@@ -6,7 +6,6 @@ the case as `error:<kind>`, the run finishes within its error budget, and a resu
 --retry-errors redoes the errored cases only. Every request is counted: no test waits on a fault.
 """
 
-import gzip
 import time
 
 import dspy
@@ -16,10 +15,10 @@ import yaml
 
 from experiments import runner
 from experiments.config import CONFIG_DIR, load_config
-from experiments.data import DATA_DIR
 from experiments.errors import ErrorBudgetExceeded
 from experiments.run_store import RunStore
 from tests.fake_openai import USAGE, FakeOpenAI, replies_from
+from tests.shipped import nq_head
 from tests.test_tasks_end_to_end import scripted_lm
 
 pytestmark = pytest.mark.timeout(120)
@@ -47,10 +46,7 @@ def shipped_answer_swap(tmp_path, server, limit, **run):
     """nq_answer_swap.yaml as shipped, on the first shipped NQ rows (copied out: loading all 8,500
     rows would cost more than the whole test), with its pivot on the fake server and no judge."""
     raw = yaml.safe_load((CONFIG_DIR / "nq_answer_swap.yaml").read_text())
-    head = tmp_path / "nq.jsonl"
-    with gzip.open(DATA_DIR / "nq.jsonl.gz", "rt", encoding="utf-8") as rows:
-        head.write_text("".join(next(rows) for _ in range(5 * limit)), encoding="utf-8")
-    raw["data"].update(source=str(head), limit=limit)
+    raw["data"].update(source=str(nq_head(tmp_path, 5 * limit)), limit=limit)
     raw["models"] = {"pivot": {**raw["models"]["pivot"], "name": "openai/fake-pivot", "api_base": server.api_base,
                                "num_retries": 1, "timeout": CLIENT_TIMEOUT}}
     raw["run"] = {"error_budget": 0.5, "min_cases_before_budget": 2, **run}
