@@ -41,6 +41,22 @@ class LMConfig(Strict):
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
 
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials(cls, api_base: str | None) -> str | None:
+        from urllib.parse import parse_qsl, urlsplit
+
+        from experiments.secrets import is_secret_name
+
+        if api_base is None:
+            return None
+        url = urlsplit(api_base)
+        if url.username or url.password or any(is_secret_name(k) for k, _ in parse_qsl(url.query)):
+            # Not echoed: the message would carry the credential into logs.
+            raise ValueError("holds a credential; a config is logged and hashed, so give the server's address "
+                             "only and the key in the provider's environment variable (OPENAI_API_KEY, …)")
+        return api_base
+
     @field_validator("name")
     @classmethod
     def _known_model(cls, name: str) -> str:

@@ -7,6 +7,7 @@ half), `empty` (a 200 with no body) or `echo_auth` (a 500 whose message repeats 
 Authorization header, as a careless proxy might). Faults are scripted per request: the first
 key of `faults` that the request's last message contains pops its next fault. Past
 `max_requests` every request gets a 400, which no client retries, so a test always stops.
+`loopback_only` makes any connection to another host fail, so such a test never reaches a network.
 """
 
 from __future__ import annotations
@@ -26,6 +27,25 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16}
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+def loopback_only(monkeypatch) -> None:
+    """Connections and name lookups for any host but this one raise (the test fails, nothing leaves)."""
+    real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def connect(sock, address):
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in LOOPBACK:
+            raise OSError(f"test guard: connection to {address[0]} refused (tests stay on 127.0.0.1)")
+        return real_connect(sock, address)
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host not in LOOPBACK and host is not None:
+            raise OSError(f"test guard: lookup of {host} refused (tests stay on 127.0.0.1)")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
 @dataclass

@@ -17,12 +17,12 @@ import yaml
 from experiments import runner
 from experiments.config import ConfigError, load_config
 from experiments.run_store import RunStore
-from tests.fake_openai import FakeOpenAI, replies_from
+from tests.fake_openai import FakeOpenAI, loopback_only, replies_from
 from tests.shipped import nq_head
 from tests.test_context_enrich import FakeRetriever
 from tests.test_tasks_end_to_end import scripted_lm
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)  # a hang guard; the tests take well under a minute on an idle machine
 
 MARKERS = {name: f"sk-reeval-canary-{name.lower().replace('_', '-')}-5e1f0c9a" for name in (
     "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HOSTED_VLLM_API_KEY", "AZURE_API_KEY", "GEMINI_API_KEY", "HF_TOKEN")}
@@ -71,6 +71,7 @@ def task_configs(tmp_path: Path, api_base: str) -> dict[str, dict]:
 
 @pytest.fixture
 def keys_in_env(isolated, monkeypatch):
+    loopback_only(monkeypatch)
     for name, marker in MARKERS.items():
         monkeypatch.setenv(name, marker)
     # Traces are written as the calls happen: an exporter thread would race the run's own writes to sqlite.
@@ -141,3 +142,15 @@ def test_a_config_that_holds_a_key_is_refused_without_repeating_it(tmp_path):
     message = str(raised.value)
     assert "models.pivot.api_key: a config never holds a secret" in message and "OPENAI_API_KEY" in message
     assert "sk-in-a-config" not in message
+
+
+@pytest.mark.parametrize("api_base", ["http://user:sk-in-a-url@localhost:8000/v1",
+                                      "https://example.test/v1?api-key=sk-in-a-url"])
+def test_an_api_base_with_a_credential_is_refused_without_repeating_it(tmp_path, api_base):
+    path = tmp_path / "keyed.yaml"
+    path.write_text(yaml.safe_dump({"name": "k", "task": "seed_selection", "data": {"source": "nq"},
+                                    "models": {"pivot": {"name": "hosted_vllm/m", "api_base": api_base}}}))
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert "models.pivot.api_base: holds a credential" in str(raised.value)
+    assert "sk-in-a-url" not in str(raised.value)
