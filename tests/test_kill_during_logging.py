@@ -18,7 +18,7 @@ from experiments.run_store import RunStore
 from tests.fakes import scripted_pivot
 from tests.shipped import nq_head
 
-pytestmark = pytest.mark.timeout(600)  # a hang guard; the tests take well under a minute on an idle machine
+pytestmark = pytest.mark.timeout(600)  # a hang guard, far above what the tests take
 
 # The child runs the config with a scripted pivot and dies (os._exit: no cleanup, no MLflow
 # end_run) at the point named by argv[2].

@@ -20,7 +20,7 @@ from tests.fake_openai import USAGE, FakeOpenAI, loopback_only, replies_from
 from tests.shipped import nq_head
 from tests.test_tasks_end_to_end import scripted_lm
 
-pytestmark = pytest.mark.timeout(300)  # a hang guard; the tests take well under a minute on an idle machine
+pytestmark = pytest.mark.timeout(300)  # a hang guard, far above what the tests take
 
 CLIENT_TIMEOUT = 0.5  # seconds; the server holds a "timeout" reply for 4x that
 

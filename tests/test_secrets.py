@@ -22,7 +22,7 @@ from tests.shipped import nq_head
 from tests.test_context_enrich import FakeRetriever
 from tests.test_tasks_end_to_end import scripted_lm
 
-pytestmark = pytest.mark.timeout(600)  # a hang guard; the tests take well under a minute on an idle machine
+pytestmark = pytest.mark.timeout(600)  # a hang guard, far above what the tests take
 
 MARKERS = {name: f"sk-reeval-canary-{name.lower().replace('_', '-')}-5e1f0c9a" for name in (
     "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HOSTED_VLLM_API_KEY", "AZURE_API_KEY", "GEMINI_API_KEY", "HF_TOKEN")}
