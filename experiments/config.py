@@ -32,9 +32,30 @@ class LMConfig(Strict):
     max_tokens: int = 128
     seed: int = 0
     api_base: str | None = None
+    num_retries: int = Field(3, ge=0, description="provider/server LMs: retries of a rate-limited (429), failed "
+                             "(5xx), timed-out or unreachable call, with DSPy's exponential backoff (1, 2, 4 s…) "
+                             "or the server's Retry-After")
+    timeout: float | None = Field(None, gt=0, description="provider/server LMs: seconds to wait for a reply "
+                                  "before the call counts as timed out (default: the client's)")
     n_ctx: int = 8192
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
+
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials(cls, api_base: str | None) -> str | None:
+        from urllib.parse import parse_qsl, urlsplit
+
+        from experiments.secrets import is_secret_name
+
+        if api_base is None:
+            return None
+        url = urlsplit(api_base)
+        if url.username or url.password or any(is_secret_name(k) for k, _ in parse_qsl(url.query)):
+            # Not echoed: the message would carry the credential into logs.
+            raise ValueError("holds a credential; a config is logged and hashed, so give the server's address "
+                             "only and the key in the provider's environment variable (OPENAI_API_KEY, …)")
+        return api_base
 
     @field_validator("name")
     @classmethod
@@ -156,7 +177,10 @@ def _format_error(path: Path, error: ValidationError, raw: dict, hint: str = "")
     lines = [f"{path}: invalid config{f' ({hint})' if hint else ''}"]
     for item in error.errors():
         loc = ".".join(str(p) for p in item["loc"])
-        if item["type"] == "extra_forbidden":
+        if item["type"] == "extra_forbidden" and _names_a_secret(str(item["loc"][-1])):
+            lines.append(f"  {loc}: a config never holds a secret (it is logged and hashed); set the "
+                         "provider's environment variable instead (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)")
+        elif item["type"] == "extra_forbidden":
             parent = item["loc"][:-1]
             allowed = _allowed_keys(parent)
             close = difflib.get_close_matches(str(item["loc"][-1]), allowed, n=1)
@@ -166,6 +190,12 @@ def _format_error(path: Path, error: ValidationError, raw: dict, hint: str = "")
             message = item["msg"].removeprefix("Value error, ")
             lines.append(f"  {loc}: {message}")
     return "\n".join(lines)
+
+
+def _names_a_secret(key: str) -> bool:
+    from experiments.secrets import is_secret_name
+
+    return is_secret_name(key)
 
 
 def _allowed_keys(loc: tuple) -> list[str]:

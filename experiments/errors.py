@@ -1,10 +1,40 @@
-"""Classify a failed case into `error:<kind>`: counted and reported, never scored as a wrong answer."""
+"""Classify a failed case into `error:<kind>`: counted and reported, never scored as a wrong answer.
+
+Provider and server faults arrive as DSPy's LM errors (after DSPy's own retries), each with a
+stable `code`; that code names the kind. Kinds: `rate_limit` (429), `server` (5xx), `timeout`,
+`connection` (unreachable), `bad_response` (a reply that is not a completion: truncated or empty
+JSON), `auth`, `lm` (another provider refusal), `parse` (an answer the adapter cannot read),
+`context_overflow`, `exception` (anything else).
+"""
 
 from __future__ import annotations
+
+from experiments.secrets import redact
 
 
 class ErrorBudgetExceeded(RuntimeError):
     pass
+
+
+# DSPy's LMError.code -> our kind; codes not listed are "lm".
+_LM_CODES = {
+    "rate_limit": "rate_limit", "server": "server", "timeout": "timeout", "lock_timeout": "timeout",
+    "auth": "auth", "billing": "auth", "not_configured": "auth", "context_window_exceeded": "context_overflow",
+}
+
+
+def _lm_error_kind(exc: BaseException) -> str | None:
+    from dspy.utils.exceptions import LMError
+
+    if not isinstance(exc, LMError):
+        return None
+    code = exc.code or ""
+    text = str(exc).lower()
+    if code == "transport":  # no reply at all: the client gave up waiting, or never got through
+        return "timeout" if "timed out" in text or "timeout" in text else "connection"
+    if code == "provider" and (exc.status is None or 200 <= exc.status < 300):
+        return "bad_response"  # the server said OK but sent no readable completion
+    return _LM_CODES.get(code, "lm")
 
 
 def error_kind(exc: BaseException) -> str:
@@ -12,6 +42,9 @@ def error_kind(exc: BaseException) -> str:
     text = str(exc).lower()
     if name == "AdapterParseError" or "parse" in name.lower():
         return "parse"
+    kind = _lm_error_kind(exc)
+    if kind is not None:
+        return kind
     if "context window" in text or "exceed context" in text or "too long" in text:
         return "context_overflow"
     if "ratelimit" in name.lower() or "rate limit" in text:
@@ -23,8 +56,13 @@ def error_kind(exc: BaseException) -> str:
     return "exception"
 
 
+def error_text(exc: BaseException, limit: int = 2000) -> str:
+    """What a case records about its failure; a provider may echo credentials, so they are taken out."""
+    return redact(f"{type(exc).__name__}: {exc}")[:limit]
+
+
 def error_record(case_id: str, exc: BaseException) -> dict:
-    return {"id": case_id, "status": f"error:{error_kind(exc)}", "error": f"{type(exc).__name__}: {exc}"[:2000]}
+    return {"id": case_id, "status": f"error:{error_kind(exc)}", "error": error_text(exc)}
 
 
 def check_budget(records: list[dict], budget: float, min_cases: int) -> None:

@@ -49,7 +49,11 @@ class ResolvedLM:
         return ident
 
     def usage(self) -> dict[str, float]:
-        return self.engine.stats.as_dict() if self.engine is not None else {}
+        """Calls, tokens, seconds (and for providers cost and failed calls) spent since the LM was built."""
+        if self.engine is not None:
+            return self.engine.stats.as_dict()
+        meter = getattr(self.lm, "meter", None)  # a MeteredLM; test doubles have none
+        return meter.as_dict() if meter is not None else {}
 
 
 def llama_threads() -> int:
@@ -67,8 +71,13 @@ def build_lm(config: LMConfig, role: str, n_threads: int | None = None) -> Resol
     decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
                     seed=config.seed, cache=config.cache)
     if "/" in config.name:
+        from experiments.usage import MeteredLM
+
         extra = {"api_base": config.api_base} if config.api_base else {}
-        return ResolvedLM(role, config, dspy.LM(config.name, **decoding, **extra), None)
+        if config.timeout is not None:
+            extra["timeout"] = config.timeout
+        lm = MeteredLM(config.name, num_retries=config.num_retries, **decoding, **extra)
+        return ResolvedLM(role, config, lm, None)
     from experiments.llama_engine import LlamaCppEngine
     from experiments.local_models import model_path
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from experiments.paths import runs_dir
+from experiments.secrets import redact_json_line, secret_values
 
 logger = logging.getLogger(__name__)
 
@@ -151,11 +152,14 @@ class RunStore:
         for seed in seeds:
             self._attempts[seed] = self._attempts.get(seed, 0) + 1
         lines = []
+        secrets = secret_values()
         for record in batch:
             seed = record.get("seed_id", record["id"])
-            lines.append(json.dumps({**record, "seed_id": seed, "attempt": self._attempts[seed],
-                                     "batch_size": sum(r.get("seed_id", r["id"]) == seed for r in batch)},
-                                    ensure_ascii=False, sort_keys=True) + "\n")
+            line = json.dumps({**record, "seed_id": seed, "attempt": self._attempts[seed],
+                               "batch_size": sum(r.get("seed_id", r["id"]) == seed for r in batch)},
+                              ensure_ascii=False, sort_keys=True)
+            # A provider's message that repeats a request's key must not reach the store (or MLflow from it).
+            lines.append(redact_json_line(line, secrets) + "\n")
         self._handle.write("".join(lines))
         self._handle.flush()
         os.fsync(self._handle.fileno())

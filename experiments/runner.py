@@ -150,7 +150,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
         tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
         if data.filter_counts:
-            mlflow.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+            tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
 
         calibration: dict[str, float] = {}
         if judge_params is not None:
@@ -178,7 +178,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
             for key, value in resolved_lm.usage().items():
                 metrics[f"lm.{label}.{key}"] = value
         metrics = {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
-        mlflow.log_metrics(metrics)
+        tracking.log_metrics(metrics)
         for label, resolved_lm in role_lms(lms):
             own = f".{tracking.metric_part(resolved_lm.config.name)}."
             name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
@@ -187,7 +187,7 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
                 # a target's own numbers; for single-role tasks, the run's
                 mine = {k: v for k, v in metrics.items() if own in k} if "/" in label else {
                     k: v for k, v in metrics.items() if not k.startswith("lm.")}
-                mlflow.log_metrics(mine)
+                tracking.log_metrics(mine)
         first = next(r for _, r in role_lms(lms))
         adapters = {name: first.adapter() for name in task.programs()}
         tracking.log_programs(task.programs(), adapters)

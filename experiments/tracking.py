@@ -2,6 +2,11 @@
 
 The store is `sqlite:///<repo>/mlruns/mlflow.db` with artifacts under `mlruns/artifacts`
 unless MLFLOW_TRACKING_URI is set (a team server on PostgreSQL needs nothing else).
+
+An invocation killed before its logging finished leaves its MLflow run RUNNING with part of
+what it meant to log. The next invocation of the same reeval run completes that MLflow run
+instead of opening another: params, metrics and nested runs already there are kept as they are
+(none is logged twice), artifacts are written again over any half-written file.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import json
 import logging
 import os
 import re
+import socket
 import subprocess
 import tempfile
 import warnings
@@ -42,6 +48,7 @@ def metric_name(*parts: object) -> str:
         digest = hashlib.sha256(name.encode()).hexdigest()[:12]
         name = f"{name[:MAX_METRIC_NAME - 13]}-{digest}"
     return name
+PID_TAG, HOST_TAG = "reeval.pid", "reeval.host"  # who is logging a RUNNING run: is it still alive?
 
 
 def default_tracking_uri() -> str:
@@ -112,26 +119,97 @@ def flatten(data: dict, prefix: str = "") -> dict[str, Any]:
 def parent_run(experiment_name: str, run_name: str, tags: dict[str, str]):
     mlflow = setup_mlflow()
     experiment_id = ensure_experiment(experiment_name)
+    tags = {**tags, PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+    interrupted = _interrupted_run(experiment_id, tags[RUN_ID_TAG], run_name)
+    if interrupted is not None:
+        logger.info("MLflow run %s of %s was interrupted while logging; completing it", interrupted, run_name)
+        with mlflow.start_run(run_id=interrupted, tags=tags) as run:
+            yield run
+        return
     with mlflow.start_run(experiment_id=experiment_id, run_name=run_name, tags=tags) as run:
         yield run
 
 
-@contextmanager
-def nested_run(run_name: str, tags: dict[str, str] | None = None):
+def _interrupted_run(experiment_id: str, run_id: str, run_name: str) -> str | None:
+    """The newest parent run of this name for this reeval run (a rejudge has its own name), if it is
+    RUNNING and its process on this host is gone."""
     import mlflow
 
-    with mlflow.start_run(run_name=run_name, nested=True, tags=tags or {}) as run:
+    runs = mlflow.search_runs(experiment_ids=[experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
+                              order_by=["attributes.start_time DESC"], output_format="list")
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags
+               and r.info.run_name == run_name]
+    if not parents or parents[0].info.status != "RUNNING":
+        return None
+    tags = parents[0].data.tags
+    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
+        return None  # logged elsewhere (or before pids were recorded): it may still be alive
+    return None if _alive(int(tags[PID_TAG])) else parents[0].info.run_id
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+@contextmanager
+def nested_run(run_name: str, tags: dict[str, str] | None = None):
+    """A child of the active run; an interrupted invocation's child of that name is completed, not doubled."""
+    import mlflow
+
+    parent = mlflow.active_run().info
+    children = mlflow.search_runs(search_all_experiments=True, output_format="list",
+                                  filter_string=f"tags.mlflow.parentRunId = '{parent.run_id}'")
+    existing = [c for c in children if c.info.run_name == run_name]
+    if existing:
+        with mlflow.start_run(run_id=existing[0].info.run_id, nested=True, tags=tags or {}) as run:
+            yield run
+        return
+    # In the parent's experiment: left to itself MLflow files a child under the default experiment.
+    with mlflow.start_run(experiment_id=parent.experiment_id, run_name=run_name, nested=True,
+                          tags=tags or {}) as run:
         yield run
 
 
-def log_params(params: dict[str, Any]) -> None:
+def _logged(kind: str) -> set[str]:
+    """Keys of the params or metrics the active run already holds (none, unless it was interrupted)."""
     import mlflow
 
+    data = mlflow.get_run(mlflow.active_run().info.run_id).data
+    return set(data.params if kind == "params" else data.metrics)
+
+
+def log_params(params: dict[str, Any]) -> None:
+    """Params of the active run, secrets taken out; a param it already holds keeps its value
+    (MLflow refuses to change one, and an interrupted invocation's first value is the record)."""
+    import mlflow
+
+    from experiments.secrets import redact, secret_values
+
+    secrets, logged = secret_values(), _logged("params")
     # Param keys follow the metric name rules (model ids appear in them).
-    clean = {metric_name(k): ("" if v is None else str(v))[:6000] for k, v in params.items()}
+    clean = {metric_name(k): redact(("" if v is None else str(v))[:6000], secrets) for k, v in params.items()
+             if metric_name(k) not in logged}
     items = list(clean.items())
     for start in range(0, len(items), 100):  # MLflow caps a batch at 100 params
         mlflow.log_params(dict(items[start:start + 100]))
+
+
+def log_metrics(metrics: dict[str, float]) -> None:
+    """Metrics of the active run; one it already holds (from an interrupted invocation) is not logged again."""
+    import mlflow
+
+    logged = _logged("metrics")
+    fresh = {k: v for k, v in metrics.items() if k not in logged}
+    if fresh:
+        mlflow.log_metrics(fresh)
 
 
 def log_dataset(examples: list, name: str, source: str, sha256: str, context: str) -> None:

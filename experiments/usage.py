@@ -1,11 +1,16 @@
-"""Tokens and wall time spent by one LM inside a block, from DSPy's own usage tracker.
+"""Tokens, time and cost an LM spends: for a block (`measured`), and for a provider LM's whole run.
 
-Works the same for local engines and providers (whatever reports usage to DSPy); calls answered
-from the cache report no usage, so a resumed or cached run shows the tokens it really spent.
+Local models count their calls in their engine (`EngineStats`). A provider or server LM is a
+`MeteredLM`: the same figures (real calls, prompt and completion tokens, seconds, truncated
+replies) from the history entry DSPy writes for each call, plus the cost DSPy prices from
+LiteLLM's cost map where it knows the model, and the calls that failed after DSPy's retries.
+Calls answered from the cache report no usage, so a resumed or cached run shows what it really spent.
 """
 
 from __future__ import annotations
 
+import contextvars
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,3 +34,114 @@ def measured(model: str) -> Iterator[dict]:
         yield out
     usage = tracker.get_total_tokens().get(model, {})
     out.update(tokens=total_tokens(usage), seconds=round(time.perf_counter() - started, 3))
+
+
+def _finish_reasons(response) -> list[str]:
+    """A native reply (one or several lm15 Responses) or LiteLLM's OpenAI-shaped one."""
+    replies = response if isinstance(response, (list, tuple)) else [response]
+    reasons = []
+    for reply in replies:
+        if getattr(reply, "finish_reason", None) is not None:
+            reasons.append(str(reply.finish_reason))
+            continue
+        choices = reply.get("choices") if isinstance(reply, dict) else getattr(reply, "choices", None)
+        for choice in choices or []:
+            reason = choice.get("finish_reason") if isinstance(choice, dict) else getattr(choice, "finish_reason", None)
+            reasons.append(str(reason))
+    return reasons
+
+
+class CallMeter:
+    """What a provider LM spent. Shared by the copies DSPy makes of the LM."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.calls = self.prompt_tokens = self.completion_tokens = self.truncated = self.errors = 0
+        self.priced_calls = 0
+        self.cost = 0.0
+        self.seconds = 0.0
+
+    def add(self, entries: list[dict], seconds: float) -> None:
+        with self._lock:
+            self.seconds += seconds
+            for entry in entries:
+                usage = entry.get("usage") or {}
+                if not usage:
+                    continue  # answered from DSPy's cache
+                self.calls += 1
+                self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+                self.completion_tokens += int(usage.get("completion_tokens") or 0)
+                self.truncated += int("length" in _finish_reasons(entry.get("response")))
+                if entry.get("cost") is not None:
+                    self.priced_calls += 1
+                    self.cost += float(entry["cost"])
+
+    def failed(self, seconds: float) -> None:
+        with self._lock:
+            self.errors += 1
+            self.seconds += seconds
+
+    def as_dict(self) -> dict[str, float]:
+        out = {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+               "seconds": round(self.seconds, 3), "truncated": self.truncated, "errors": self.errors}
+        # An unknown price is not zero: no cost figure unless LiteLLM's map priced every call.
+        if self.calls and self.priced_calls == self.calls:
+            out["cost_usd"] = round(self.cost, 6)
+        return out
+
+    def __deepcopy__(self, memo) -> CallMeter:
+        return self  # a deep copy of the LM still spends on the same run
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+# The history entries DSPy writes during the call in progress (per thread and task).
+_ENTRIES: contextvars.ContextVar[list | None] = contextvars.ContextVar("reeval_lm_entries", default=None)
+
+
+class MeteredLM(dspy.LM):
+    """dspy.LM that adds each call's usage and cost to its `meter`. DSPy writes one history entry
+    per call, cache hits included (with no usage); a failed call writes none."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.meter = CallMeter()
+
+    def update_history(self, entry):
+        entries = _ENTRIES.get()
+        if entries is not None:
+            entries.append(entry)
+        super().update_history(entry)
+
+    def __call__(self, *args, **kwargs):
+        token = _ENTRIES.set([])
+        started = time.perf_counter()
+        try:
+            outputs = super().__call__(*args, **kwargs)
+        except Exception:
+            self.meter.failed(time.perf_counter() - started)
+            raise
+        else:
+            self.meter.add(_ENTRIES.get(), time.perf_counter() - started)
+            return outputs
+        finally:
+            _ENTRIES.reset(token)
+
+    async def acall(self, *args, **kwargs):
+        token = _ENTRIES.set([])
+        started = time.perf_counter()
+        try:
+            outputs = await super().acall(*args, **kwargs)
+        except Exception:
+            self.meter.failed(time.perf_counter() - started)
+            raise
+        else:
+            self.meter.add(_ENTRIES.get(), time.perf_counter() - started)
+            return outputs
+        finally:
+            _ENTRIES.reset(token)

@@ -56,6 +56,31 @@ def test_error_kinds():
     assert error_record("c", RuntimeError("boom"))["status"] == "error:exception"
 
 
+def test_provider_error_kinds_come_from_dspy_error_codes():
+    from dspy.utils import exceptions as lm
+
+    assert error_kind(lm.LMRateLimitError("slow down", status=429)) == "rate_limit"
+    assert error_kind(lm.LMServerError("upstream failed", status=503)) == "server"
+    assert error_kind(lm.LMTimeoutError("gateway timeout", status=504)) == "timeout"
+    assert error_kind(lm.LMTransportError("read timed out waiting for headers")) == "timeout"
+    assert error_kind(lm.LMTransportError("connection refused")) == "connection"
+    assert error_kind(lm.LMProviderError("the reply (HTTP 200) is not JSON", status=200)) == "bad_response"
+    assert error_kind(lm.LMInvalidRequestError("bad field", status=400)) == "lm"
+    assert error_kind(lm.LMNotConfiguredError("no API key found")) == "auth"
+    assert error_kind(lm.ContextWindowExceededError(model="m")) == "context_overflow"
+
+
+def test_error_text_and_the_store_keep_no_secret(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-a-secret-of-some-length")
+    monkeypatch.setenv("SHORT_TOKEN", "abc")  # too short to be told apart from ordinary words: kept
+    record = error_record("c", RuntimeError('401: key "sk-a-secret-of-some-length" rejected; abc'))
+    assert record["error"] == 'RuntimeError: 401: key "[redacted]" rejected; abc'
+    store = RunStore("r", root=tmp_path)
+    store.append({"id": "c", "status": "error:auth", "note": 'said "sk-a-secret-of-some-length"\n'})
+    store.close()
+    assert "sk-a-secret" not in store.cases_path.read_text() and store.records()[0]["note"] == 'said "[redacted]"\n'
+
+
 def test_error_budget():
     records = [{"status": "accepted"}] * 7 + [{"status": "error:parse"}] * 3
     check_budget(records, budget=0.3, min_cases=10)

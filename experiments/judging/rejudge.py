@@ -135,5 +135,5 @@ def _track(run_id, config_name, params, judge_lm, records, store, judged) -> Non
         mlflow.log_dict(params, "judge_params.json")
         metrics = {**judge_metrics(records), **status_counts(records, "rejected"), **status_counts(records, "error"),
                    "accepted": sum(r["status"] == "accepted" for r in records), "rejudge.judged": judged}
-        mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+        tracking.log_metrics({k: float(v) for k, v in metrics.items()})
         mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
