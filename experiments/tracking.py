@@ -63,6 +63,8 @@ def check_server(uri: str) -> None:
 
     try:
         requests.get(uri.rstrip("/") + "/health", timeout=SERVER_TIMEOUT)
+    except requests.exceptions.SSLError:
+        pass  # it answered; MLflow's client has TLS settings of its own (MLFLOW_TRACKING_INSECURE_TLS, …)
     except requests.RequestException as exc:
         reason = f"no answer in {SERVER_TIMEOUT:.0f} s" if isinstance(exc, requests.Timeout) else "cannot connect"
         raise TrackingUnavailable(f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI): {reason}. Start it "
