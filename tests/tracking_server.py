@@ -120,9 +120,10 @@ def postgres(bindir: Path, account: pwd.struct_passwd | None, database: str = "m
 
 
 @contextmanager
-def mlflow_server(backend_uri: str, artifacts: Path, timeout: float = 90.0):
+def mlflow_server(backend_uri: str, artifacts: Path, timeout: float = 180.0):
     """`mlflow server` on 127.0.0.1:<free port>, serving artifacts from `artifacts`; yields its URL once
-    /health answers (within `timeout` seconds, else fails with the end of its log)."""
+    /health answers (within `timeout` seconds, else fails with the end of its log). The bound is wide: its
+    69 schema migrations and two imports of MLflow took over 90 s on 2 cores shared with a dozen jobs."""
     import requests
 
     port = free_port()
