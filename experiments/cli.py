@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.table import Table
+from typer.core import TyperGroup
 
 from experiments.failures import ReportingGroup, UserError
 
@@ -208,17 +209,18 @@ def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
 def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:
     """The validity section of a run (from its run store); False when the store has no cases."""
     from experiments.run_store import RunStore
+    from experiments.tracking import checkpoint_here
     from experiments.validity import log_validity, rich_table, run_validity, statement
 
     store = RunStore(run_id)
-    if not store.cases_path.exists():
+    if not checkpoint_here(run_id):
         console.print(f"validity: no cases for {run_id!r} in the run store (runs/{run_id}/cases.jsonl)")
         return False
     source = _evaluated_run(store)
     if source is not None:
         # An evaluate run's cases are another run's: that run's validity (with this run's targets) is meant.
         console.print(f"validity: {run_id!r} evaluates the cases of run {source!r}; their validity follows")
-        if not RunStore(source).cases_path.exists():
+        if not checkpoint_here(source):
             console.print(f"validity: no cases for {source!r} in the run store")
             return False
         run_id, calibration = source, {}
@@ -324,8 +326,9 @@ def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output fo
     apply_offline_defaults()
     from experiments.report import write_report
     from experiments.run_store import RunStore
-    from experiments.tracking import find_runs, git_state, setup_mlflow
+    from experiments.tracking import checkpoint_here, find_runs, git_state, setup_mlflow
 
+    checkpoint_here(run_id)  # made on another machine: a team tracking server has its checkpoint
     store = RunStore(run_id)
     store.require_cases()
     records = [r for r in store.records() if "target" in r]
@@ -398,11 +401,11 @@ def review(
 
 def _report_validity(store) -> dict | None:
     """The validity section of an evaluation report: the figures of the run whose cases it evaluated."""
-    from experiments.run_store import RunStore
+    from experiments.tracking import checkpoint_here
     from experiments.validity import report_section, run_validity
 
     source = _evaluated_run(store)
-    if source is None or not RunStore(source).cases_path.exists():
+    if source is None or not checkpoint_here(source):
         return None
     return report_section(run_validity(source))
 

@@ -45,6 +45,7 @@ USER_ERRORS: tuple[str, ...] = (
     "experiments.case_sets:CaseSetNotRun",
     "experiments.run_store:RunNotFound",
     "experiments.run_store:RunStoreError",
+    "experiments.tracking:TrackingUnavailable",
     "experiments.local_models:UnknownModelError",
     "experiments.local_models:ModelNotInstalledError",
     "experiments.local_models:ModelIntegrityError",
