@@ -11,7 +11,7 @@ IVF query latency at a million vectors, and memory.
    second and per CPU second of this process (the fair figure when the machine is shared).
 2. Recall@10: held-out NQ questions (rows the project's configs do not use) search a flat index of
    each backend's vectors; recall is the overlap with torch float32's top 10.
-3. Scale: 1M synthetic unit vectors (a Gaussian mixture around real passage embeddings, so there
+3. Scale: 1M synthetic unit vectors (Gaussian noise around the pool's real embeddings, so there
    is cluster structure as in real corpora); exact flat search vs the planned IVF at several
    nprobe values (recall@10 vs exact, p50/p95 of one query at a time), and IVF-PQ's footprint.
 Prints tables and one JSON line.
@@ -70,7 +70,8 @@ def overlap(found: np.ndarray, truth: np.ndarray) -> float:
 # ---------------------------------------------------------------------------------------- encoding
 
 
-def encoding(backends: list[str], stride: int, rounds: int, queries: int, threads: int) -> dict:
+def encoding(backends: list[str], stride: int, rounds: int, queries: int, threads: int,
+             partial: Path | None = None) -> dict:
     passages = load_passages(DATASETS["wiki_passages"][0]).select(range(0, 14_574, stride))
     retriever = PassageRetriever(passages, None, "")  # only for its embedding text and length sort
     texts = [retriever.embedding_text(i) for i in range(len(retriever))]
@@ -86,10 +87,20 @@ def encoding(backends: list[str], stride: int, rounds: int, queries: int, thread
         embedders[backend].encode(texts[:2])  # warm-up: first call pays lazy initialisation
         load[backend] = {"load_s": round(time.perf_counter() - started, 1), "rss_added_mb": round(rss_mb() - before)}
 
+    query_vectors = {b: embedders[b].encode(questions) for b in backends}
+    latencies: dict[str, list[float]] = {b: [] for b in backends}
+    for backend in backends:
+        for question in questions[:50]:
+            started = time.perf_counter()
+            embedders[backend].encode([question])
+            latencies[backend].append(time.perf_counter() - started)
+
     chunks = np.array_split(np.arange(len(texts)), rounds)
-    vectors = {b: np.zeros((len(texts), embedders[b].encode(texts[:1]).shape[1]), np.float32) for b in backends}
+    vectors = {b: np.zeros((len(texts), query_vectors[b].shape[1]), np.float32) for b in backends}
     wall = dict.fromkeys(backends, 0.0)
     cpu = dict.fromkeys(backends, 0.0)
+    result: dict = {}
+    done = 0
     for number, chunk in enumerate(chunks, 1):
         batch = [texts[i] for i in chunk]
         for backend in backends:
@@ -97,24 +108,28 @@ def encoding(backends: list[str], stride: int, rounds: int, queries: int, thread
             vectors[backend][chunk] = embedders[backend].encode(batch)
             wall[backend] += time.perf_counter() - w
             cpu[backend] += time.process_time() - c
-        print(f"round {number}/{rounds}: " + ", ".join(
-            f"{b} {len(texts) * number / rounds / wall[b]:.1f}/s" for b in backends), file=sys.stderr, flush=True)
+        done += len(chunk)
+        # Figures so far after every round: a shared machine may not let the last round finish soon.
+        result = summary(backends, vectors, query_vectors, latencies, load, wall, cpu, done)
+        result.update({"sample": f"every {stride}th pool passage", "sample_size": len(texts), "rounds_done": number,
+                       "rounds": rounds, "held_out_queries": len(questions), "threads": threads})
+        print(json.dumps({"round": number, **result}), file=sys.stderr, flush=True)
+        if partial is not None:
+            partial.write_text(json.dumps(result, indent=1) + "\n")
+    result["sample_vectors"] = vectors.get("torch", next(iter(vectors.values())))
+    return result
 
-    query_vectors = {b: embedders[b].encode(questions) for b in backends}
-    reference = top_k(vectors["torch"], query_vectors["torch"], 10) if "torch" in backends else None
+
+def summary(backends, vectors, query_vectors, latencies, load, wall, cpu, done) -> dict:
+    reference = top_k(vectors["torch"][:done], query_vectors["torch"], 10) if "torch" in backends else None
     rows = {}
     for backend in backends:
-        latencies = []
-        for question in questions[:50]:
-            started = time.perf_counter()
-            embedders[backend].encode([question])
-            latencies.append(time.perf_counter() - started)
-        found = top_k(vectors[backend], query_vectors[backend], 10)
+        found = top_k(vectors[backend][:done], query_vectors[backend], 10)
         rows[backend] = {
-            "passages_per_s": round(len(texts) / wall[backend], 1),
-            "passages_per_cpu_s": round(len(texts) / max(cpu[backend], 1e-9), 1),
+            "passages_per_s": round(done / wall[backend], 2),
+            "passages_per_cpu_s": round(done / max(cpu[backend], 1e-9), 2),
             "recall@10_vs_torch_fp32": None if reference is None else round(overlap(found, reference), 4),
-            "query_encode_p50_ms": round(1000 * statistics.median(latencies), 1),
+            "query_encode_p50_ms": round(1000 * statistics.median(latencies[backend]), 1),
             **load[backend],
         }
     base = rows.get("torch")
@@ -122,27 +137,23 @@ def encoding(backends: list[str], stride: int, rounds: int, queries: int, thread
         if base:
             row["speedup_wall"] = round(row["passages_per_s"] / base["passages_per_s"], 2)
             row["speedup_cpu"] = round(row["passages_per_cpu_s"] / base["passages_per_cpu_s"], 2)
-    return {"sample": f"every {stride}th pool passage", "passages": len(texts), "held_out_queries": len(questions),
-            "threads": threads, "rounds": rounds, "backends": rows,
-            "sample_vectors": vectors.get("torch", next(iter(vectors.values())))}
+    return {"passages": done, "backends": rows}
 
 
 # ------------------------------------------------------------------------------------------- scale
 
 
 def synthetic(anchors: np.ndarray, count: int, seed: int) -> np.ndarray:
-    """Unit vectors scattered around random mixtures of real embeddings: clustered like a corpus."""
+    """Unit vectors scattered around real passage embeddings (cosine ≈ 0.85 to their anchor): a
+    clustered cloud, as real corpora are, with ~70 neighbours per anchor at 1M vectors."""
     import faiss
 
     rng = np.random.default_rng(seed)
     out = np.empty((count, anchors.shape[1]), np.float32)
     for start in range(0, count, 100_000):
         n = min(100_000, count - start)
-        a, b = rng.integers(0, len(anchors), n), rng.integers(0, len(anchors), n)
-        mix = rng.random((n, 1), dtype=np.float32)
-        block = mix * anchors[a] + (1 - mix) * anchors[b]
-        block += rng.normal(0, 0.02, block.shape).astype(np.float32)
-        out[start : start + n] = block
+        block = anchors[rng.integers(0, len(anchors), n)]
+        out[start : start + n] = block + rng.normal(0, 0.03, block.shape).astype(np.float32)
     faiss.normalize_L2(out)
     return out
 
@@ -172,6 +183,7 @@ def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: 
     result["flat"] = {"p50_ms": round(1000 * statistics.median(latencies), 2),
                       "p95_ms": round(1000 * percentile(latencies, 0.95), 2),
                       "index_mb": round(flat.ntotal * flat.d * 4 / 2**20)}
+    print(f"flat: {result['flat']}", file=sys.stderr, flush=True)
     del flat
     gc.collect()
 
@@ -184,6 +196,7 @@ def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: 
     ivf.add(vectors)
     result["ivf_build"] = {"train_s": round(trained, 1), "add_s": round(time.perf_counter() - started - trained, 1),
                            "index_mb": round(faiss.serialize_index(ivf).nbytes / 2**20)}
+    print(f"IVF build: {result['ivf_build']}", file=sys.stderr, flush=True)
     result["ivf"] = {}
     for nprobe in nprobes:
         faiss.extract_index_ivf(ivf).nprobe = nprobe
@@ -209,6 +222,21 @@ def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: 
                        "p95_ms": round(1000 * percentile(latencies, 0.95), 3)}
     result["peak_rss_added_mb"] = round(rss_mb() - before)
     return result
+
+
+def cached_pool_vectors() -> np.ndarray:
+    """Real passage embeddings to scatter synthetic vectors around: a cached flat index of the pool
+    if there is one (no embedding needed), else every 29th passage embedded now."""
+    import faiss
+
+    sha = content_sha256(DATASETS["wiki_passages"][0])
+    for path in sorted((cache_dir() / "indexes").glob(f"{sha[:16]}-*/index.faiss")):
+        index = faiss.read_index(str(path))
+        if isinstance(index, faiss.IndexFlat):
+            return index.reconstruct_n(0, index.ntotal)
+    pool = load_passages(DATASETS["wiki_passages"][0]).select(range(0, 14_574, 29))
+    texts = [PassageRetriever(pool, None, "").embedding_text(i) for i in range(len(pool))]
+    return get_embedder("all-MiniLM-L6-v2", backend="torch").encode(texts)
 
 
 # ------------------------------------------------------------------------------------ cache mode
@@ -252,13 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {"machine": {"cpus": os.cpu_count(), "load_avg_at_start": os.getloadavg()}}
     anchors = None
     if not args.skip_encoding:
-        result["encoding"] = encoding(args.backends.split(","), args.stride, args.rounds, args.queries, args.threads)
+        result["encoding"] = encoding(args.backends.split(","), args.stride, args.rounds, args.queries, args.threads,
+                                      args.out.with_suffix(".partial.json") if args.out else None)
         anchors = result["encoding"].pop("sample_vectors")
     if not args.skip_scale:
         if anchors is None:
-            emb = get_embedder("all-MiniLM-L6-v2", backend="onnx-int8" if "onnx-int8" in available else "torch")
-            pool = load_passages(DATASETS["wiki_passages"][0]).select(range(0, 14_574, 29))
-            anchors = emb.encode([PassageRetriever(pool, None, "").embedding_text(i) for i in range(len(pool))])
+            anchors = cached_pool_vectors()
         result["scale"] = scale(anchors, args.vectors, args.queries, args.threads,
                                 [int(x) for x in args.nprobe.split(",")])
     if args.reuse:
