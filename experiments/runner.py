@@ -149,6 +149,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
         tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
         tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
+        if hasattr(task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
+            tracking.log_params(task.tracking_params())
         if data.filter_counts:
             tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
 

@@ -51,7 +51,7 @@ def scripted(monkeypatch):
                 for role in (*roles, *optional) if getattr(config.models, role) is not None}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder: FakeRetriever())
+    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
 
 
 def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
@@ -82,6 +82,10 @@ def test_perturbation_tasks_produce_checked_cases(isolated, scripted, task):
     if task == "context_enrich":
         assert {r["focus"] for r in accepted} == {"question", "evidence"}
         assert all(r["sentence_fallback"] for r in accepted)  # the scripted sentence is never verbatim
+        import mlflow
+
+        params = mlflow.get_run(result.mlflow_run_id).data.params  # the retrieval that made the cases
+        assert params["retrieval.corpus_sha256"] == "f" * 64 and params["retrieval.index"] == "Flat"
     if task == "unanswerable":
         assert all(r["answers"] == ["unknown"] and r["judge"]["if"] for r in accepted)
         assert result.metrics["judge_calibration.gold_answer.n"] == 2
