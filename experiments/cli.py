@@ -12,7 +12,6 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.table import Table
-from typer.core import TyperGroup
 
 from experiments.failures import ReportingGroup, UserError
 
