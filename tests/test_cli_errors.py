@@ -164,8 +164,8 @@ def test_resume_of_a_damaged_run_directory(isolated):
 def test_resume_of_a_config_this_version_cannot_read(isolated):
     (isolated / "runs" / "old").mkdir(parents=True)
     (isolated / "runs" / "old" / "config.json").write_text(json.dumps(
-        {"name": "x", "task": "evaluate", "data": {"source": "nq"}, "models": {}, "retired_key": 1}))
-    assert_user_mistake(invoke("resume", "old"), "old/config.json: invalid config", "retired_key: unknown key")
+        {"name": "x", "task": "evaluate", "data": {"source": "nq"}, "models": {}, "retired_option": 1}))
+    assert_user_mistake(invoke("resume", "old"), "old/config.json: invalid config", "retired_option: unknown key")
 
 
 def test_damaged_case_line_names_file_and_line(isolated):
