@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections import Counter
@@ -28,43 +29,32 @@ from tests.fakes import scripted_pivot  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-# -- LM factories run inside the actors: module-level, so Ray pickles them by reference --
+class Scripted:
+    """A picklable `build_lms` for the actors: the scripted pivot of `examples` (open-book right on
+    even cases, closed-book right on every third), made by the driver so that no actor loads data.
+    `delay` slows every call; the worker process exits abruptly (as on a segfault or an OOM kill)
+    when asked about `doomed`."""
 
-def scripted_lms(config, roles, optional=()):
-    """Open-book right on even cases, closed-book right on every third."""
-    examples = runner.load_data(config).examples
-    opened = {e.id: (e.answers[0] if i % 2 == 0 else "wrong") for i, e in enumerate(examples)}
-    closed = {e.id: (e.answers[0] if i % 3 == 0 else "nope") for i, e in enumerate(examples)}
-    return {"pivot": scripted_pivot(examples, closed, opened)}
+    def __init__(self, examples, delay: float = 0.0, doomed: str | None = None):
+        self.examples = list(examples)
+        self.delay = delay
+        self.doomed = doomed
 
+    def __call__(self, config, roles, optional=()):
+        examples = self.examples
+        opened = {e.id: (e.answers[0] if i % 2 == 0 else "wrong") for i, e in enumerate(examples)}
+        closed = {e.id: (e.answers[0] if i % 3 == 0 else "nope") for i, e in enumerate(examples)}
+        resolved = scripted_pivot(examples, closed, opened)
+        forward = resolved.lm.forward
 
-def _wrap_forward(lms, before):
-    forward = lms["pivot"].lm.forward
+        def wrapped(*args, **kwargs):
+            if self.doomed is not None and self.doomed in f"{args}{kwargs}":
+                os._exit(1)
+            time.sleep(self.delay)
+            return forward(*args, **kwargs)
 
-    def wrapped(*args, **kwargs):
-        before(f"{args}{kwargs}")
-        return forward(*args, **kwargs)
-
-    lms["pivot"].lm.forward = wrapped
-    return lms
-
-
-def slow_lms(config, roles, optional=()):
-    return _wrap_forward(scripted_lms(config, roles, optional), lambda prompt: time.sleep(0.3))
-
-
-DOOMED = 2  # the index of the case whose worker dies
-
-
-def dying_lms(config, roles, optional=()):
-    """The worker process exits abruptly (as a segfault or an OOM kill would) on one case."""
-    doomed = runner.load_data(config).examples[DOOMED].question
-
-    def maybe_die(prompt):
-        if doomed in prompt:
-            os._exit(1)
-
-    return _wrap_forward(scripted_lms(config, roles, optional), maybe_die)
+        resolved.lm.forward = wrapped
+        return {"pivot": resolved}
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +63,15 @@ def ray_cluster():
     ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def nq():
+    """The first NQ seeds, loaded once (loading and filtering the shipped file takes seconds)."""
+    path = Path(tempfile.mkdtemp()) / "nq.yaml"
+    path.write_text(yaml.safe_dump({"name": "nq", "task": "seed_selection", "data": {"source": "nq", "limit": 12},
+                                    "models": {"pivot": {"name": "qwen2.5-0.5b"}}}))
+    return runner.load_data(load_config(path)).examples
 
 
 def make_config(tmp_path, name, limit, **run):
@@ -87,8 +86,8 @@ def comparable(records):
     return sorted(({k: v for k, v in r.items() if k != "seconds"} for r in records), key=lambda r: r["id"])
 
 
-def test_ray_and_local_executors_give_identical_records(isolated, ray_cluster, monkeypatch):
-    monkeypatch.setattr(runner, "build_lms", scripted_lms)
+def test_ray_and_local_executors_give_identical_records(isolated, ray_cluster, nq, monkeypatch):
+    monkeypatch.setattr(runner, "build_lms", Scripted(nq[:6]))
     local = runner.run_experiment(make_config(isolated, "same", 6), run_id="same-local", progress=False)
     on_ray = runner.run_experiment(make_config(isolated, "same", 6, executor="ray", ray={"workers": 2}),
                                    run_id="same-ray", progress=False)
@@ -104,14 +103,15 @@ CHILD = textwrap.dedent("""
     import sys
     from experiments import runner
     from experiments.config import load_config
-    from tests.test_ray_executor import slow_lms
+    from tests.test_ray_executor import Scripted
 
-    runner.build_lms = slow_lms
-    runner.run_experiment(load_config(sys.argv[1]), progress=False, ray_address=sys.argv[2])
+    config = load_config(sys.argv[1])
+    runner.build_lms = Scripted(runner.load_data(config).examples, delay=0.3)
+    runner.run_experiment(config, progress=False, ray_address=sys.argv[2])
 """)
 
 
-def test_driver_killed_mid_run_then_resumed_runs_each_case_once(isolated, ray_cluster, monkeypatch):
+def test_driver_killed_mid_run_then_resumed_runs_each_case_once(isolated, ray_cluster, nq, monkeypatch):
     config = make_config(isolated, "kill", 12, executor="ray", ray={"workers": 2})
     store = RunStore(RunStore.new_id(config.name, config.digest()))
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(isolated / "kill.yaml"), ray_cluster], cwd=ROOT,
@@ -127,24 +127,25 @@ def test_driver_killed_mid_run_then_resumed_runs_each_case_once(isolated, ray_cl
     killed_at = len(store.records())
     assert 4 <= killed_at < 12
 
-    monkeypatch.setattr(runner, "build_lms", scripted_lms)
+    monkeypatch.setattr(runner, "build_lms", Scripted(nq))
     result = runner.run_experiment(config, progress=False)  # the same run id: a resume, on Ray again
     assert result.run_id == store.run_id and result.new_cases == 12 - killed_at
     lines = [yaml.safe_load(line)["id"] for line in store.cases_path.read_text().splitlines()]
     assert len(lines) == 12 and max(Counter(lines).values()) == 1  # every case exactly once
-    assert comparable(result.records) == comparable(runner.run_experiment(
-        make_config(isolated, "kill", 12), run_id="kill-local", progress=False).records)
+    order = {e.id: i for i, e in enumerate(nq)}
+    assert all(r["open_correct"] == (order[r["id"]] % 2 == 0) for r in result.records)
 
 
-def test_a_worker_that_dies_costs_only_its_case(isolated, ray_cluster, monkeypatch):
-    monkeypatch.setattr(runner, "build_lms", dying_lms)
-    config = make_config(isolated, "die", 8, executor="ray", ray={"workers": 2}, error_budget=0.2,
+def test_a_worker_that_dies_costs_only_its_case(isolated, ray_cluster, nq, monkeypatch):
+    doomed = nq[2]
+    monkeypatch.setattr(runner, "build_lms", Scripted(nq[:8], doomed=doomed.question))
+    # the death may come among the first 4 cases: 1 of 4 (25%) is within this budget
+    config = make_config(isolated, "die", 8, executor="ray", ray={"workers": 2}, error_budget=0.3,
                          min_cases_before_budget=4)
     result = runner.run_experiment(config, progress=False)
-    doomed = runner.load_data(config).examples[DOOMED].id
     statuses = {r["id"]: r["status"] for r in result.records}
     assert len(statuses) == 8
-    assert statuses.pop(doomed) == "error:worker"
+    assert statuses.pop(doomed.id) == "error:worker"
     assert set(statuses.values()) == {"accepted"}  # the run went on: a new worker took the dead one's place
     assert result.metrics["error.worker"] == 1
     assert mlflow.get_run(result.mlflow_run_id).data.params["executor.ray.worker_deaths"] == "1"
