@@ -60,7 +60,14 @@ class Scripted:
 @pytest.fixture(scope="module")
 def ray_cluster():
     """One Ray instance for the module: starting one costs several seconds."""
-    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    for attempt in range(3):
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+            break
+        except Exception:  # Ray waits a fixed 30 s for its raylet, which an overloaded machine can miss
+            ray.shutdown()
+            if attempt == 2:
+                raise
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 
