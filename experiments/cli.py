@@ -25,6 +25,8 @@ console = Console()
 err = Console(stderr=True)
 
 LogLevel = Annotated[str, typer.Option("--log-level", "-l", help="DEBUG, INFO, WARNING or ERROR")]
+RayAddress = Annotated[str | None, typer.Option(help="join this Ray cluster (host:port of `ray start --head`); "
+                                                    "implies --executor ray")]
 
 
 def _setup_logging(level: str) -> None:
@@ -82,37 +84,59 @@ def run(
     limit: Annotated[int | None, typer.Option(help="override data.limit")] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
     retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind>")] = False,
+    executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
+    ray_address: RayAddress = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Run an experiment. Re-running the same config resumes it."""
     _setup_logging(log_level)
-    from experiments.runner import run_experiment
-
+    _check_executor_options(executor, ray_address)
     if resume:
-        _resume(resume, retry_errors)
+        _resume(resume, retry_errors, executor, ray_address)
         return
     overrides = {}
     if limit is not None:
         overrides["data.limit"] = limit
     if pivot is not None:
         overrides["models.pivot.name"] = pivot
+    if executor is not None or ray_address is not None:
+        overrides["run.executor"] = executor or "ray"  # an address means a cluster
+    from experiments.runner import run_experiment
+
     cfg = _load_config(config, overrides)
-    _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors))
+    _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
 
 
-def _resume(run_id: str, retry_errors: bool) -> None:
+def _check_executor_options(executor: str | None, ray_address: str | None) -> None:
+    from experiments.failures import UserError
+
+    if ray_address is not None and executor == "local":
+        raise UserError("--ray-address joins a Ray cluster: it goes with --executor ray, not local")
+
+
+def _resume(run_id: str, retry_errors: bool, executor: str | None = None, ray_address: str | None = None) -> None:
+    from experiments.config import config_from_dict
     from experiments.run_store import RunStore
     from experiments.runner import run_experiment
 
-    cfg = RunStore(run_id).experiment_config()
-    _print_result(run_experiment(cfg, run_id=run_id, retry_errors=retry_errors))
+    store = RunStore(run_id)
+    if executor is None and ray_address is None:
+        cfg = store.experiment_config()
+    else:  # how a run executes is not part of its identity
+        raw = store.read_config()
+        raw.setdefault("run", {})["executor"] = executor or "ray"
+        cfg = config_from_dict(raw, store.dir / "config.json")
+    _print_result(run_experiment(cfg, run_id=run_id, retry_errors=retry_errors, ray_address=ray_address))
 
 
 @app.command("resume")
-def resume_cmd(run_id: str, retry_errors: bool = False, log_level: LogLevel = "INFO") -> None:
+def resume_cmd(run_id: str, retry_errors: bool = False,
+               executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
+               ray_address: RayAddress = None, log_level: LogLevel = "INFO") -> None:
     """Finish an interrupted run without redoing finished cases."""
     _setup_logging(log_level)
-    _resume(run_id, retry_errors)
+    _check_executor_options(executor, ray_address)
+    _resume(run_id, retry_errors, executor, ray_address)
 
 
 @app.command()

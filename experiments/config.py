@@ -81,11 +81,27 @@ class DataConfig(Strict):
     max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
 
 
+class RayConfig(Strict):
+    workers: int | None = Field(None, ge=1, description="Ray actors, one case at a time each "
+                                "(default: the cluster's CPUs ÷ worker_cpus)")
+    worker_cpus: int = Field(1, ge=1, description="CPUs Ray reserves per actor; its local models decode on that many")
+
+
 class RunConfig(Strict):
     error_budget: float = Field(0.2, ge=0, le=1, description="abort when this share of cases errored")
     min_cases_before_budget: int = 10
-    threads: int = Field(1, ge=1, description="parallel cases; >1 only helps provider/server LMs")
+    threads: int = Field(1, ge=1, description="parallel cases in this process (provider calls, and local models "
+                         "through several llama.cpp contexts)")
+    local_contexts: int | None = Field(None, ge=1, description="llama.cpp contexts per local model (default: "
+                                       "threads, at most one per core); each gets cores ÷ contexts threads")
+    executor: Literal["local", "ray"] = Field("local", description="local: this process; ray: actors on a Ray "
+                                              "cluster (reeval[ray]), this process writing the checkpoint")
+    ray: RayConfig = RayConfig()
     autolog_traces: bool = False
+
+
+# How a run is executed, not what it computes: changing these resumes the same run.
+EXECUTION_KEYS = frozenset({"threads", "local_contexts", "executor", "ray"})
 
 
 class ValidationConfig(Strict):
@@ -144,14 +160,24 @@ class ExperimentConfig(Strict):
             raise ValueError("; ".join(problems)) from None
         return self
 
+    @model_validator(mode="after")
+    def _executor_supports_task(self) -> ExperimentConfig:
+        if self.run.executor == "ray" and self.task == "optimize":
+            raise ValueError("run.executor: ray cannot run task optimize (its programs are compiled in one "
+                             "process before any case); use run.executor: local")
+        return self
+
     def applies_reeval_filters(self) -> bool:
         """data.reeval_filters, or its default: off where the task evaluates files as given."""
         return self._filters_by_default() if self.data.reeval_filters is None else self.data.reeval_filters
 
     def identity(self) -> dict:
         """What the user set: a field added to the schema later (with its default) must not turn
-        an old config into a new run. The fully resolved config is still what gets logged."""
-        identity = self.model_dump(mode="json", exclude_defaults=True)
+        an old config into a new run, nor must how it is executed (threads, contexts, executor).
+        The fully resolved config is still what gets logged."""
+        identity = self.model_dump(mode="json", exclude_defaults=True, exclude={"run": set(EXECUTION_KEYS)})
+        if not identity.get("run"):
+            identity.pop("run", None)
         data = identity.get("data", {})
         # Stored configs from before the filters' default depended on the task say `true`: the same run.
         if data.get("reeval_filters") is not None and data["reeval_filters"] == self._filters_by_default():

@@ -46,6 +46,7 @@ USER_ERRORS: tuple[str, ...] = (
     "experiments.run_store:RunNotFound",
     "experiments.run_store:RunStoreError",
     "experiments.tracking:TrackingUnavailable",
+    "experiments.executors:ExecutorError",
     "experiments.local_models:UnknownModelError",
     "experiments.local_models:ModelNotInstalledError",
     "experiments.local_models:ModelIntegrityError",

@@ -1,21 +1,22 @@
 """Run one experiment: load seeds, map the task's per-case function over them, checkpoint, track.
 
-Per-case work is a function of (resolved config, case) plus the run store, so the same loop
-can later be handed to a thread pool (provider LMs), or to Ray Data, without touching programs.
+Per-case work is a function of (resolved config, case) plus the run store, so an executor
+(experiments/executors: this process, or Ray actors) runs it wherever; this process alone writes
+the checkpoint and MLflow.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from experiments.config import ConfigError, ExperimentConfig
-from experiments.errors import check_budget, error_record
+from experiments.errors import check_budget
+from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
 from experiments.offline import apply_offline_defaults
 from experiments.run_store import RunStore
 from metrics.status import status_counts
@@ -75,24 +76,25 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[str, ...] = ()):
     from experiments.lm_registry import build_lm
 
+    split = local_split(config.run)
     lms = {}
     for role in (*roles, *optional):
         if role in ("targets", "pivots"):
             if not getattr(config.models, role):
                 raise ConfigError(f"models.{role}: task {config.task!r} needs at least one; add it to the config")
-            lms[role] = [build_lm(c, role.removesuffix("s")) for c in getattr(config.models, role)]
+            lms[role] = [build_lm(c, role.removesuffix("s"), split) for c in getattr(config.models, role)]
             continue
         lm_config = getattr(config.models, role)
         if lm_config is None:
             if role in optional:
                 continue
             raise ConfigError(f"models.{role}: task {config.task!r} needs one; add it to the config")
-        lms[role] = build_lm(lm_config, role)
+        lms[role] = build_lm(lm_config, role, split)
     return lms
 
 
 def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
-                   retry_errors: bool = False, progress: bool = True) -> RunResult:
+                   retry_errors: bool = False, progress: bool = True, ray_address: str | None = None) -> RunResult:
     apply_offline_defaults()
     from experiments import tracking
     from experiments.case_sets import is_run_source, resolve_run_source
@@ -115,18 +117,12 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         raise DataError(f"{config.data.source}: no cases left to run after data.offset and the filters "
                         f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
-    task = task_cls(lms, task_cls.Options.model_validate(config.options))
-    judge_params = run_judge = None
+    judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
-        from experiments.judging.params import judge_from, resolve_params
+        from experiments.judging.params import resolve_params
 
         judge_params = resolve_params(lms["judge"], config.validation.judge_params)
-        run_judge = judge_from(judge_params)
-        # Tasks build a default judge; the run's judge is the one its parameters say, and it is also
-        # the one the opening calibration measures.
-        for holder in (task, getattr(task, "scorer", None)):
-            if holder is not None and hasattr(holder, "judge"):
-                holder.judge = run_judge
+    task, run_judge = build_task(config, lms, judge_params)
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=retry_errors)
@@ -167,7 +163,11 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
                                     config.validation.calibration_controls, config.validation.min_judge_accuracy,
                                     config.validation.calibration_source, progress)
 
-        _map_cases(task, todo, store, config, progress)
+        spec = WorkerSpec(resolved, judge_params, data.examples, str(store.dir), build_lms)
+        with make_executor(config.run, task, spec, ray_address) as executor:
+            _map_cases(executor, todo, store, config, progress)
+            tracking.log_params(executor.describe())
+        merge_usage(lms, executor.usage())
 
         seed_ids = {e.id for e in data.examples}
         records = [r for r in store.records() if r["seed_id"] in seed_ids]
@@ -224,34 +224,14 @@ def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
                         f"`reeval resume {store.run_id}`")
 
 
-def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, progress: bool) -> None:
+def _map_cases(executor, todo: list, store: RunStore, config: ExperimentConfig, progress: bool) -> None:
     """Each finished case is checkpointed before the next result is taken."""
     records_so_far: list[dict] = []
-
-    def one(example) -> list[dict]:
-        try:
-            result = task.process(example)
-        except Exception as exc:  # noqa: BLE001 - any failure of one case is that case's error
-            logger.debug("case %s failed", example.id, exc_info=True)
-            result = error_record(example.id, exc)
-        records = [result] if isinstance(result, dict) else result
-        return [{**r, "seed_id": example.id} for r in records]
-
     # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
-    with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar, \
-            ThreadPoolExecutor(max_workers=config.run.threads) as pool:
-        for records in pool.map(one, todo) if config.run.threads > 1 else map(one, todo):
+    with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar:
+        for records in executor.map(todo):
             store.append(records)
             records_so_far.extend(records)
             bar.update(1)
             bar.set_postfix(status=records[-1]["status"][:24])
             check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
-
-
-def role_lms(lms: dict):
-    """(label, ResolvedLM) pairs: one per role, one per target."""
-    for role, value in lms.items():
-        if isinstance(value, list):
-            yield from ((f"{r.role}/{r.config.name}", r) for r in value)
-        else:
-            yield role, value
