@@ -78,7 +78,7 @@ def keys_in_env(isolated, monkeypatch):
     monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
     monkeypatch.setattr(dspy, "cache", dspy.cache)  # restored after the test
     dspy.configure_cache(disk_cache_dir=str(isolated / "dspy-cache"))
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder: FakeRetriever())
+    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
     return isolated
 
 

@@ -15,6 +15,7 @@ from tests.test_context_enrich import FakeRetriever
 FORMAT_ANSWERS = {
     "Literal['only_expected'": {"reason": "r", "verdict": "only_expected"},
     "Literal['yes', 'no']": {"reason": "r", "verdict": "yes"},
+    "'E', 'F']": {"choice": "A"},  # a multiple choice among a question's own options
     "Literal['answerable'": {"reason": "r", "verdict": "unanswerable"},
     "`rewritten_sentence`": {"justification": "j", "rewritten_sentence": "Nothing is said about it here."},
     "`wrong_answer`, then `justification`": {"answer_type": "t", "wrong_answer": "Zanzibar Q", "justification": "j"},
