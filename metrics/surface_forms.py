@@ -195,8 +195,7 @@ def _number_units(text: str, blocked: bytearray) -> list[Unit]:
         return 1 not in blocked[s:e]
 
     for m in _DIGIT_NUMBER.finditer(text):
-        if (not free(m.start(), m.end()) or len(m.group("int")) > _MAX_DIGITS
-                or len(m.group("frac") or "") > _MAX_DIGITS):
+        if not free(m.start(), m.end()) or max(len(m.group("int")), len(m.group("frac") or "")) > _MAX_DIGITS:
             continue
         if m.group("ord"):
             if m.group("frac") or m.group("mult"):
