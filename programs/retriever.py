@@ -42,8 +42,8 @@ logger = logging.getLogger(__name__)
 # Bump when the embedded text or the index layout changes: old caches are then rebuilt.
 INDEX_FORMAT = 1
 _EMBED_BATCH = 256
-# Passages read and sorted by length at a time: long enough that sorting groups similar lengths,
-# short enough that a 21M-passage build never holds more than a few MB of text and vectors.
+# Passages sorted by length and embedded at a time: long enough that sorting groups similar
+# lengths, short enough that a build holds only this many vectors outside the index (12 MB at 384-d).
 _WINDOW = 8192
 
 

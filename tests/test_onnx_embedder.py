@@ -44,15 +44,21 @@ def tiny_model(tmp_path_factory):
     return directory, model.encode(TEXTS, normalize_embeddings=True)
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One export cache for the module: exporting is the slow part, and reuse is what is tested."""
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture
 def offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 
 
-def test_export_matches_torch_and_is_cached_by_content(tiny_model, tmp_path, offline, monkeypatch):
+def test_export_matches_torch_and_is_cached_by_content(tiny_model, cache, offline, monkeypatch):
     directory, expected = tiny_model
-    path, meta = onnx_export.exported(directory, tmp_path)
+    path, meta = onnx_export.exported(directory, cache)
     assert path.name == "model.onnx" and meta["dim"] == 32 and meta["max_seq_length"] == 48
     assert meta["inputs"] == ["input_ids", "token_type_ids", "attention_mask"]
     assert path.parent.name.endswith(f"{onnx_export.model_digest(directory)[:16]}-v{onnx_export.EXPORT_FORMAT}")
@@ -62,7 +68,7 @@ def test_export_matches_torch_and_is_cached_by_content(tiny_model, tmp_path, off
 
     # cached: a second call exports nothing; int8 is made once from the cached float32 graph
     monkeypatch.setattr(onnx_export, "_export", lambda *a: pytest.fail("exported twice"))
-    int8_path, _ = onnx_export.exported(directory, tmp_path, int8=True)
+    int8_path, _ = onnx_export.exported(directory, cache, int8=True)
     assert int8_path.name == "model_int8.onnx" and int8_path.parent == path.parent
     quantized = OnnxEmbedder("tiny@onnx-int8", int8_path, meta).encode(TEXTS)
     assert (quantized * expected).sum(axis=1).min() > 0.97  # int8 weights: close, not equal
@@ -88,20 +94,20 @@ def test_changed_weights_get_a_new_export(tiny_model, tmp_path, offline):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("openvino") is None, reason="openvino is not installed")
-def test_openvino_runs_the_same_graph(tiny_model, tmp_path, offline):
+def test_openvino_runs_the_same_graph(tiny_model, cache, offline):
     directory, expected = tiny_model
-    path, meta = onnx_export.exported(directory, tmp_path)
+    path, meta = onnx_export.exported(directory, cache)
     vectors = OnnxEmbedder("tiny@openvino", path, meta, runtime="openvino").encode(TEXTS)
     np.testing.assert_allclose(vectors, expected, atol=1e-4)
 
 
-def test_get_embedder_names_backends_and_refuses_unknown_ones(tiny_model, tmp_path, offline):
+def test_get_embedder_names_backends_and_refuses_unknown_ones(tiny_model, cache, offline):
     from programs.embedders import UnknownBackendError, embedder_name, get_embedder
 
     directory, expected = tiny_model
     assert embedder_name("all-MiniLM-L6-v2", "torch") == "all-MiniLM-L6-v2"  # torch indexes keep their cache
-    embedder = get_embedder(str(directory), backend="onnx", cache_root=tmp_path)
+    embedder = get_embedder(str(directory), backend="onnx", cache_root=cache)
     assert embedder.name == f"{directory}@onnx"
     np.testing.assert_allclose(embedder.encode(TEXTS[:2]), expected[:2], atol=1e-5)
     with pytest.raises(UnknownBackendError, match="onnx-int8"):
-        get_embedder(str(directory), backend="onnx_int8", cache_root=tmp_path)
+        get_embedder(str(directory), backend="onnx_int8", cache_root=cache)

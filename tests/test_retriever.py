@@ -158,7 +158,7 @@ def test_unknown_embedder_name_suggests_the_shipped_one():
 
 @pytest.mark.real_pool
 def test_real_pool_returns_three_titles_without_the_source():
-    """The shipped pool and MiniLM on the default backend (int8 ONNX), on a slice: every 15th passage
+    """The shipped pool and MiniLM on the default backend, on a slice: every 15th passage
     plus the paragraphs of the first 40 NQ seeds (1,010 passages). Its index is cached by the slice's
     content hash: built once per machine (the whole pool took 14 minutes with torch), then loaded."""
     import hashlib

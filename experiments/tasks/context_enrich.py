@@ -22,8 +22,8 @@ class ContextEnrichTask(JudgedTask):
         seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct_closed_wrong"
         k: int = Field(3, ge=1, description="retrieved passages per copy, from distinct titles")
         embedder: str = Field("all-MiniLM-L6-v2", description="all-MiniLM-L6-v2, all-mpnet-base-v2 or a hub id")
-        # torch by default so that configs written before the ONNX backends reproduce their runs; the
-        # shipped config asks for onnx-int8 (benchmarks/retrieval.py: same top 10, faster).
+        # torch: configs written before the ONNX backends reproduce their runs, and it was the fastest
+        # backend per CPU second that kept the float32 top 10 (docs/retrieval_at_scale.md).
         backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
             "torch", description="how passages and queries are encoded: torch, onnx, onnx-int8 or openvino")
         corpus: str = Field("wiki_passages", description="wiki_passages, JSONL/Parquet shards (a glob or directory) "
