@@ -156,3 +156,11 @@ def test_a_worker_that_dies_costs_only_its_case(isolated, ray_cluster, nq, monke
     assert set(statuses.values()) == {"accepted"}  # the run went on: a new worker took the dead one's place
     assert result.metrics["error.worker"] == 1
     assert mlflow.get_run(result.mlflow_run_id).data.params["executor.ray.worker_deaths"] == "1"
+
+
+def test_an_unreachable_cluster_is_reported_at_once():
+    from experiments.executors import ExecutorError
+    from experiments.executors.ray_actors import check_reachable
+
+    with pytest.raises(ExecutorError, match="--ray-address 127.0.0.1:1: no Ray cluster answers there"):
+        check_reachable("127.0.0.1:1", timeout=1)

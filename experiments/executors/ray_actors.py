@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections import deque
 from collections.abc import Iterator
 
@@ -36,6 +37,17 @@ def worker_env(worker_cpus: int) -> dict[str, str]:
            if k.startswith("REEVAL_") or k in OFFLINE_DEFAULTS or k == "DSPY_CACHEDIR"}
     env["REEVAL_THREADS"] = str(worker_cpus)
     return env
+
+
+def check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Ray retries an unreachable cluster for minutes before it gives up: say so in seconds."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as exc:
+        raise ExecutorError(f"--ray-address {address}: no Ray cluster answers there ({exc}). Start one with "
+                            "`ray start --head` (it prints the address), or leave the option out for a local "
+                            "instance.") from None
 
 
 def worker_error(example, exc: BaseException) -> list[dict]:
@@ -67,6 +79,8 @@ class RayExecutor:
             raise ExecutorError("run.executor: ray needs Ray installed: pip install 'reeval[ray]' "
                                 "(or run with run.executor: local)") from None
         if not ray.is_initialized():
+            if self.address:
+                check_reachable(self.address)
             try:
                 # address None: RAY_ADDRESS, else the cluster last started on this machine, else a new
                 # local instance that lives as long as this run.
