@@ -13,7 +13,8 @@ IVF query latency at a million vectors, and memory.
    each backend's vectors; recall is the overlap with torch float32's top 10.
 3. Scale: 1M synthetic unit vectors (Gaussian noise around the pool's real embeddings, so there
    is cluster structure as in real corpora); exact flat search vs the planned IVF at several
-   nprobe values (recall@10 vs exact, p50/p95 of one query at a time), and IVF-PQ's footprint.
+   nprobe values (recall@10 vs exact, p50/p95 of one query at a time), then the compressed
+   stores (IVF-SQ8, IVF-PQ) with their footprint and recall.
 Prints tables and one JSON line.
 """
 
@@ -221,20 +222,23 @@ def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: 
     del ivf
     gc.collect()
 
-    pq = IndexPlan("ivfpq", nlist=plan.nlist, nprobe=plan.nprobe, pq_m=plan_index(
-        count, vectors.shape[1], flat_below=0, memory_budget=0).pq_m)
-    started = time.perf_counter()
-    index = pq.new_index(vectors.shape[1])
-    index.train(vectors[np.linspace(0, count - 1, pq.train_size(count)).astype(np.int64)])
-    index.add(vectors)
-    built = time.perf_counter() - started
-    result["ivfpq"] = {**pq.params(), "build_s": round(built, 1),
-                       "index_mb": round(faiss.serialize_index(index).nbytes / 2**20)}
-    for nprobe in nprobes:
-        faiss.extract_index_ivf(index).nprobe = nprobe
-        found, wall, cpu = timed_search(index, probe, 10)
-        result["ivfpq"][f"nprobe_{nprobe}"] = {"recall@10": round(overlap(found, truth), 4), **latency(wall, cpu)}
-        print(f"IVF-PQ nprobe {nprobe}: {result['ivfpq'][f'nprobe_{nprobe}']}", file=sys.stderr, flush=True)
+    # The compressed stores plan_index falls back to when float32 vectors exceed the memory budget.
+    pq_m = plan_index(count, vectors.shape[1], flat_below=0, memory_budget=0).pq_m
+    for compressed in (IndexPlan("ivfsq8", nlist=plan.nlist, nprobe=plan.nprobe),
+                       IndexPlan("ivfpq", nlist=plan.nlist, nprobe=plan.nprobe, pq_m=pq_m)):
+        started = time.perf_counter()
+        index = compressed.new_index(vectors.shape[1])
+        index.train(vectors[np.linspace(0, count - 1, compressed.train_size(count)).astype(np.int64)])
+        index.add(vectors)
+        row = result[compressed.kind] = {**compressed.params(), "build_s": round(time.perf_counter() - started, 1),
+                                         "index_mb": round(faiss.serialize_index(index).nbytes / 2**20)}
+        for nprobe in nprobes:
+            faiss.extract_index_ivf(index).nprobe = nprobe
+            found, wall, cpu = timed_search(index, probe, 10)
+            row[f"nprobe_{nprobe}"] = {"recall@10": round(overlap(found, truth), 4), **latency(wall, cpu)}
+            print(f"{compressed.factory} nprobe {nprobe}: {row[f'nprobe_{nprobe}']}", file=sys.stderr, flush=True)
+        del index
+        gc.collect()
     result["peak_rss_added_mb"] = round(rss_mb() - before)
     return result
 

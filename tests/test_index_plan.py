@@ -13,14 +13,17 @@ from programs.retriever import PassageRetriever
 from tests.test_retriever import FakeEmbedder, p
 
 
-def test_flat_below_a_million_ivf_above_and_pq_when_memory_demands():
+def test_flat_below_a_million_ivf_above_then_sq8_then_pq_as_memory_demands():
     assert plan_index(999_999, 384) == IndexPlan("flat")
     ivf = plan_index(1_000_000, 384, memory_budget=12 * 2**30)
     assert (ivf.kind, ivf.nlist, ivf.nprobe) == ("ivf", 1024, 16) and ivf.factory == "IVF1024,Flat"
-    # 21M MiniLM vectors are 32 GB as float32: with a 12 GB budget they get PQ codes of 48 bytes
+    # 21M MiniLM vectors: 32 GB as float32, 8 GB as SQ8, which fits a 12 GB budget
     wiki = plan_index(21_000_000, 384, memory_budget=12 * 2**30)
-    assert (wiki.kind, wiki.nlist, wiki.pq_m) == ("ivfpq", 4096, 48) and wiki.factory == "IVF4096,PQ48x8"
-    assert wiki.params() == {"index": "IVF4096,PQ48x8", "nlist": 4096, "nprobe": 64, "pq_m": 48}
+    assert (wiki.kind, wiki.nlist, wiki.nprobe) == ("ivfsq8", 4096, 64) and wiki.factory == "IVF4096,SQ8"
+    assert wiki.params() == {"index": "IVF4096,SQ8", "nlist": 4096, "nprobe": 64}
+    small = plan_index(21_000_000, 384, memory_budget=4 * 2**30)
+    assert (small.kind, small.pq_m, small.factory) == ("ivfpq", 48, "IVF4096,PQ48x8")
+    assert small.params() == {"index": "IVF4096,PQ48x8", "nlist": 4096, "nprobe": 64, "pq_m": 48}
     assert plan_index(21_000_000, 768, memory_budget=0).pq_m == 96
     assert wiki.train_size(21_000_000) == 64 * 4096 and IndexPlan("flat").train_size(10) == 0
 

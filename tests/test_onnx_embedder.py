@@ -26,7 +26,8 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     root = tmp_path_factory.mktemp("tiny")

@@ -1,5 +1,6 @@
-"""Which FAISS index a corpus gets: exact flat search below about a million vectors, IVF above,
-IVF with product quantisation when the full vectors would not fit the memory budget.
+"""Which FAISS index a corpus gets: exact flat search below about a million vectors, IVF above;
+when float32 vectors would not fit the memory budget, IVF over 8-bit scalar-quantised vectors
+(SQ8, a quarter of the memory), and product quantisation only when even that does not fit.
 
 All indexes use inner product over L2-normalised vectors (cosine). The plan is recorded with
 the index (its ``meta.json``) and with every run that retrieves, so a result can always be
@@ -28,7 +29,7 @@ NPROBE_DIVISOR = 64
 
 @dataclass(frozen=True)
 class IndexPlan:
-    kind: Literal["flat", "ivf", "ivfpq"]
+    kind: Literal["flat", "ivf", "ivfsq8", "ivfpq"]
     nlist: int = 0  # inverted lists (IVF cells)
     nprobe: int = 0  # cells searched per query
     pq_m: int = 0  # PQ sub-quantisers (bytes per vector at 8 bits each)
@@ -40,6 +41,8 @@ class IndexPlan:
             return "Flat"
         if self.kind == "ivf":
             return f"IVF{self.nlist},Flat"
+        if self.kind == "ivfsq8":
+            return f"IVF{self.nlist},SQ8"
         return f"IVF{self.nlist},PQ{self.pq_m}x8"
 
     def train_size(self, count: int) -> int:
@@ -80,8 +83,10 @@ def plan_index(
 ) -> IndexPlan:
     """The plan for ``count`` vectors of ``dim`` floats.
 
-    ``memory_budget`` (bytes; default half the machine's memory) decides between IVF over full
-    vectors and IVF-PQ: 21M MiniLM vectors take 32 GB as float32 but 1 GB as PQ48.
+    ``memory_budget`` (bytes; default half the machine's memory) decides how vectors are stored:
+    21M MiniLM vectors take 32 GB as float32, 8 GB as SQ8, 1 GB as PQ48. At 1M vectors
+    (benchmarks/retrieval.py) SQ8 kept recall@10 near float32's, while PQ48 kept about half of it:
+    PQ is the last resort, and its results want re-ranking.
     """
     if count < flat_below:
         return IndexPlan("flat")
@@ -92,7 +97,9 @@ def plan_index(
     probe = nprobe or max(1, nlist // NPROBE_DIVISOR)
     if count * dim * 4 <= budget:
         return IndexPlan("ivf", nlist=nlist, nprobe=probe)
-    # 8 dimensions per byte keeps recall usable for sentence embeddings; m must divide dim.
+    if count * dim <= budget:
+        return IndexPlan("ivfsq8", nlist=nlist, nprobe=probe)
+    # m must divide dim; 8 dimensions per byte is FAISS's usual trade-off for sentence embeddings.
     pq_m = next(m for m in range(max(1, dim // 8), 0, -1) if dim % m == 0)
     return IndexPlan("ivfpq", nlist=nlist, nprobe=probe, pq_m=pq_m)
 
