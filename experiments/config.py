@@ -15,8 +15,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from experiments.credentials import is_secret_name
-
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "nq_seed_selection.yaml"
 
@@ -47,6 +45,8 @@ class LMConfig(Strict):
     @classmethod
     def _no_credentials(cls, api_base: str | None) -> str | None:
         from urllib.parse import parse_qsl, urlsplit
+
+        from experiments.secrets import is_secret_name
 
         if api_base is None:
             return None
@@ -160,7 +160,7 @@ def _format_error(path: Path, error: ValidationError, raw: dict) -> str:
     lines = [f"{path}: invalid config"]
     for item in error.errors():
         loc = ".".join(str(p) for p in item["loc"])
-        if item["type"] == "extra_forbidden" and is_secret_name(str(item["loc"][-1])):
+        if item["type"] == "extra_forbidden" and _names_a_secret(str(item["loc"][-1])):
             lines.append(f"  {loc}: a config never holds a secret (it is logged and hashed); set the "
                          "provider's environment variable instead (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)")
         elif item["type"] == "extra_forbidden":
@@ -173,6 +173,12 @@ def _format_error(path: Path, error: ValidationError, raw: dict) -> str:
             message = item["msg"].removeprefix("Value error, ")
             lines.append(f"  {loc}: {message}")
     return "\n".join(lines)
+
+
+def _names_a_secret(key: str) -> bool:
+    from experiments.secrets import is_secret_name
+
+    return is_secret_name(key)
 
 
 def _allowed_keys(loc: tuple) -> list[str]:

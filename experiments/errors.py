@@ -9,7 +9,7 @@ JSON), `auth`, `lm` (another provider refusal), `parse` (an answer the adapter c
 
 from __future__ import annotations
 
-from experiments.credentials import redact
+from experiments.secrets import redact
 
 
 class ErrorBudgetExceeded(RuntimeError):

@@ -12,8 +12,8 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from experiments.credentials import redact_json_line, secret_values
 from experiments.paths import runs_dir
+from experiments.secrets import redact_json_line, secret_values
 
 logger = logging.getLogger(__name__)
 

@@ -169,7 +169,7 @@ def log_params(params: dict[str, Any]) -> None:
     (MLflow refuses to change one, and an interrupted invocation's first value is the record)."""
     import mlflow
 
-    from experiments.credentials import redact, secret_values
+    from experiments.secrets import redact, secret_values
 
     secrets, logged = secret_values(), _logged("params")
     clean = {k: redact(("" if v is None else str(v))[:6000], secrets) for k, v in params.items() if k not in logged}
