@@ -1,11 +1,12 @@
 """Case sets to evaluate: the accepted cases of a reeval run, or any JSONL file in the flat form
 (question, context, answers) — benchmark files made elsewhere included.
 
-A run is named by its id (`run:nq-answer-swap-9bcd800b28`, this machine's run store) or by the
-config that made it (`run:nq_answer_swap`, i.e. experiments/configs/nq_answer_swap.yaml, or a
-path to a YAML): the latest run of that very config that MLflow recorded as finished. A shipped
-evaluation config can then name its cases on any machine; the run that evaluates them records the
-resolved run id, so it reproduces against the same cases.
+A run is named by its id (`run:nq-answer-swap-9bcd800b28`: this machine's run store, or fetched
+from a shared tracking server when another machine made it) or by the config that made it
+(`run:nq_answer_swap`, i.e. experiments/configs/nq_answer_swap.yaml, or a path to a YAML): the
+latest run of that very config that MLflow recorded as finished. A shipped evaluation config can
+then name its cases on any machine; the run that evaluates them records the resolved run id, so
+it reproduces against the same cases.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import dspy
 
-from experiments.run_store import RunStore
+from experiments.run_store import RunNotFound, RunStore
 
 RUN_PREFIX = "run:"
 
@@ -54,19 +55,21 @@ def _latest_finished_run(config_path: Path) -> str | None:
         tags = run.data.tags
         run_id = tags.get(tracking.RUN_ID_TAG, "")
         if ("mlflow.parentRunId" not in tags and tags.get("reeval.task") == config.task
-                and (run_id == own or run_id.startswith(own + "-")) and RunStore(run_id).cases_path.exists()):
+                and (run_id == own or run_id.startswith(own + "-")) and tracking.checkpoint_here(run_id)):
             return run_id
     return None
 
 
 def resolve_run_source(source: str) -> str:
     """`run:<run id>` as it is; `run:<config>` as `run:<its latest finished run id>`."""
+    from experiments.tracking import checkpoint_here
+
     name = source.removeprefix(RUN_PREFIX)
-    if RunStore(name).cases_path.exists():
+    if checkpoint_here(name):
         return source
     config_path = _case_set_config(name)
     if config_path is None:
-        raise FileNotFoundError(f"no finished cases for run {name!r} ({RunStore(name).cases_path}) and no config "
+        raise RunNotFound(f"no finished cases for run {name!r} ({RunStore(name).cases_path}) and no config "
                                 f"experiments/configs/{name}.yaml")
     run_id = _latest_finished_run(config_path)
     if run_id is None:
@@ -81,7 +84,7 @@ def is_run_source(source: str) -> bool:
 def run_cases_path(source: str) -> Path:
     store = RunStore(resolve_run_source(source).removeprefix(RUN_PREFIX))
     if not store.cases_path.exists():
-        raise FileNotFoundError(f"no finished cases for run {store.run_id!r} ({store.cases_path})")
+        raise RunNotFound(f"no finished cases for run {store.run_id!r} ({store.cases_path})")
     return store.cases_path
 
 

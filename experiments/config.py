@@ -72,17 +72,36 @@ class DataConfig(Strict):
                         "(flat QA, MRQA or multiple-choice, recognised from its rows)")
     limit: int | None = None
     offset: int = Field(0, ge=0, description="skip this many rows of the source before filtering")
-    reeval_filters: bool = True
+    reeval_filters: bool | None = Field(
+        None, description="ReEval's seed filters (dedupe, evidence >= min_evidence_words, answers <= max_answer_words, "
+        "multi-answers collapsed or dropped). Default: on for a generation task's seeds, off for a file given to "
+        "an evaluating task, which is evaluated row for row with its answers unchanged")
     min_evidence_words: int = 10
     max_answer_words: int = 5
     max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
 
 
+class RayConfig(Strict):
+    workers: int | None = Field(None, ge=1, description="Ray actors, one case at a time each "
+                                "(default: the cluster's CPUs ÷ worker_cpus)")
+    worker_cpus: int = Field(1, ge=1, description="CPUs Ray reserves per actor; its local models decode on that many")
+
+
 class RunConfig(Strict):
     error_budget: float = Field(0.2, ge=0, le=1, description="abort when this share of cases errored")
     min_cases_before_budget: int = 10
-    threads: int = Field(1, ge=1, description="parallel cases; >1 only helps provider/server LMs")
+    threads: int = Field(1, ge=1, description="parallel cases in this process (provider calls, and local models "
+                         "through several llama.cpp contexts)")
+    local_contexts: int | None = Field(None, ge=1, description="llama.cpp contexts per local model (default: "
+                                       "threads, at most one per core); each gets cores ÷ contexts threads")
+    executor: Literal["local", "ray"] = Field("local", description="local: this process; ray: actors on a Ray "
+                                              "cluster (reeval[ray]), this process writing the checkpoint")
+    ray: RayConfig = RayConfig()
     autolog_traces: bool = False
+
+
+# How a run is executed, not what it computes: changing these resumes the same run.
+EXECUTION_KEYS = frozenset({"threads", "local_contexts", "executor", "ray"})
 
 
 class ValidationConfig(Strict):
@@ -141,10 +160,34 @@ class ExperimentConfig(Strict):
             raise ValueError("; ".join(problems)) from None
         return self
 
+    @model_validator(mode="after")
+    def _executor_supports_task(self) -> ExperimentConfig:
+        if self.run.executor == "ray" and self.task == "optimize":
+            raise ValueError("run.executor: ray cannot run task optimize (its programs are compiled in one "
+                             "process before any case); use run.executor: local")
+        return self
+
+    def applies_reeval_filters(self) -> bool:
+        """data.reeval_filters, or its default: off where the task evaluates files as given."""
+        return self._filters_by_default() if self.data.reeval_filters is None else self.data.reeval_filters
+
     def identity(self) -> dict:
         """What the user set: a field added to the schema later (with its default) must not turn
-        an old config into a new run. The fully resolved config is still what gets logged."""
-        return self.model_dump(mode="json", exclude_defaults=True)
+        an old config into a new run, nor must how it is executed (threads, contexts, executor).
+        The fully resolved config is still what gets logged."""
+        identity = self.model_dump(mode="json", exclude_defaults=True, exclude={"run": set(EXECUTION_KEYS)})
+        if not identity.get("run"):
+            identity.pop("run", None)
+        data = identity.get("data", {})
+        # Stored configs from before the filters' default depended on the task say `true`: the same run.
+        if data.get("reeval_filters") is not None and data["reeval_filters"] == self._filters_by_default():
+            del data["reeval_filters"]
+        return identity
+
+    def _filters_by_default(self) -> bool:
+        from experiments.tasks import TASKS
+
+        return not getattr(TASKS[self.task], "evaluates_files_as_given", False)
 
     def digest(self) -> str:
         """Content hash of the config: same config → same run id → resume."""
@@ -156,8 +199,8 @@ class ConfigError(ValueError):
     """A config that must not run; the message names the file and the offending key."""
 
 
-def _format_error(path: Path, error: ValidationError, raw: dict) -> str:
-    lines = [f"{path}: invalid config"]
+def _format_error(path: Path, error: ValidationError, raw: dict, hint: str = "") -> str:
+    lines = [f"{path}: invalid config{f' ({hint})' if hint else ''}"]
     for item in error.errors():
         loc = ".".join(str(p) for p in item["loc"])
         if item["type"] == "extra_forbidden" and _names_a_secret(str(item["loc"][-1])):
@@ -205,9 +248,15 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     if not path.exists():
         raise ConfigError(f"{path}: no such config file")
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the config as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config ({exc.strerror}); give a readable YAML file") from None
+    try:
+        raw = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        raise ConfigError(_yaml_problem(path, exc)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: a config is a mapping of keys, got {type(raw).__name__}")
     for dotted, value in (overrides or {}).items():
@@ -220,11 +269,33 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     return config
 
 
+def _yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
+    """PyYAML's several-line report as one line: file:line:column: what is wrong."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    return f"{where}: not valid YAML: {problem}{f' ({context})' if context else ''}"
+
+
+def config_from_dict(raw: dict, where: Path, hint: str = "") -> ExperimentConfig:
+    """A config stored as JSON (a run's config.json, an MLflow artifact), validated like a YAML one."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: a config is a mapping of keys, got {type(raw).__name__}")
+    try:
+        return ExperimentConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(where, exc, raw, hint)) from None
+
+
 def _set_dotted(raw: dict, dotted: str, value) -> None:
     node = raw
     *parents, leaf = dotted.split(".")
     for key in parents:
-        node = node.setdefault(key, {})
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            return  # the config's own value there is not a mapping: validation names it
+        node = child
     node[leaf] = value
 
 

@@ -108,13 +108,20 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+def _quote(value: Any, limit: int = 80) -> str:
+    """A row's value inside a message, cut short: a message is a line or two, whatever the row holds."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _check_suffix(path: Path) -> None:
     if not path.name.endswith(_JSONL_SUFFIXES):
         raise DataError(f"{path}: expected a .jsonl or .jsonl.gz file")
 
 
 def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (1-based line number, decoded line); gzip chosen by the ``.gz`` suffix."""
+    """Yield (1-based line number, decoded line); gzip chosen by the ``.gz`` suffix. A byte-order mark
+    opening the file (Windows editors write one) is not part of the first row."""
     opener = gzip.open if path.name.endswith(".gz") else open
     lineno = 0
     try:
@@ -126,7 +133,7 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                     raise DataError(
                         f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})"
                     ) from None
-                yield lineno, text
+                yield lineno, text.removeprefix("\ufeff") if lineno == 1 else text
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise DataError(f"{path}:{lineno + 1}: corrupt or truncated gzip data ({e})") from None
 
@@ -146,6 +153,10 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise DataError(f"{path}:{lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise DataError(f"{path}:{lineno}: invalid JSON: nested deeper than this reader allows") from None
+        except ValueError:  # Python refuses integers of more than 4,300 digits (CVE-2020-10735)
+            raise DataError(f"{path}:{lineno}: invalid JSON: a number too long to read") from None
         if not isinstance(obj, dict):
             raise DataError(f"{path}:{lineno}: expected a JSON object, got {_describe(obj)}")
         yield lineno, obj
@@ -163,6 +174,16 @@ def _missing(where: str, field: str) -> DataError:
     return DataError(f"{where}: field {field!r}: missing (required)")
 
 
+def _text(value: str, where: str, field: str) -> str:
+    """A string Arrow and UTF-8 files can hold: JSON's escapes can spell a lone surrogate ("\\ud800")."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise DataError(f"{where}: field {field!r}: not valid Unicode text (a lone surrogate "
+                        f"U+{ord(value[e.start]):04X} at character {e.start})") from None
+    return value
+
+
 def _req_str(obj: Mapping[str, Any], field: str, where: str, *, label: str | None = None) -> str:
     """A required, non-empty string field."""
     label = label or field
@@ -173,7 +194,7 @@ def _req_str(obj: Mapping[str, Any], field: str, where: str, *, label: str | Non
         raise _field_error(where, label, "a string", value)
     if not value.strip():
         raise DataError(f"{where}: field {label!r}: expected a non-empty string, got an empty one")
-    return value
+    return _text(value, where, label)
 
 
 def _opt_str(
@@ -185,7 +206,7 @@ def _opt_str(
         return default
     if not isinstance(value, str):
         raise _field_error(where, label or field, "a string", value)
-    return value
+    return _text(value, where, label or field)
 
 
 def _str_list(value: Any, where: str, field: str, *, non_empty: bool) -> list[str]:
@@ -201,6 +222,7 @@ def _str_list(value: Any, where: str, field: str, *, non_empty: bool) -> list[st
             )
         if not item.strip():
             raise DataError(f"{where}: field {field!r}: empty string at index {i}")
+        _text(item, where, f"{field}[{i}]")
     return list(value)
 
 
@@ -225,9 +247,12 @@ def _answer_starts(
             raise DataError(
                 f"{where}: field {field!r}: expected an integer or null, got {_describe(s)} at index {i}"
             )
-        if s < 0 or context[s : s + len(a)] != a:
+        if not 0 <= s < len(context):  # not printed: Python cannot print an int of more than 4,300 digits
+            raise DataError(f"{where}: field {field!r}: offset at index {i} is outside the context "
+                            f"(0 to {len(context) - 1})")
+        if context[s : s + len(a)] != a:
             raise DataError(
-                f"{where}: field {field!r}: offset {s} at index {i} does not point at answer {a!r}"
+                f"{where}: field {field!r}: offset {s} at index {i} does not point at answer {_quote(a)}"
             )
         starts.append(s)
     return starts
@@ -285,10 +310,10 @@ def validate_mc_record(
         choices.append({"label": label, "text": text})
     labels = [c["label"] for c in choices]
     if len(set(labels)) != len(labels):
-        raise DataError(f"{where}: field 'choices': duplicate labels {labels}")
+        raise DataError(f"{where}: field 'choices': duplicate labels {_quote(labels)}")
     key = _req_str(obj, "answerKey", where)
     if key not in labels:
-        raise DataError(f"{where}: field 'answerKey': {key!r} is not one of the choice labels {labels}")
+        raise DataError(f"{where}: field 'answerKey': {_quote(key)} is not one of the choice labels {_quote(labels)}")
     return {"id": rid, "question": question, "choices": choices, "answer_key": key, "source": source}
 
 
@@ -589,7 +614,7 @@ def _collect(
         if rec["id"] in seen:
             first = seen[rec["id"]]
             raise DataError(
-                f"{path}:{lineno}: field 'id': duplicate id {rec['id']!r} (first on line {first})"
+                f"{path}:{lineno}: field 'id': duplicate id {_quote(rec['id'])} (first on line {first})"
             )
         seen[rec["id"]] = lineno
         if not keep(rec):

@@ -14,48 +14,62 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
+from experiments.llama_pool import ContextPool, CoreSplit, decoding_slots
 from experiments.local_models import get_spec, model_path
 
 logger = logging.getLogger(__name__)
 
-_LOADED: dict[tuple[str, int, int], Any] = {}
-_LOAD_LOCK = threading.Lock()
+_POOLS: dict[tuple[str, int, int], ContextPool] = {}
+_POOLS_LOCK = threading.Lock()
 PROMPT_CACHE_BYTES = 1 << 29
 
 
-def load_llama(name: str, n_ctx: int, n_threads: int):
-    """One llama.cpp model per (model, context, threads) per process; loading costs seconds and GBs."""
-    key = (name, n_ctx, n_threads)
-    with _LOAD_LOCK:
-        if key not in _LOADED:
-            from llama_cpp import Llama
+def new_llama(name: str, n_ctx: int, n_threads: int, cache):
+    """One llama.cpp context. The weights are memory-mapped (llama-cpp-python's default load mode),
+    so further contexts of the same file share their pages instead of loading a copy."""
+    from llama_cpp import Llama
 
-            path = model_path(name)
-            logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
-            llama = Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
-                seed=0, verbose=False,
-            )
+    path = model_path(name)
+    logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
+    llama = Llama(
+        model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+        seed=0, use_mmap=True, verbose=False,
+    )
+    llama.set_cache(cache)
+    return llama
+
+
+def context_pool(name: str, n_ctx: int, split: CoreSplit) -> ContextPool:
+    """The contexts of one model per (model, context size, threads) per process, shared by every
+    engine of that model (a pivot and a judge of the same model borrow from one pool)."""
+    key = (name, n_ctx, split.threads)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
             # Calls alternate between predictors (closed-book, open-book, …), so the previous prompt
             # rarely shares a prefix with the next. A RAM cache of KV states lets each call resume from
             # the longest cached prefix — the predictor's instructions — which cut prompt time ~30%.
-            llama.set_cache(PrefixStateCache(capacity_bytes=PROMPT_CACHE_BYTES))
-            if not _LOADED:
+            # One cache per pool: a state saved by one context loads into any context of the model.
+            cache = PrefixStateCache(capacity_bytes=PROMPT_CACHE_BYTES)
+            pool = ContextPool(lambda: new_llama(name, n_ctx, split.threads, cache), split.contexts,
+                               decoding_slots(split), label=name)
+            if not _POOLS:
                 import atexit
 
-                atexit.register(_close_all)
-            _LOADED[key] = llama
-        return _LOADED[key]
+                atexit.register(close_pools)
+            _POOLS[key] = pool
+        else:
+            pool.grow(split.contexts)
+        return pool
 
 
-def _close_all() -> None:
+def close_pools() -> None:
     """Free the models while llama_cpp can still do it: left to garbage collection at interpreter
     exit, Llama.__del__ runs after the library's functions are gone and prints a traceback."""
-    with _LOAD_LOCK:
-        while _LOADED:
-            _LOADED.popitem()[1].close()
+    with _POOLS_LOCK:
+        while _POOLS:
+            _POOLS.popitem()[1].close()
 
 
 def _prefix_state_cache_class():
@@ -64,11 +78,25 @@ def _prefix_state_cache_class():
     class _PrefixStateCache(LlamaRAMCache):
         """Keeps KV states only. llama-cpp-python also copies its whole logits buffer into every state
         (n_batch × vocab floats: ~300 MB for Qwen) without counting it, which grew a run to 10 GB.
-        A restored state is always re-decoded from at least one token, so the old logits are unused."""
+        A restored state is always re-decoded from at least one token, so the old logits are unused.
+        Shared by the contexts of a pool, so every access holds a lock."""
+
+        def __init__(self, capacity_bytes: int):
+            super().__init__(capacity_bytes=capacity_bytes)
+            self._lock = threading.RLock()
+
+        def __getitem__(self, key):
+            with self._lock:
+                return super().__getitem__(key)
+
+        def __contains__(self, key):
+            with self._lock:
+                return super().__contains__(key)
 
         def __setitem__(self, key, value):
             value.scores = value.scores[-1:].copy()
-            super().__setitem__(key, value)
+            with self._lock:
+                super().__setitem__(key, value)
 
         @property
         def cache_size(self):
@@ -99,6 +127,15 @@ class EngineStats:
             self.completion_tokens += completion
             self.seconds += seconds
             self.truncated += int(truncated)
+
+    def merge(self, other: dict[str, float]) -> None:
+        """Add the counts another process (a Ray worker) made with the same model."""
+        with self.lock:
+            self.calls += int(other.get("calls", 0))
+            self.prompt_tokens += int(other.get("prompt_tokens", 0))
+            self.completion_tokens += int(other.get("completion_tokens", 0))
+            self.seconds += float(other.get("seconds", 0.0))
+            self.truncated += int(other.get("truncated", 0))
 
     def as_dict(self) -> dict[str, float]:
         return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
@@ -205,22 +242,30 @@ class LlamaCppEngine:
     supported_params = frozenset({"temperature", "top_p", "max_tokens", "seed", "stop", "response_format",
                                   "logprobs"})
 
-    def __init__(self, name: str, n_ctx: int = 4096, n_threads: int = 2):
+    def __init__(self, name: str, n_ctx: int = 4096, n_threads: int = 2, n_contexts: int = 1,
+                 cores: int | None = None):
         self.spec = get_spec(name)
         self.name = name
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        # llama.cpp contexts are not thread-safe: each call borrows one of the model's pool.
+        self.split = CoreSplit(contexts=n_contexts, threads=n_threads, cores=cores or n_contexts * n_threads)
         self.stats = EngineStats()
-        # llama.cpp contexts are not thread-safe; a provider pool would parallelise, this cannot.
-        self._lock = threading.Lock()
+
+    @property
+    def n_threads(self) -> int:
+        return self.split.threads
+
+    @property
+    def n_contexts(self) -> int:
+        return self.split.contexts
 
     # -- saved with programs (DSPy stores the engine's class path and this state) --
     def dump_state(self) -> dict:
-        return {"name": self.name, "n_ctx": self.n_ctx, "n_threads": self.n_threads}
+        return {"name": self.name, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "n_contexts": self.n_contexts}
 
     @classmethod
     def load_state(cls, state: dict) -> LlamaCppEngine:
-        return cls(state["name"], state.get("n_ctx", 4096), state.get("n_threads", 2))
+        return cls(state["name"], state.get("n_ctx", 4096), state.get("n_threads", 2), state.get("n_contexts", 1))
 
     def complete(self, request):
         from dspy.clients.engines.base import validate_request
@@ -242,10 +287,10 @@ class LlamaCppEngine:
             sampling["top_k"] = 1  # greedy regardless of top_p
         schema = _json_schema(config.response_format)
         messages = _chat_messages(request)
-        llama = load_llama(self.name, self.n_ctx, self.n_threads)
-        started = time.perf_counter()
+        pool = context_pool(self.name, self.n_ctx, self.split)
         logprobs = None
-        with self._lock:
+        with pool.context() as llama:
+            started = time.perf_counter()  # time decoding, not waiting for a free context
             if self.spec.chat:
                 kwargs = dict(sampling)
                 if schema is not None:
@@ -262,7 +307,7 @@ class LlamaCppEngine:
                     kwargs["grammar"] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
                 out = llama.create_completion(prompt=completion_prompt(messages), **kwargs)
                 text = out["choices"][0].get("text") or ""
-        elapsed = time.perf_counter() - started
+            elapsed = time.perf_counter() - started
         usage = out.get("usage") or {}
         finish = out["choices"][0].get("finish_reason") or "stop"
         self.stats.add(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), elapsed,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from experiments.config import LMConfig
+from experiments.llama_pool import CoreSplit, plan_split
 from experiments.local_models import get_spec
 
 
@@ -42,8 +43,10 @@ class ResolvedLM:
         }
         if self.is_local:
             spec = get_spec(cfg.name)
+            # the split: contexts × threads per context, out of the cores of the process that decodes
             ident.update(file_sha256=spec.sha256, n_ctx=cfg.n_ctx, runtime="llama-cpp-python",
-                         n_threads=self.engine.n_threads)
+                         n_threads=self.engine.n_threads, n_contexts=self.engine.n_contexts,
+                         cores=self.engine.split.cores)
         if cfg.api_base:
             ident["api_base"] = cfg.api_base
         return ident
@@ -56,16 +59,8 @@ class ResolvedLM:
         return meter.as_dict() if meter is not None else {}
 
 
-def llama_threads() -> int:
-    """Threads per llama.cpp model: REEVAL_THREADS, else every core. Two jobs sharing a machine
-    should split the cores (REEVAL_THREADS=1 each on 2 cores): llama.cpp's workers spin while
-    they wait, and two processes with a thread per core each ran 4x slower here, not 2x."""
-    import os
-
-    return int(os.environ.get("REEVAL_THREADS") or os.cpu_count() or 1)
-
-
-def build_lm(config: LMConfig, role: str, n_threads: int | None = None) -> ResolvedLM:
+def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> ResolvedLM:
+    """`split`: contexts and threads of a local model (default: one context on every core)."""
     import dspy
 
     decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
@@ -79,10 +74,15 @@ def build_lm(config: LMConfig, role: str, n_threads: int | None = None) -> Resol
         lm = MeteredLM(config.name, num_retries=config.num_retries, **decoding, **extra)
         return ResolvedLM(role, config, lm, None)
     from experiments.llama_engine import LlamaCppEngine
-    from experiments.local_models import part_files
+    from experiments.local_models import model_path
 
     spec = get_spec(config.name)
-    part_files(spec)  # a missing weights package fails the run here, not as one error per case
-    engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=n_threads or llama_threads())
+    # A missing or corrupt weights file fails the run here, with its own message, not as one error per case
+    # (the engine loads lazily, and DSPy would record the failure on every case). Verified once: a marker
+    # beside the file makes later checks a stat.
+    model_path(spec.name)
+    split = split or plan_split(1)
+    engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=split.threads, n_contexts=split.contexts,
+                            cores=split.cores)
     lm = dspy.LM(f"local/{spec.name}@{spec.short_hash}", engine=engine, num_retries=0, **decoding)
     return ResolvedLM(role, config, lm, engine)

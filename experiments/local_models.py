@@ -183,8 +183,9 @@ def model_path(name: str) -> Path:
         if len(parts) > 1:
             target.unlink(missing_ok=True)
         raise ModelIntegrityError(
-            f"{spec.name}: assembled file has sha256 {actual}, expected {spec.sha256}. "
-            "The part packages differ from the pinned ones; refusing to load."
+            f"{spec.name}: the weights ({target.name}) have sha256 {actual[:12]}…, not the pinned "
+            f"{spec.sha256[:12]}…; refusing to load them. Reinstall its packages: "
+            f"reeval models install {spec.name} --reinstall"
         )
     _write_marker(target, spec)
     return target

@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import dspy
 
+from experiments.config import ConfigError
+
 DEFAULT_CROSS_ENCODER = "cross-encoder/nli-deberta-v3-base"
 
 
@@ -60,8 +62,8 @@ def build_nli(spec: str, judge_lm=None) -> Callable[[str, str], float] | None:
         return None
     if spec == "judge":
         if judge_lm is None:
-            raise ValueError("nli: judge needs models.judge")
+            raise ConfigError("options.nli: judge needs models.judge; add a judge or choose another backend")
         return JudgeLMNLI(judge_lm)
     if spec.startswith("cross-encoder:") or spec == "cross-encoder":
         return CrossEncoderNLI(spec.partition(":")[2] or DEFAULT_CROSS_ENCODER)
-    raise ValueError(f"unknown nli backend {spec!r}: none, judge, or cross-encoder:<hub id or directory>")
+    raise ConfigError(f"options.nli: unknown nli backend {spec!r}: none, judge, or cross-encoder:<hub id or directory>")

@@ -1,16 +1,20 @@
 """Self-contained HTML report of a target evaluation, with its plots also saved as PNG files.
 
 The report shows: run information, accuracy before/after perturbation per target and prompt
-setting (bar chart with bootstrap intervals and tables), normalised accuracy, every metric side
+setting (bar chart with bootstrap intervals and tables; rows of a benchmark file evaluated as
+given, without an original, are the variant "external"), normalised accuracy, every metric side
 by side, the generator x target transfer matrix, rank changes, breakdowns by source and by
 answer position, the task instruction's effect on original contexts, errors, and a seeded
 sample of cases with the original and perturbed contexts and every target's answers.
 
-The cases are adversarial by construction and model outputs are arbitrary text, so every
-string that comes from data, models or the run configuration is passed through html.escape
-before it reaches the page (and the page forbids scripts through its Content-Security-Policy
-as a second line of defence). Plots are drawn on matplotlib Figure objects with the Agg
-canvas, which touches no global pyplot state and needs no display.
+The page is rendered from Jinja2 templates (experiments/templates/report*.html) with
+autoescaping: the cases are adversarial by construction and model outputs are arbitrary text,
+so every value that comes from data, models or the run configuration is escaped on its way into
+the page (with html.escape's entities), and no template marks a value safe. The page forbids
+scripts through its Content-Security-Policy as a second line of defence. This module prepares
+plain values (formatted numbers, cell classes); the templates hold all markup. Plots are drawn
+on matplotlib Figure objects with the Agg canvas, which touches no global pyplot state and
+needs no display.
 """
 
 from __future__ import annotations
@@ -25,10 +29,15 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+import jinja2
+from markupsafe import Markup
+
 from metrics.evaluation import (
+    ADVERSARIAL_VARIANTS,
     SCORE_FIELDS,
     accuracy_table,
     breakdown,
@@ -45,6 +54,7 @@ from metrics.transfer import rank_changes, transfer_matrix
 
 log = logging.getLogger(__name__)
 
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_FILE = "report.html"
 TABLES_FILE = "report_tables.json"
 METRIC_LABELS: dict[str, str] = {
@@ -57,15 +67,25 @@ METRIC_LABELS: dict[str, str] = {
     "mc_correct": "multiple-choice",
     "entailment": "entailment",
 }
+VARIANT_COLORS: dict[str, str] = {"original": "#4c78a8", "perturbed": "#e45756", "external": "#72b7b2"}
 _SETTING_ORDER = ("closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction")
 
 
 # --- formatting -------------------------------------------------------------------------------------
 
 
-def _e(value: Any) -> str:
-    """HTML-escape anything (quotes too, so it is safe in attributes)."""
-    return html.escape("" if value is None else str(value), quote=True)
+def _escape(value: Any) -> Markup:
+    """The templates' escaping: html.escape (quotes too, as &quot; and &#x27;) of anything not
+    already markup; None is empty. Jinja's autoescaping then leaves the Markup as it is."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(html.escape("" if value is None else str(value), quote=True))
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, finalize=_escape,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -85,11 +105,9 @@ def _ci(row: Mapping[str, Any]) -> str:
     return f"[{_num(low)}, {_num(high)}]"
 
 
-def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]], *, empty: str) -> str:
-    """An HTML table from row dicts; columns are (key, header); key "ci" renders low/high."""
-    if not rows:
-        return f'<p class="empty">{_e(empty)}</p>'
-    head = "".join(f"<th>{_e(h)}</th>" for _, h in columns)
+def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]], *, empty: str) -> dict[str, Any]:
+    """A table for the template from row dicts; columns are (key, header); key "ci" renders low/high.
+    Each cell is its text and its class (num or txt)."""
     body = []
     for row in rows:
         cells = []
@@ -101,9 +119,9 @@ def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]]
             else:
                 text = _num(row.get(key))
             numeric = isinstance(row.get(key), int | float) or key == "ci"
-            cells.append(f'<td class="{"num" if numeric else "txt"}">{_e(text)}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            cells.append({"cls": "num" if numeric else "txt", "text": text})
+        body.append(cells)
+    return {"headers": [header for _, header in columns], "rows": body, "empty": empty}
 
 
 def _mpl(text: Any) -> str:
@@ -113,7 +131,6 @@ def _mpl(text: Any) -> str:
 
 def _setting_rank(setting: Any) -> tuple:
     return (_SETTING_ORDER.index(setting) if setting in _SETTING_ORDER else len(_SETTING_ORDER), str(setting))
-
 
 # --- tables ------------------------------------------------------------------------------------------
 
@@ -131,6 +148,11 @@ def _transfer_view(records: Sequence[Mapping[str, Any]]) -> tuple[str | None, st
     if ("open_book", "greedy") in combos:
         return ("open_book", "greedy")
     return combos.most_common(1)[0][0]
+
+
+def scored_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Records with their scores: those not yet scored (no "correct" field) are scored without NLI."""
+    return [r if "correct" in r else score_record(r) for r in records]
 
 
 def report_tables(scored: Sequence[Mapping[str, Any]], metric: str = "task_correct") -> dict[str, Any]:
@@ -193,31 +215,34 @@ def _save(fig, path: Path) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _plot_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, path: Path) -> str | None:
+def accuracy_figure(rows: Sequence[Mapping[str, Any]], metric: str):
+    """Bars of accuracy with their intervals, one panel per setting and decoding, one bar per target
+    and variant (original, perturbed, and external: a file's rows evaluated as given); None
+    without scored rows."""
     combos = {(r["setting"], r["decoding"]) for r in rows if r["n"]}
     panels = sorted(combos, key=lambda p: (_setting_rank(p[0]), str(p[1])))
     if not panels:
         return None
     targets = sorted({r["target"] for r in rows if r["n"]}, key=str)
+    variants = [v for v in VARIANT_COLORS if any(r["variant"] == v and r["n"] for r in rows)]
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
     fig = _new_figure(max(4.5, 1.1 * len(targets) + 2) * ncols, 3.4 * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
-    width = 0.38
-    colors = {"original": "#4c78a8", "perturbed": "#e45756"}
+    width = 0.76 / len(variants)
     index = {(r["target"], r["setting"], r["decoding"], r["variant"]): r for r in rows}
     for ax, (setting, decoding) in zip(axes.flat, panels, strict=False):
-        for j, variant in enumerate(("original", "perturbed")):
+        for j, variant in enumerate(variants):
             xs, ys, lo, hi = [], [], [], []
             for i, target in enumerate(targets):
                 row = index.get((target, setting, decoding, variant))
                 if not row or not row["n"]:
                     continue
-                xs.append(i + (j - 0.5) * width)
+                xs.append(i + (j - (len(variants) - 1) / 2) * width)
                 ys.append(row["rate"])
                 lo.append(max(0.0, row["rate"] - row["low"]))
                 hi.append(max(0.0, row["high"] - row["rate"]))
-            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, color=colors[variant], label=variant)
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, color=VARIANT_COLORS[variant], label=variant)
         ax.set_xticks(range(len(targets)), [_mpl(t) for t in targets], rotation=20, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_title(_mpl(f"{setting} · {decoding}"), fontsize=10)
@@ -228,8 +253,13 @@ def _plot_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, path: Path) -
     # Explicit handles: a panel with no perturbed bars (closed-book) would give the legend a default colour.
     from matplotlib.patches import Patch
 
-    axes[0][0].legend(handles=[Patch(color=c, label=v) for v, c in colors.items()], fontsize=8)
-    return _save(fig, path)
+    axes[0][0].legend(handles=[Patch(color=VARIANT_COLORS[v], label=v) for v in variants], fontsize=8)
+    return fig
+
+
+def _plot_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, path: Path) -> str | None:
+    fig = accuracy_figure(rows, metric)
+    return None if fig is None else _save(fig, path)
 
 
 def _plot_transfer(matrix: Mapping[str, Any], path: Path) -> str | None:
@@ -296,6 +326,7 @@ def _plot_ranks(rows: Sequence[Mapping[str, Any]], path: Path) -> str | None:
     return _save(fig, path)
 
 
+
 # --- case sample -------------------------------------------------------------------------------------
 
 
@@ -308,32 +339,24 @@ def _mark(record: Mapping[str, Any], metric: str) -> tuple[str, str]:
     return ("ok", "right") if float(value) >= 1.0 else ("bad", "wrong")
 
 
-def _context_box(label: str, record: Mapping[str, Any]) -> str:
-    expected = ", ".join(expected_answers(record))
-    options = record.get("options") or []
-    opts = ""
-    if options:
-        items = "".join(
-            f"<li>{_e(o.get('label', '') if isinstance(o, Mapping) else chr(65 + i))}. "
-            f"{_e(o.get('text', '') if isinstance(o, Mapping) else o)}</li>"
-            for i, o in enumerate(options)
-        )
-        opts = f'<ol class="opts">{items}</ol><p>label: {_e(record.get("answer_label"))}</p>'
-    return (
-        f'<div class="ctxcol"><h4>{_e(label)}</h4><p class="exp">expected: {_e(expected)}</p>{opts}'
-        f'<div class="ctx">{_e(record.get("context"))}</div></div>'
-    )
+def _context_box(label: str, record: Mapping[str, Any]) -> dict[str, Any]:
+    options = [(o.get("label", ""), o.get("text", "")) if isinstance(o, Mapping) else (chr(65 + i), o)
+               for i, o in enumerate(record.get("options") or [])]
+    return {"label": label, "expected": ", ".join(expected_answers(record)), "options": options,
+            "answer_label": record.get("answer_label"), "context": record.get("context")}
 
 
-def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, seed: int) -> str:
+def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, seed: int) -> dict[str, Any]:
+    """A seeded sample of seeds with adversarial (perturbed or external) cases: each with its
+    contexts side by side and every target's answer to each."""
     by_seed: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
     for r in scored:
         by_seed[(str(r.get("task")), str(r.get("seed_id")))].append(r)
-    keys = sorted(k for k, rs in by_seed.items() if any(r.get("variant") == "perturbed" for r in rs))
+    keys = sorted(k for k, rs in by_seed.items() if any(r.get("variant") in ADVERSARIAL_VARIANTS for r in rs))
     if not keys:
-        return '<p class="empty">No perturbed cases.</p>'
+        return {"cases": [], "empty": "No perturbed cases."}
     chosen = sorted(random.Random(seed).sample(keys, min(size, len(keys))))
-    parts = [f"<p>{len(chosen)} of {len(keys)} seeds with perturbed cases, sampled with seed {seed}.</p>"]
+    cases = []
     for task, seed_id in chosen:
         records = by_seed[(task, seed_id)]
         first = records[0]
@@ -345,108 +368,49 @@ def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, s
         for r in ranked:
             col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
             columns.setdefault(col, r)
-        boxes = []
-        for col, r in columns.items():
-            label = col if col == "original" else f"{col} (generator: {r.get('generator') or '—'})"
-            boxes.append(_context_box(label, r))
+        boxes = [_context_box(col if col == "original" else f"{col} (generator: {r.get('generator') or '—'})", r)
+                 for col, r in columns.items()]
         answers: dict[tuple, dict[str, Mapping[str, Any]]] = defaultdict(dict)
         for r in records:
             col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
             answers[(str(r.get("target")), str(r.get("setting")), str(r.get("decoding")))][col] = r
-        head = "<th>target</th><th>setting</th><th>decoding</th>"
-        head += "".join(f"<th>{_e(c)}</th>" for c in columns)
-        body = []
-        order = sorted(answers, key=lambda k: (k[0], _setting_rank(k[1]), k[2]))
-        for target, setting, decoding in order:
-            cells = answers[(target, setting, decoding)]
-            tds = []
+        rows = []
+        for target, setting, decoding in sorted(answers, key=lambda k: (k[0], _setting_rank(k[1]), k[2])):
+            cells = []
             for col in columns:
-                r = cells.get(col)
+                r = answers[(target, setting, decoding)].get(col)
                 if r is None:
-                    tds.append('<td class="na">—</td>')
+                    cells.append(None)
                     continue
                 cls, word = _mark(r, metric)
-                tds.append(f'<td class="{cls}"><span class="pred">{_e(r.get("prediction"))}</span>'
-                           f'<span class="mark">{_e(word)}</span></td>')
-            row_head = f"<td>{_e(target)}</td><td>{_e(setting)}</td><td>{_e(decoding)}</td>"
-            body.append(f"<tr>{row_head}{''.join(tds)}</tr>")
-        heading = f"{task} · seed {seed_id} · source {first.get('source')}"
-        parts.append(
-            f'<section class="case"><h3>{_e(heading)}</h3>'
-            f'<p class="q">Q: {_e(first.get("question"))}</p>'
-            f'<div class="ctxrow">{"".join(boxes)}</div>'
-            f'<table class="answers"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></section>'
-        )
-    return "".join(parts)
+                cells.append({"cls": cls, "prediction": r.get("prediction"), "word": word})
+            rows.append({"target": target, "setting": setting, "decoding": decoding, "cells": cells})
+        cases.append({"heading": f"{task} · seed {seed_id} · source {first.get('source')}",
+                      "question": first.get("question"), "boxes": boxes, "columns": list(columns), "rows": rows})
+    intro = f"{len(chosen)} of {len(keys)} seeds with perturbed cases, sampled with seed {seed}."
+    return {"cases": cases, "intro": intro}
 
 
 # --- page ---------------------------------------------------------------------------------------------
 
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
-h1{margin-bottom:.2em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
-th,td{border:1px solid #ddd;padding:.25em .5em;vertical-align:top} th{background:#f3f3f3}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-img{max-width:100%;border:1px solid #eee}
-.empty{color:#888;font-style:italic} .note{color:#555;font-size:.9em}
-.ctxrow{display:flex;gap:.8em;overflow-x:auto} .ctxcol{flex:1;min-width:280px}
-.ctx{white-space:pre-wrap;max-height:18em;overflow:auto;border:1px solid #ddd;padding:.4em;
-font-size:.85em;background:#fafafa}
-.case{border:1px solid #ccc;border-radius:4px;padding:.6em 1em;margin:1.2em 0}
-.pred{white-space:pre-wrap;display:block} .mark{font-size:.75em;color:#555}
-td.ok{background:#e6f4e6} td.bad{background:#fbe4e4} td.err{background:#fff3cd} td.na{color:#999}
-"""
 
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+def _pairs(info: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [(str(k), v if isinstance(v, str) else json.dumps(v, default=str)) for k, v in info.items()]
 
 
-def _img(b64: str | None, alt: str, empty: str) -> str:
-    if b64 is None:
-        return f'<p class="empty">{_e(empty)}</p>'
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{b64}">'
-
-
-def _kv_table(info: Mapping[str, Any]) -> str:
-    if not info:
-        return '<p class="empty">No run information given.</p>'
-    rows = "".join(
-        f"<tr><th>{_e(k)}</th><td>{_e(v if isinstance(v, str) else json.dumps(v, default=str))}</td></tr>"
-        for k, v in info.items()
-    )
-    return f"<table>{rows}</table>"
-
-
-def _entailment_note(run_info: Mapping[str, Any], scored: Sequence[Mapping[str, Any]]) -> str:
-    backend = run_info.get("nli_backend")
-    has = any(r.get("entailment") is not None for r in scored)
-    if backend:
-        return f"Entailment scores were produced by: <b>{_e(backend)}</b>."
-    if has:
-        return "Entailment scores are present but the run did not record which NLI backend produced them."
-    return "No entailment scores: no NLI model was given to the scorer."
-
-
-def _validity_section(validity: Mapping[str, Any] | None) -> str:
+def _validity_view(validity: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if validity is None:
-        return ""
+        return None
     columns = [("figure", "figure"), ("estimate", "estimate"), ("ci", "95% CI"), ("n", "reviewed n"),
                ("note", "note")]
     rows = [{**row, "figure": str(row.get("figure", "")), "note": str(row.get("note") or "")}
             for row in validity.get("rows") or []]
-    notes = "".join(f"<li>{_e(n)}</li>" for n in validity.get("notes") or [])
-    return (f"<h2>Validity of the cases (run {_e(validity.get('run_id'))})</h2>"
-            f'<p>{_e(validity.get("statement"))}</p>'
-            + _table(rows, columns, empty="No validity figures.")
-            + (f'<ul class="note">{notes}</ul>' if notes else "")
-            + '<p class="note">Judge figures weight each reviewed case by its stratum (population / reviewed). '
-            "Prediction-powered intervals (PPI++, ppi_py) use the judge on every case and the humans on the "
-            "sample; the humans-only interval beside each shows what the judge bought.</p>")
+    return {"run_id": validity.get("run_id"), "statement": validity.get("statement"),
+            "table": _table(rows, columns, empty="No validity figures."), "notes": list(validity.get("notes") or [])}
 
 
 def write_report(
-    scored_records: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
     out_dir: str | Path,
     *,
     title: str,
@@ -455,6 +419,7 @@ def write_report(
     sample_size: int = 20,
     seed: int = 0,
     validity: Mapping[str, Any] | None = None,
+    tables: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write out_dir/report.html (self-contained: PNGs embedded as base64), the plots as PNG files
     (accuracy.png, transfer.png, ranks.png when there is data for them) and report_tables.json.
@@ -463,13 +428,14 @@ def write_report(
     headline score of the accuracy, transfer, rank and breakdown sections (default task_correct:
     keywords for unanswerable/inconsistent, option choice for counterfactual, else correct).
     `validity` (from `experiments.validity.report_section`) adds a validity section: the
-    statement, its table and notes. Returns the path of report.html.
+    statement, its table and notes. `tables` are `report_tables(scored_records(records), metric)`
+    when the caller has them already (they are what the page shows). Returns the path of report.html.
     """
     run_info = dict(run_info or {})
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    scored = [r if "correct" in r else score_record(r) for r in scored_records]
-    tables = report_tables(scored, metric)
+    scored = scored_records(records)
+    tables = dict(tables) if tables is not None else report_tables(scored, metric)
     label = METRIC_LABELS.get(metric, metric)
 
     acc_png = _plot_accuracy(tables["accuracy"], metric, out / "accuracy.png")
@@ -510,73 +476,48 @@ def write_report(
     syc_cols = [("task", "task"), ("target", "target"), ("decoding", "decoding"),
                 ("open_book", "open book"), ("task_instruction", "with task instruction"),
                 ("change", "change"), ("ci", "95% CI"), ("n", "seeds"), ("errors", "errors")]
-
-    metric_sections = []
-    for m, rows in tables["per_metric"].items():
-        cols = [("task", "task"), *acc_cols[:4], ("rate", METRIC_LABELS.get(m, m)), ("ci", "95% CI"),
-                ("n", "n"), ("errors", "errors")]
-        metric_sections.append(f"<h3>{_e(METRIC_LABELS.get(m, m))}</h3>"
-                               + _table(rows, cols, empty="No data."))
-
-    view = f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}"
     transfer_cols = [("generator", "generator"), ("target", "target"), ("value", "perturbed acc."),
                      ("ci", "95% CI"), ("n", "n"), ("drop", "drop vs original"),
                      ("self_attack", "self-attack"), ("errors", "errors")]
     error_cols = [("target", "target"), ("setting", "setting"), ("decoding", "decoding"),
                   ("records", "records"), ("errors", "errors"), ("kinds", "kinds")]
-    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{_e(title)}</h1>",
-        f'<p class="note">Generated {_e(generated)}. Headline metric: <b>{_e(label)}</b>. '
-        "Intervals are 95% percentile bootstrap (1000 resamples, seed 0). Errored records are counted "
-        "apart and never scored as wrong. A Category 2 (context_enrich) seed counts as right only if "
-        "both enriched copies are answered correctly.</p>",
-        f'<p class="note">{_entailment_note(run_info, scored)}</p>',
-        "<h2>Run</h2>",
-        _kv_table(run_info),
-        "<h3>Records</h3>",
-        _kv_table(overview),
-        _validity_section(validity),
-        "<h2>Accuracy before and after perturbation</h2>",
-        _img(acc_png, "accuracy before and after perturbation", "No scored records."),
-        _table(tables["accuracy"], acc_cols, empty="No scored records."),
-        "<h3>Paired drop (same seeds, original − perturbed)</h3>",
-        _table(tables["paired_drop"], drop_cols, empty="No seed has an original and a perturbed result."),
-        "<h3>Normalised accuracy (perturbed, over seeds the target got right originally)</h3>",
-        _table(tables["normalised"], norm_cols, empty="No paired seeds."),
-        "<h2>All metrics</h2>",
-        "".join(metric_sections) or '<p class="empty">No scores.</p>',
-        "<h2>Transfer: generator × target</h2>",
-        f'<p class="note">Perturbed accuracy of each target on the cases each generator made '
-        f"({_e(view)}). Outlined cells are self-attacks (the target made the cases itself).</p>",
-        _img(transfer_png, "transfer matrix", "No generated perturbed cases."),
-        _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
-        "<h2>Rank changes</h2>",
-        _img(ranks_png, "rank changes", "Not enough targets with both original and perturbed results."),
-        _table(tables["ranks"], rank_cols, empty="No targets to rank."),
-        "<h2>Breakdowns</h2>",
-        "<h3>By source</h3>",
-        _table(tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]], empty="No data."),
-        "<h3>By answer position in the context</h3>",
-        _table(tables["by_position"], [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
-               empty="No data."),
-        "<h2>Task instruction on original contexts</h2>",
-        '<p class="note">Accuracy (correct) on the unperturbed contexts with the task instruction '
-        '("answer unknown/conflict if ...") versus plain open-book; a negative change means the '
-        "instruction made the model abstain on evidence that does answer the question.</p>",
-        _table(tables["sycophancy"], syc_cols,
-               empty="No seed was evaluated both open-book and with the task instruction."),
-        "<h2>Errors</h2>",
-        _table(tables["errors"], error_cols, empty="No records."),
-        "<h2>Sample of cases</h2>",
-        _sample_cases(scored, metric, sample_size, seed),
-        "</body></html>",
+    metric_sections = [
+        {"label": METRIC_LABELS.get(m, m),
+         "table": _table(rows, [("task", "task"), *acc_cols[:4], ("rate", METRIC_LABELS.get(m, m)), ("ci", "95% CI"),
+                                ("n", "n"), ("errors", "errors")], empty="No data.")}
+        for m, rows in tables["per_metric"].items()
     ]
-    page = "\n".join(sections) + "\n"
+    page = _environment().get_template("report.html").render(
+        title=title,
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        label=label,
+        nli_backend=run_info.get("nli_backend"),
+        has_entailment=any(r.get("entailment") is not None for r in scored),
+        run_info=_pairs(run_info),
+        overview=_pairs(overview),
+        validity=_validity_view(validity),
+        has_external=any(r.get("variant") == "external" for r in scored),
+        images={"accuracy": acc_png, "transfer": transfer_png, "ranks": ranks_png},
+        tables={
+            "accuracy": _table(tables["accuracy"], acc_cols, empty="No scored records."),
+            "paired_drop": _table(tables["paired_drop"], drop_cols,
+                                  empty="No seed has an original and a perturbed result."),
+            "normalised": _table(tables["normalised"], norm_cols, empty="No paired seeds."),
+            "transfer": _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
+            "ranks": _table(tables["ranks"], rank_cols, empty="No targets to rank."),
+            "by_source": _table(tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]],
+                                empty="No data."),
+            "by_position": _table(tables["by_position"],
+                                  [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
+                                  empty="No data."),
+            "sycophancy": _table(tables["sycophancy"], syc_cols,
+                                 empty="No seed was evaluated both open-book and with the task instruction."),
+            "errors": _table(tables["errors"], error_cols, empty="No records."),
+        },
+        metric_sections=metric_sections,
+        transfer_view=f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}",
+        sample=_sample_cases(scored, metric, sample_size, seed),
+    )
     path = out / REPORT_FILE
     path.write_text(page, encoding="utf-8")
     log.info("wrote report %s (%d records, %d errored)", path, len(scored), n_err)

@@ -136,6 +136,8 @@ def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], sampled
             if value != other:
                 problems.append(f"metric {key}: recorded {value:.6g}, rerun {other:.6g}")
             continue
+        if key.startswith("rank."):
+            continue  # a rank is no rate of cases; the accuracies it orders are compared
         interval = _interval(value, n)
         if interval is not None and not interval[0] - 1e-9 <= other <= interval[1] + 1e-9:
             problems.append(f"metric {key}: recorded {value:.6g} (95% interval {interval[0]:.4g}–{interval[1]:.4g} "
@@ -145,12 +147,14 @@ def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], sampled
 
 def reproduce(run_id: str, *, allow_code_change: bool = False, progress: bool = True) -> Reproduction:
     from experiments.config import ExperimentConfig
+    from experiments.run_store import RunNotFound
     from experiments.runner import run_experiment
     from experiments.tracking import find_runs
 
     runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
     if not runs:
-        raise LookupError(f"no finished MLflow run for {run_id!r}")
+        raise RunNotFound(f"no finished MLflow run for {run_id!r}: give the reeval run id (or MLflow run id) "
+                          "of a run that finished")
     mlflow_run = runs[0]
     config, models, recorded_cases = _recorded(mlflow_run)
     check_inputs(mlflow_run, config, models, allow_code_change)

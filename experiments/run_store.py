@@ -32,6 +32,14 @@ def repair_torn_tail(path: Path) -> None:
             os.fsync(handle.fileno())
 
 
+class RunNotFound(FileNotFoundError):
+    """A run id with nothing behind it; the message names the id and where it was looked for."""
+
+
+class RunStoreError(ValueError):
+    """A run directory that cannot be used as it is (a damaged file, or another config's run)."""
+
+
 class RunStore:
     def __init__(self, run_id: str, root: Path | None = None):
         self.run_id = run_id
@@ -55,11 +63,33 @@ class RunStore:
         if not path.exists():
             path.write_text(json.dumps(resolved, indent=2, sort_keys=True))
 
+    def _not_found(self, missing: Path) -> RunNotFound:
+        return RunNotFound(f"no run {self.run_id!r}: {missing} does not exist; check the id "
+                           f"(run ids are the folder names in {self.dir.parent})")
+
+    def require_cases(self) -> Path:
+        """The run's cases file; an unknown run id is a :class:`RunNotFound` that says where it looked."""
+        if not self.cases_path.exists():
+            raise self._not_found(self.cases_path)
+        return self.cases_path
+
     def read_config(self) -> dict:
         path = self.dir / "config.json"
         if not path.exists():
-            raise FileNotFoundError(f"No run {self.run_id!r} in {self.dir.parent}")
-        return json.loads(path.read_text())
+            raise self._not_found(path)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RunStoreError(f"{path}: damaged ({exc}); the run cannot be resumed: start it again with "
+                                "`reeval run <its config> --fresh`") from None
+
+    def experiment_config(self):
+        """The run's own config, validated; one this code cannot read is a ConfigError naming the file."""
+        from experiments.config import config_from_dict
+
+        return config_from_dict(self.read_config(), self.dir / "config.json",
+                                hint="written by another version of reeval? start the run again with "
+                                     "`reeval run <its config> --fresh`")
 
     def _repair_tail(self) -> None:
         repair_torn_tail(self.cases_path)
@@ -67,8 +97,23 @@ class RunStore:
     def _lines(self) -> list[dict]:
         if not self.cases_path.exists():
             return []
+        lines = []
         with open(self.cases_path, encoding="utf-8") as handle:
-            return [json.loads(line) for line in handle if line.endswith("\n")]
+            for lineno, line in enumerate(handle, start=1):
+                if not line.endswith("\n") or not line.strip():
+                    continue  # a torn last line was never acknowledged; it is cut off when the run reopens
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    problem = f"not valid JSON ({exc.msg}, column {exc.colno})"
+                else:
+                    if isinstance(record, dict) and isinstance(record.get("id"), str):
+                        lines.append(record)
+                        continue
+                    problem = "field 'id': expected a JSON object with a string id"
+                raise RunStoreError(f"{self.cases_path}:{lineno}: {problem}; fix or delete that line "
+                                    "(its case is then redone on resume)")
+        return lines
 
     def records(self) -> list[dict]:
         """Case records of each seed's latest attempt (a seed re-run after an error replaces its lines)."""

@@ -1,21 +1,22 @@
 """Run one experiment: load seeds, map the task's per-case function over them, checkpoint, track.
 
-Per-case work is a function of (resolved config, case) plus the run store, so the same loop
-can later be handed to a thread pool (provider LMs), or to Ray Data, without touching programs.
+Per-case work is a function of (resolved config, case) plus the run store, so an executor
+(experiments/executors: this process, or Ray actors) runs it wherever; this process alone writes
+the checkpoint and MLflow.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from experiments.config import ExperimentConfig
-from experiments.errors import check_budget, error_record
+from experiments.config import ConfigError, ExperimentConfig
+from experiments.errors import check_budget
+from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
 from experiments.offline import apply_offline_defaults
 from experiments.run_store import RunStore
 from metrics.status import status_counts
@@ -44,8 +45,9 @@ class RunResult:
 
 def load_data(config: ExperimentConfig) -> LoadedData:
     from experiments.case_sets import is_run_source, load_run_cases, run_cases_path
-    from experiments.data import content_sha256, resolve_dataset
+    from experiments.data import content_sha256, load_multiple_choice, load_qa, resolve_dataset
     from experiments.filters import apply_reeval_filters
+    from experiments.tasks import TASKS
 
     if is_run_source(config.data.source):
         examples, digest = load_run_cases(config.data.source)
@@ -54,9 +56,15 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
     spec = resolve_dataset(config.data.source)
     path = spec.path
-    examples = spec.loader(path)[config.data.offset:]
+    if spec.loader in (load_qa, load_multiple_choice) and getattr(TASKS[config.task], "evaluates_files_as_given",
+                                                                  False):
+        from experiments.external_cases import load_external_cases
+
+        examples = load_external_cases(path)[config.data.offset:]  # rows with originals, options, task
+    else:
+        examples = spec.loader(path)[config.data.offset:]
     counts: dict[str, int] = {}
-    if config.data.reeval_filters and examples and "context" in examples[0]:
+    if config.applies_reeval_filters() and examples and "context" in examples[0]:
         examples, counts = apply_reeval_filters(
             examples, min_evidence_words=config.data.min_evidence_words,
             max_answer_words=config.data.max_answer_words, max_evidence_words=config.data.max_evidence_words)
@@ -68,24 +76,25 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[str, ...] = ()):
     from experiments.lm_registry import build_lm
 
+    split = local_split(config.run)
     lms = {}
     for role in (*roles, *optional):
         if role in ("targets", "pivots"):
             if not getattr(config.models, role):
-                raise ValueError(f"task {config.task!r} needs models.{role}")
-            lms[role] = [build_lm(c, role.removesuffix("s")) for c in getattr(config.models, role)]
+                raise ConfigError(f"models.{role}: task {config.task!r} needs at least one; add it to the config")
+            lms[role] = [build_lm(c, role.removesuffix("s"), split) for c in getattr(config.models, role)]
             continue
         lm_config = getattr(config.models, role)
         if lm_config is None:
             if role in optional:
                 continue
-            raise ValueError(f"task {config.task!r} needs models.{role}")
-        lms[role] = build_lm(lm_config, role)
+            raise ConfigError(f"models.{role}: task {config.task!r} needs one; add it to the config")
+        lms[role] = build_lm(lm_config, role, split)
     return lms
 
 
 def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
-                   retry_errors: bool = False, progress: bool = True) -> RunResult:
+                   retry_errors: bool = False, progress: bool = True, ray_address: str | None = None) -> RunResult:
     apply_offline_defaults()
     from experiments import tracking
     from experiments.case_sets import is_run_source, resolve_run_source
@@ -97,26 +106,23 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     resolved = config.model_dump(mode="json")
-    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
-        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
+    if store.exists():
+        _check_same_config(store, config)
     store.write_config(resolved)
 
     data = load_data(config)
     if not data.examples:
-        raise ValueError(f"{config.data.source}: no cases left to run (filter counts: {data.filter_counts})")
+        from experiments.data import DataError
+
+        raise DataError(f"{config.data.source}: no cases left to run after data.offset and the filters "
+                        f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
-    task = task_cls(lms, task_cls.Options.model_validate(config.options))
-    judge_params = run_judge = None
+    judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
-        from experiments.judging.params import judge_from, resolve_params
+        from experiments.judging.params import resolve_params
 
         judge_params = resolve_params(lms["judge"], config.validation.judge_params)
-        run_judge = judge_from(judge_params)
-        # Tasks build a default judge; the run's judge is the one its parameters say, and it is also
-        # the one the opening calibration measures.
-        for holder in (task, getattr(task, "scorer", None)):
-            if holder is not None and hasattr(holder, "judge"):
-                holder.judge = run_judge
+    task, run_judge = build_task(config, lms, judge_params)
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=retry_errors)
@@ -139,6 +145,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
         tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
         tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
+        if hasattr(task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
+            tracking.log_params(task.tracking_params())
         if data.filter_counts:
             tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
 
@@ -155,7 +163,11 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
                                     config.validation.calibration_controls, config.validation.min_judge_accuracy,
                                     config.validation.calibration_source, progress)
 
-        _map_cases(task, todo, store, config, progress)
+        spec = WorkerSpec(resolved, judge_params, data.examples, str(store.dir), build_lms)
+        with make_executor(config.run, task, spec, ray_address) as executor:
+            _map_cases(executor, todo, store, config, progress)
+            tracking.log_params(executor.describe())
+        merge_usage(lms, executor.usage())
 
         seed_ids = {e.id for e in data.examples}
         records = [r for r in store.records() if r["seed_id"] in seed_ids]
@@ -167,9 +179,10 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         for label, resolved_lm in role_lms(lms):
             for key, value in resolved_lm.usage().items():
                 metrics[f"lm.{label}.{key}"] = value
+        metrics = {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
         tracking.log_metrics(metrics)
         for label, resolved_lm in role_lms(lms):
-            own = f".{resolved_lm.config.name}."
+            own = f".{tracking.metric_part(resolved_lm.config.name)}."
             name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
             with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
                 tracking.log_params(tracking.flatten(resolved_lm.identity()))
@@ -192,34 +205,33 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     return RunResult(run_id, parent.info.run_id, records, metrics, len(todo), seconds, task)
 
 
-def _map_cases(task, todo: list, store: RunStore, config: ExperimentConfig, progress: bool) -> None:
+def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
+    """A run directory is one config's: resuming it with another would mix two experiments' cases."""
+    from experiments.run_store import RunStoreError
+    from experiments.tracking import flatten
+
+    theirs, ours = flatten(store.experiment_config().identity()), flatten(config.identity())
+    differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+    if not differ:
+        return
+    def value(config: dict, key: str) -> str:
+        return repr(config[key]) if key in config else "unset"
+
+    shown = ", ".join(f"{k}: {value(theirs, k)} there, {value(ours, k)} here" for k in differ[:3])
+    more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
+    raise RunStoreError(f"{store.dir / 'config.json'}: run {store.run_id!r} was made with another config "
+                        f"({shown}{more}); start a new run with --fresh, or finish that one with "
+                        f"`reeval resume {store.run_id}`")
+
+
+def _map_cases(executor, todo: list, store: RunStore, config: ExperimentConfig, progress: bool) -> None:
     """Each finished case is checkpointed before the next result is taken."""
     records_so_far: list[dict] = []
-
-    def one(example) -> list[dict]:
-        try:
-            result = task.process(example)
-        except Exception as exc:  # noqa: BLE001 - any failure of one case is that case's error
-            logger.debug("case %s failed", example.id, exc_info=True)
-            result = error_record(example.id, exc)
-        records = [result] if isinstance(result, dict) else result
-        return [{**r, "seed_id": example.id} for r in records]
-
-    bar = tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress)
-    with ThreadPoolExecutor(max_workers=config.run.threads) as pool:
-        for records in pool.map(one, todo) if config.run.threads > 1 else map(one, todo):
+    # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
+    with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar:
+        for records in executor.map(todo):
             store.append(records)
             records_so_far.extend(records)
             bar.update(1)
             bar.set_postfix(status=records[-1]["status"][:24])
             check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
-    bar.close()
-
-
-def role_lms(lms: dict):
-    """(label, ResolvedLM) pairs: one per role, one per target."""
-    for role, value in lms.items():
-        if isinstance(value, list):
-            yield from ((f"{r.role}/{r.config.name}", r) for r in value)
-        else:
-            yield role, value

@@ -1,7 +1,8 @@
 """MLflow tracking: one experiment per config, one parent run per invocation, nested runs per model.
 
 The store is `sqlite:///<repo>/mlruns/mlflow.db` with artifacts under `mlruns/artifacts`
-unless MLFLOW_TRACKING_URI is set (a team server on PostgreSQL needs nothing else).
+unless MLFLOW_TRACKING_URI is set: a team's `mlflow server` (on PostgreSQL, serving the artifacts)
+is checked once for an answer, and a run made on another machine is fetched from it by run id.
 
 An invocation killed before its logging finished leaves its MLflow run RUNNING with part of
 what it meant to log. The next invocation of the same reeval run completes that MLflow run
@@ -11,9 +12,12 @@ instead of opening another: params, metrics and nested runs already there are ke
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import re
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -22,12 +26,41 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from experiments.paths import mlruns_dir, project_root
+from experiments.paths import mlruns_dir, project_root, runs_dir
 
 logger = logging.getLogger(__name__)
 
 RUN_ID_TAG = "reeval.run_id"
+# MLflow accepts alphanumerics, _ - . / : and space in a metric name, at most 250 characters, and no
+# name that is not its own normalised path ("a//b", "a/./b", a leading or trailing slash).
+_METRIC_UNSAFE = re.compile(r"[^A-Za-z0-9_\-./: ]")
+MAX_METRIC_NAME = 250
+
+
+def metric_part(value: object) -> str:
+    """One part of a metric name (a model id, a setting): each character MLflow refuses becomes _."""
+    return _METRIC_UNSAFE.sub("_", "none" if value is None else str(value))
+
+
+def metric_name(*parts: object) -> str:
+    """Parts joined by '.', made a name MLflow accepts (see metric_part); a name too long keeps a hash."""
+    name = ".".join(metric_part(p) for p in parts)
+    name = "/".join(seg if seg not in ("", ".", "..") else "_" for seg in name.split("/"))
+    if len(name) > MAX_METRIC_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        name = f"{name[:MAX_METRIC_NAME - 13]}-{digest}"
+    return name
+
+
 PID_TAG, HOST_TAG = "reeval.pid", "reeval.host"  # who is logging a RUNNING run: is it still alive?
+SERVER_TIMEOUT = 10.0  # seconds; MLflow's own client retries an absent server for minutes
+
+
+class TrackingUnavailable(RuntimeError):
+    """The server in MLFLOW_TRACKING_URI does not answer (every CLI command exits 2 with the message)."""
+
+
+_answered: set[str] = set()
 
 
 def default_tracking_uri() -> str:
@@ -44,10 +77,31 @@ def setup_mlflow():
     uri = tracking_uri()
     if uri.startswith("sqlite:///"):
         mlruns_dir().mkdir(parents=True, exist_ok=True)
+    check_server(uri)
     mlflow.set_tracking_uri(uri)
     # MLflow's sqlite store logs its schema migrations at INFO on first use.
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for noisy in ("alembic", "mlflow.store.db.utils"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     return mlflow
+
+
+def check_server(uri: str) -> None:
+    """One quick request before MLflow's client would retry an unreachable server for minutes.
+    Any HTTP answer will do (a proxy or an auth layer may answer for /health)."""
+    if not uri.startswith(("http://", "https://")) or uri in _answered:
+        return
+    import requests
+
+    try:
+        requests.get(uri.rstrip("/") + "/health", timeout=SERVER_TIMEOUT)
+    except requests.exceptions.SSLError:
+        pass  # it answered; MLflow's client has TLS settings of its own (MLFLOW_TRACKING_INSECURE_TLS, …)
+    except requests.RequestException as exc:
+        reason = f"no answer in {SERVER_TIMEOUT:.0f} s" if isinstance(exc, requests.Timeout) else "cannot connect"
+        raise TrackingUnavailable(f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI): {reason}. Start it "
+                                  "(README: team tracking server) or unset MLFLOW_TRACKING_URI to track into "
+                                  "mlruns/mlflow.db.") from None
+    _answered.add(uri)
 
 
 def ensure_experiment(name: str) -> str:
@@ -172,7 +226,9 @@ def log_params(params: dict[str, Any]) -> None:
     from experiments.secrets import redact, secret_values
 
     secrets, logged = secret_values(), _logged("params")
-    clean = {k: redact(("" if v is None else str(v))[:6000], secrets) for k, v in params.items() if k not in logged}
+    # Param keys follow the metric name rules (model ids appear in them).
+    clean = {metric_name(k): redact(("" if v is None else str(v))[:6000], secrets) for k, v in params.items()
+             if metric_name(k) not in logged}
     items = list(clean.items())
     for start in range(0, len(items), 100):  # MLflow caps a batch at 100 params
         mlflow.log_params(dict(items[start:start + 100]))
@@ -243,3 +299,34 @@ def find_runs(run_id: str):
         return [mlflow.get_run(run_id)]
     except Exception:  # noqa: BLE001 - MLflow raises several types for an unknown id
         return []
+
+
+def fetch_checkpoint(run_id: str, folder: Path) -> bool:
+    """The run's checkpoint (cases.jsonl, config.json) as its newest finished MLflow run logged it, into
+    `folder`: a run made on another machine that tracks into the same server. False when none was logged."""
+    import mlflow
+
+    runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
+    with tempfile.TemporaryDirectory() as tmp:
+        found = {}
+        for name in ("cases.jsonl", "config.json"):  # a rejudge run logs newer cases but no config
+            for run in runs:
+                try:
+                    found[name] = mlflow.artifacts.download_artifacts(
+                        run_id=run.info.run_id, artifact_path=f"cases/{name}", dst_path=f"{tmp}/{name}")
+                    break
+                except Exception:  # noqa: BLE001 - MLflow raises several types for a missing artifact
+                    continue
+        if "cases.jsonl" not in found:
+            return False
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, path in found.items():
+            shutil.copyfile(path, folder / name)
+    logger.info("fetched the checkpoint of %s from %s into %s", run_id, tracking_uri(), folder)
+    return True
+
+
+def checkpoint_here(run_id: str) -> bool:
+    """This machine's run store has the run's cases, or now has them: fetched from the tracking server."""
+    folder = runs_dir() / run_id
+    return (folder / "cases.jsonl").exists() or fetch_checkpoint(run_id, folder)

@@ -9,6 +9,7 @@ import dspy
 
 from experiments.lm_registry import ResolvedLM
 from programs.judge import CaseJudge, judge_status
+from programs.multiple_choice import unlettered
 
 logger = logging.getLogger(__name__)
 
@@ -16,10 +17,14 @@ logger = logging.getLogger(__name__)
 def judge_record(judge_lm: ResolvedLM, judge: CaseJudge, record: dict) -> dict:
     """The record with its `judge` verdicts and, if it had passed the checks, its new status."""
     expected = (record.get("answers") or [""])[0]
+    kind, question, extra = record.get("judge_kind", "answer"), record.get("judge_question") or record["question"], {}
+    if record.get("options") and kind != "unanswerable":
+        # A multiple-choice case: the judge chooses among the question's own options.
+        kind, extra = "option", {"options": list(record["options"])}
+        question = unlettered(question, record.get("choice_labels") or [], record["options"])
     with dspy.context(lm=judge_lm.lm, adapter=judge_lm.adapter()):
-        out = judge(question=record.get("judge_question") or record["question"], context=record["context"],
-                    expected_answer=expected, kind=record.get("judge_kind", "answer"),
-                    original_answer=(record.get("original_answers") or [""])[0])
+        out = judge(question=question, context=record["context"], expected_answer=expected, kind=kind,
+                    original_answer=(record.get("original_answers") or [""])[0], **extra)
     verdicts = {"if": out.if_ok, "if_reason": out.if_reason, "only_if": out.only_if_ok,
                 "only_if_reason": out.only_if_reason, "judge": judge_lm.config.name, "method": out.method,
                 "p_valid": out.p_valid, "signals": out.signals}

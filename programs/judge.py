@@ -19,6 +19,11 @@ cases (experiments/judging):
 - ``stacked``: a logistic combination of the choice probabilities and the extraction's outcomes,
   fitted on the calibration half of the controls.
 
+A multiple-choice case (kind ``option``: a counterfactual passage for a question with options) is
+judged the same way by every method: the question's own options and "none of these" are put to the
+model (ChooseOption), and P(valid) is the expected option's probability. The options are exactly
+the rivals, so nothing needs extracting.
+
 Every method yields the same verdict fields plus ``p_valid`` (its graded score) and the raw
 ``signals``, so a run records what its verdict rested on. Parameters (thresholds, weights) come
 from calibration and are passed in; a module never loads them itself. A judge output that does
@@ -38,11 +43,19 @@ from metrics.checks import mentions_any_form, old_name_part_left
 from metrics.normalize import answer_tokens
 from metrics.qa import contains_answer
 from programs.sentences import split_sentences
-from signatures.judge import ChooseAnswer, ExtractAnswers, JudgeAnswerability, JudgeCheck, JudgeSupport, JudgeUniqueness
+from signatures.judge import (
+    ChooseAnswer,
+    ChooseOption,
+    ExtractAnswers,
+    JudgeAnswerability,
+    JudgeCheck,
+    JudgeSupport,
+    JudgeUniqueness,
+)
 
 UNJUDGED = "unjudged"
 SKIPPED = "not asked: the if verdict already rejects the case"
-CaseKind = Literal["answer", "unanswerable"]
+CaseKind = Literal["answer", "unanswerable", "option"]
 METHODS = ("reasoned", "checks", "extract", "choose", "stacked")
 FAMILIES = {"reasoned": ("reasoned",), "checks": ("checks",), "extract": ("extract",), "choose": ("choose",),
             "stacked": ("choose", "extract")}
@@ -55,6 +68,7 @@ ANSWERABLE_CHECK = "Does the context contain the answer to the question?"
 FEATURES = {"answer": ("c_expected", "c_none", "e_support", "e_other"),
             "unanswerable": ("c_original", "c_none", "e_any", "e_original")}
 LETTERS = ("A", "B", "C", "D")
+OPTION_LETTERS = ("A", "B", "C", "D", "E", "F")
 NONE_OPTION = "none of these"
 MIN_WORDS_ELSEWHERE = 12  # a rest of context shorter than this gives no candidate worth asking about
 LOGPROBS = {"logprobs": True, "top_logprobs": 5}
@@ -147,14 +161,14 @@ def ordered_options(options: list[str], question: str) -> list[str]:
     return sorted(options, key=lambda o: hashlib.sha256(f"{question}\x00{o}".encode()).hexdigest())
 
 
-def option_probabilities(logprobs: Any, chosen: str, n: int) -> list[float]:
+def option_probabilities(logprobs: Any, chosen: str, n: int, letters: tuple[str, ...] = LETTERS) -> list[float]:
     """P(letter) for the first n letters from the choice position's top log-probabilities,
     renormalised over them; without logprobs, the chosen letter gets everything."""
     content = (logprobs or {}).get("content") if isinstance(logprobs, dict) else getattr(logprobs, "content", None)
-    mass = dict.fromkeys(LETTERS[:n], 0.0)
+    mass = dict.fromkeys(letters[:n], 0.0)
     for entry in content or ():
         entry = entry if isinstance(entry, dict) else vars(entry)
-        if _bare(entry.get("token")).upper() not in LETTERS:
+        if _bare(entry.get("token")).upper() not in letters:
             continue
         for alt in entry.get("top_logprobs") or entry.get("top") or ():
             alt = alt if isinstance(alt, dict) else vars(alt)
@@ -165,14 +179,16 @@ def option_probabilities(logprobs: Any, chosen: str, n: int) -> list[float]:
     total = sum(mass.values())
     if total <= 0:
         letter = _bare(chosen).upper()
-        return [float(letter == x) for x in LETTERS[:n]]
-    return [mass[x] / total for x in LETTERS[:n]]
+        return [float(letter == x) for x in letters[:n]]
+    return [mass[x] / total for x in letters[:n]]
 
 
 def score(kind: CaseKind, signals: dict[str, float], params: dict[str, Any]) -> float | None:
     """P(valid) under the params' method; None when a signal it needs is missing."""
     method = params.get("method", "reasoned")
     try:
+        if kind == "option":
+            return signals["c_expected"]
         if method == "reasoned":
             if kind == "answer":
                 return signals["r_support"] * signals.get("r_only", 0.0)
@@ -215,15 +231,20 @@ class CaseJudge(dspy.Module):
         self.check = dspy.Predict(JudgeCheck)
         self.extract = dspy.Predict(ExtractAnswers)
         self.choose = dspy.Predict(ChooseAnswer)
+        self.choose_option = dspy.Predict(ChooseOption)
 
     @property
     def method(self) -> str:
         return self.params["method"]
 
     def forward(self, question: str, context: str, expected_answer: str, kind: CaseKind = "answer",
-                original_answer: str | None = None) -> dspy.Prediction:
+                original_answer: str | None = None, options: list[str] | None = None) -> dspy.Prediction:
+        if kind == "option":
+            signals: dict[str, float] = {}
+            self._choose_option(question, context, expected_answer, list(options or []), signals)
+            return self._thresholded(kind, signals, None, asked_extraction=False)
         families = set(FAMILIES[self.method]) | set(self.collect)
-        signals: dict[str, float] = {}
+        signals = {}
         extracted: list[str] | None = None
         if "checks" in families:
             self._checks(question, context, expected_answer, kind, original_answer, signals)
@@ -253,9 +274,9 @@ class CaseJudge(dspy.Module):
                                    extracted=extracted)
         valid = p_valid >= self.params.get("thresholds", {}).get(kind, 0.5)
         if "c_none" in signals:
-            # Rejected by choice: "if" failed when nothing beats "none of these" (answer) / the
+            # Rejected by choice: "if" failed when nothing beats "none of these" (answer, option) / the
             # context gives some answer other than the original (unanswerable); else "only-if".
-            if kind == "answer":
+            if kind != "unanswerable":
                 if_ok = valid or signals["c_other"] + signals["c_expected"] > signals["c_none"]
             else:
                 if_ok = valid or signals["c_other"] <= signals["c_none"]
@@ -333,6 +354,23 @@ class CaseJudge(dspy.Module):
         signals["c_none"] = by_option[NONE_OPTION]
         signals["c_other"] = sum(by_option.get(r, 0.0) for r in rivals)
         signals["c_expected" if kind == "answer" else "c_original"] = by_option.get(focus, 0.0)
+
+    def _choose_option(self, question, context, expected, options, signals) -> None:
+        """The question's own options, in an order that does not depend on which one is expected."""
+        choices = ordered_options(list(dict.fromkeys(options)), question)[: len(OPTION_LETTERS) - 1]
+        if expected not in choices:
+            raise ValueError(f"expected option {expected!r} is not among the options {options!r}")
+        choices.append(NONE_OPTION)
+        listing = "\n".join(f"{letter}) {option}" for letter, option in zip(OPTION_LETTERS, choices, strict=False))
+        try:
+            out = self.choose_option(context=context, question=question, options=listing, config=dict(LOGPROBS))
+        except AdapterParseError:
+            return
+        probs = option_probabilities(getattr(out, "logprobs", None), str(out.choice), len(choices), OPTION_LETTERS)
+        by_option = dict(zip(choices, probs, strict=True))
+        signals["c_expected"] = by_option[expected]
+        signals["c_none"] = by_option[NONE_OPTION]
+        signals["c_other"] = 1.0 - by_option[expected] - by_option[NONE_OPTION]
 
     def _reasoned(self, question, context, expected, kind, original, signals) -> dict[str, Any]:
         if kind == "unanswerable":

@@ -1,5 +1,10 @@
-"""Dense passage retrieval for context enriching (ReEval Category 2): an exact FAISS inner-product
-index over L2-normalised sentence embeddings of the Wikipedia passage pool.
+"""Dense passage retrieval for context enriching (ReEval Category 2): a FAISS inner-product index
+over L2-normalised sentence embeddings of a passage corpus (the shipped Wikipedia pool by default).
+
+The index is exact (flat) below about a million passages and IVF (IVF-PQ when memory demands)
+above; see :mod:`programs.retrieval.index_plan`. The build streams the corpus in windows, each
+sorted by length before it is cut into embedding batches, so memory stays bounded and batches
+carry little padding.
 
 The index is cached on disk under ``<cache_root>/indexes/<corpus sha256[:16]>-<embedder>/``: the
 corpus is identified by content hash (never a ``datasets`` fingerprint, which follows path and
@@ -19,14 +24,15 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from metrics.normalize import normalize_answer
-from programs.embedders import DEFAULT_EMBEDDER, Embedder
+from programs.embedders import DEFAULT_BACKEND, DEFAULT_EMBEDDER, Embedder
+from programs.retrieval.index_plan import IndexPlan, plan_index, strided_sample
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -36,6 +42,9 @@ logger = logging.getLogger(__name__)
 # Bump when the embedded text or the index layout changes: old caches are then rebuilt.
 INDEX_FORMAT = 1
 _EMBED_BATCH = 256
+# Passages sorted by length and embedded at a time: long enough that sorting groups similar
+# lengths, short enough that a build holds only this many vectors outside the index (12 MB at 384-d).
+_WINDOW = 8192
 
 
 @dataclass(frozen=True)
@@ -85,8 +94,11 @@ class PassageRetriever:
         passages: datasets.Dataset | Sequence[Mapping[str, Any]],
         embedder: Embedder,
         corpus_sha256: str,
+        *,
+        plan: IndexPlan | None = None,
     ):
         self.ids, self.titles, self.texts = _as_records(passages)
+        self.plan = plan  # None: chosen by corpus size when the index is built
         if len(set(self.ids)) != len(self.ids):
             raise ValueError("passage ids must be unique")
         self.embedder = embedder
@@ -139,37 +151,78 @@ class PassageRetriever:
         if index.ntotal != len(ids):
             logger.warning("index %s: %d vectors, %d ids; rebuilding", directory, index.ntotal, len(ids))
             return False
-        self.index = index
-        self.meta = {**meta, "load_seconds": time.perf_counter() - started, "loaded_from": str(directory)}
+        plan = IndexPlan(**meta["plan"]) if "plan" in meta else IndexPlan("flat")
+        if self.plan is not None and self.plan.factory != plan.factory:
+            logger.warning("index cache %s is %s, %s was asked for; rebuilding", directory, plan.factory,
+                           self.plan.factory)
+            return False
+        if self.plan is not None:  # same cells, maybe another nprobe: a search-time setting
+            plan = self.plan
+        plan.configure(index)
+        self.plan, self.index = plan, index
+        self.meta = {**meta, "plan": asdict(plan), "load_seconds": time.perf_counter() - started,
+                     "loaded_from": str(directory)}
         logger.info("loaded index of %d passages from %s", self.index.ntotal, directory)
         return True
 
     def _build(self) -> None:
-        import faiss
         from tqdm.auto import tqdm
 
         started = time.perf_counter()
-        chunks = []
-        with tqdm(total=len(self), desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
-            for start in range(0, len(self), _EMBED_BATCH):
-                stop = min(start + _EMBED_BATCH, len(self))
-                chunks.append(self._encode([self.embedding_text(i) for i in range(start, stop)]))
-                bar.update(stop - start)
-        vectors = np.concatenate(chunks) if chunks else np.zeros((0, 0), np.float32)
-        index = faiss.IndexFlatIP(vectors.shape[1])
-        index.add(vectors)
-        self.index = index
+        n = len(self)
+        windows = (list(range(start, min(start + _WINDOW, n))) for start in range(0, n, _WINDOW))
+        first = next(windows, [])
+        vectors = self._encode_rows(first)  # the first window tells the dimension
+        dim = vectors.shape[1]
+        plan = self.plan or plan_index(n, dim)
+        index = plan.new_index(dim)
+        if plan.train_size(n):
+            sample = strided_sample(n, plan.train_size(n))
+            logger.info("training %s on %d of %d passages", plan.factory, len(sample), n)
+            index.train(self._encode_rows(sample.tolist()))
+        with tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
+            index.add(vectors)
+            bar.update(len(first))
+            for rows in windows:
+                index.add(self._encode_rows(rows))
+                bar.update(len(rows))
+        self.plan, self.index = plan, index
         seconds = time.perf_counter() - started
         self.meta = {
             "format": INDEX_FORMAT,
             "embedder": self.embedder.name,
             "corpus_sha256": self.corpus_sha256,
             "count": int(index.ntotal),
-            "dim": int(index.d),
+            "dim": int(dim),
+            "plan": asdict(plan),
             "build_seconds": round(seconds, 3),
         }
-        rate = len(self) / max(seconds, 1e-9)
-        logger.info("embedded %d passages in %.1f s (%.0f/s)", len(self), seconds, rate)
+        logger.info("embedded %d passages into %s in %.1f s (%.0f/s)", n, plan.factory, seconds,
+                    n / max(seconds, 1e-9))
+
+    def _encode_rows(self, rows: Sequence[int]) -> np.ndarray:
+        """Vectors of ``rows`` in their order, embedded longest first in batches of similar length."""
+        order = sorted(range(len(rows)), key=lambda j: -len(self.texts[rows[j]]))
+        vectors = None
+        for start in range(0, len(order), _EMBED_BATCH):
+            batch = order[start : start + _EMBED_BATCH]
+            encoded = self._encode([self.embedding_text(rows[j]) for j in batch])
+            if vectors is None:
+                vectors = np.empty((len(rows), encoded.shape[1]), dtype=np.float32)
+            vectors[batch] = encoded
+        return vectors if vectors is not None else np.zeros((0, 1), np.float32)
+
+    def describe(self) -> dict[str, Any]:
+        """What a run that retrieves records (MLflow params): corpus, embedder and index."""
+        if self.index is None:
+            raise RuntimeError("no index: call build_or_load(cache_root) first")
+        return {
+            "retrieval.corpus_sha256": self.corpus_sha256,
+            "retrieval.passages": len(self),
+            "retrieval.embedder": self.embedder.name,
+            "retrieval.dim": int(self.index.d),
+            **{f"retrieval.{k}": v for k, v in self.plan.params().items()},
+        }
 
     def _save(self, directory: Path) -> None:
         import faiss
@@ -309,18 +362,24 @@ class PassageRetriever:
 
 
 def default_retriever(
-    embedder: str = DEFAULT_EMBEDDER, *, cache_root: str | Path | None = None
+    embedder: str = DEFAULT_EMBEDDER,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    corpus: str = "wiki_passages",
+    cache_root: str | Path | None = None,
 ) -> PassageRetriever:
-    """The shipped Wikipedia pool behind the named embedder, its index built once and cached.
+    """The passages of ``corpus`` (the shipped Wikipedia pool by default; else JSONL or Parquet
+    shards or a pinned Hugging Face dataset, see :func:`experiments.corpus.load_corpus`) behind the
+    named embedder and backend, the index built once and cached by corpus content hash.
 
     ``cache_root`` defaults to the project cache (``REEVAL_CACHE_DIR``, else ``~/.cache/reeval``).
     """
     # Imported here: programs sit below experiments in the import order.
-    from experiments.data import DATASETS, content_sha256, load_passages
+    from experiments.corpus import load_corpus
     from experiments.paths import cache_dir
     from programs.embedders import get_embedder
 
-    path = DATASETS["wiki_passages"][0]
     root = Path(cache_root) if cache_root is not None else cache_dir()
-    model = get_embedder(embedder, cache_root=root)
-    return PassageRetriever(load_passages(path), model, content_sha256(path)).build_or_load(root)
+    passages, sha = load_corpus(corpus)
+    model = get_embedder(embedder, backend=backend, cache_root=root)
+    return PassageRetriever(passages, model, sha).build_or_load(root)

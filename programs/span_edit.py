@@ -45,8 +45,9 @@ def span_pattern(span: str) -> re.Pattern:
 
 
 def _match_case(found: str, new: str) -> str:
-    # Keep a sentence-initial capital; never lower-case a proper noun the proposal capitalised.
-    if found[:1].isupper() and new[:1].islower():
+    # Keep a sentence-initial capital; never lower-case a proper noun the proposal capitalised. A letter
+    # whose capital is two letters ("ß" → "SS") stays as proposed: the capital would spell another word.
+    if found[:1].isupper() and new[:1].islower() and len(new[:1].upper()) == 1:
         return new[:1].upper() + new[1:]
     return new
 

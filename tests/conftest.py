@@ -5,6 +5,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 # DSPy reads its cache location at import: point it away from the user's cache before any test imports it.
 _SESSION_TMP = Path(tempfile.mkdtemp(prefix="reeval-tests-"))
@@ -23,3 +24,12 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
     monkeypatch.setenv("REEVAL_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path
+
+
+# Property-based tests (tests/test_*_properties.py): no deadline (two shared cores make timings noisy) and a
+# modest number of examples, so they stay seconds long; CI derandomizes, so a failure there reproduces
+# anywhere. HYPOTHESIS_PROFILE=thorough searches longer before a release.
+settings.register_profile("dev", max_examples=40, deadline=None)
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True)
+settings.register_profile("thorough", max_examples=2000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))

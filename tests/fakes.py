@@ -44,3 +44,55 @@ class FakeLlama:
             text = json.dumps(text)
         return {"id": "fake", "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
+
+
+class ConcurrencyProbe:
+    """Counts calls in flight, overall and per fake context, to check what a pool lets through."""
+
+    def __init__(self):
+        import threading
+
+        self.lock = threading.Lock()
+        self.active = 0
+        self.peak = 0
+        self.overlaps = 0  # a context entered while another call was inside it
+
+    def enter(self, context) -> None:
+        with self.lock:
+            if context.busy:
+                self.overlaps += 1
+            context.busy = True
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+
+    def leave(self, context) -> None:
+        with self.lock:
+            context.busy = False
+            self.active -= 1
+
+
+class PromptFakeLlama:
+    """A llama.cpp context whose reply is a pure function of the prompt (like greedy decoding), and
+    which takes a little time, so that a pool's parallel calls overlap."""
+
+    def __init__(self, probe: ConcurrencyProbe, delay: float = 0.02):
+        self.probe = probe
+        self.delay = delay
+        self.busy = False
+        self.calls = 0
+
+    def create_chat_completion(self, messages, **kwargs):
+        import hashlib
+        import time
+
+        self.probe.enter(self)
+        try:
+            time.sleep(self.delay)
+            self.calls += 1
+            prompt = json.dumps(messages, sort_keys=True)
+            answer = ["Paris", "1998", "no idea", "the Beatles"][hashlib.sha256(prompt.encode()).digest()[0] % 4]
+            return {"id": "fake", "choices": [{"message": {"content": json.dumps({"answer": answer})},
+                                               "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 3}}
+        finally:
+            self.probe.leave(self)

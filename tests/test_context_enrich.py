@@ -33,6 +33,9 @@ class FakeRetriever:
         self.queries.append((query, tuple(exclude_texts), tuple(exclude_answers)))
         return [Hit(f"p{i}", f"Title {i}", f"Background fact number {i} about harbours.") for i in range(k)]
 
+    def describe(self):
+        return {"retrieval.corpus_sha256": "f" * 64, "retrieval.index": "Flat", "retrieval.passages": 3}
+
 
 def test_supporting_sentence_accepts_verbatim_and_falls_back():
     assert supporting_sentence(EVIDENCE, "It was designed by John Bradfield.", ["John Bradfield"], None) == (

@@ -138,7 +138,13 @@ def test_every_run_is_calibrated_on_the_held_out_cases_of_the_calibration_study(
     """Comparable judge accuracy across runs, never on the half its parameters were fitted on, and the
     study's cached calls serve every run's calibration."""
     from experiments.config import load_config
-    from experiments.judging.controls import calibration_seeds, control_cases, controls_for, other_answer_pool
+    from experiments.judging.controls import (
+        CONDITIONS,
+        calibration_seeds,
+        control_cases,
+        controls_for,
+        other_answer_pool,
+    )
     from experiments.runner import load_data
     from experiments.tasks.judge_calibration import JudgeCalibrationTask
 
@@ -146,4 +152,4 @@ def test_every_run_is_calibrated_on_the_held_out_cases_of_the_calibration_study(
     seeds = load_data(load_config("experiments/configs/judge_calibration.yaml")).examples[:12]
     from_study = [c for e in seeds for c in controls_for(e, task.pool, task.options.seed) if c["half"] == "held_out"]
     in_runs = control_cases(calibration_seeds("nq"), 2, pool=other_answer_pool("nq"), half="held_out")
-    assert len(in_runs) == 10 and all(c in from_study for c in in_runs)
+    assert len(in_runs) == 2 * len(CONDITIONS) and all(c in from_study for c in in_runs)

@@ -196,10 +196,30 @@ def test_choose_judge_on_unanswerable_cases_asks_about_the_removed_answer():
     assert out["status"] == "accepted" and out["judge"]["p_valid"] == 1.0
 
 
+def test_a_multiple_choice_case_is_judged_on_its_own_options_with_the_bare_question():
+    from programs.judge import OPTION_LETTERS
+    from programs.multiple_choice import lettered
+
+    question, options = "when was the tower finished", ["1930", "1889", "1925"]
+    letters = dict(zip(ordered_options(options, question) + [NONE_OPTION], OPTION_LETTERS, strict=False))
+    lm = dspy.utils.DummyLM([{"choice": letters["1889"]}, {"choice": letters["1930"]}], adapter=dspy.JSONAdapter())
+    judge = CaseJudge({"method": "stacked", "weights": {}, "thresholds": {"option": 0.5}})
+    record = {"id": "cf", "question": lettered(question, ["A", "B", "C"], options), "options": options,
+              "choice_labels": ["A", "B", "C"], "context": CONTEXT, "answers": ["1889"], "status": "accepted"}
+    ok = judge_record(_resolved(lm), judge, record)
+    assert ok["status"] == "accepted" and ok["judge"]["signals"]["c_expected"] == 1.0
+    prompt = lm.history[0]["messages"][-1]["content"]
+    assert "C. 1925" not in prompt and "when was the tower finished" in prompt  # the options once, re-lettered
+    assert all(f"{letters[o]}) {o}" in prompt for o in options) and f"{letters[NONE_OPTION]}) {NONE_OPTION}" in prompt
+    other = judge_record(_resolved(lm), judge, {**record, "context": CONTEXT + " "})
+    assert other["status"] == "rejected:judge_only_if" and other["judge"]["signals"]["c_other"] == 1.0
+    assert len(lm.history) == 2  # one call per case: no extraction for a multiple choice
+
+
 # -- controls ------------------------------------------------------------------------------------
 
 
-def test_controls_cover_five_conditions_with_known_verdicts():
+def test_controls_cover_every_condition_with_known_verdicts():
     pool = [_example(i, "when did the war end", f"Some text {i} .", str(1800 + i)) for i in range(20)]
     example = _example(99, "when was the eiffel tower finished", CONTEXT, "1889")
     controls = {c["condition"]: c for c in ctl.controls_for(example, pool)}
@@ -222,6 +242,36 @@ def test_controls_cover_five_conditions_with_known_verdicts():
     guitar = _example(4, "what is the song tennessee flattop box about", "It is about a guitar .",
                       "a steel stringed acoustic guitar")
     assert ctl._same_type_answers(guitar, [_example(5, "what is a lute", "x", "a plucked string instrument")]) == []
+
+
+def test_option_controls_ask_the_same_multiple_choice_with_the_gold_or_another_option_expected():
+    from programs.multiple_choice import unlettered
+
+    pool = [_example(i, "when did the war end", f"The war in Flanders ended in {1800 + i} after a long siege .",
+                     str(1800 + i)) for i in range(20)]
+    seen_distractor = False
+    for j in range(12):
+        example = _example(100 + j, "when was the eiffel tower finished", CONTEXT, "1889")
+        controls = {c["condition"]: c for c in ctl.controls_for(example, pool)}
+        gold, other = controls["option_gold"], controls["option_other"]
+        assert gold["expected_valid"] and not other["expected_valid"]
+        assert gold["judge_kind"] == other["judge_kind"] == "option"
+        assert gold["context"] == other["context"] and gold["options"] == other["options"]
+        assert 3 <= len(gold["options"]) <= 4 and "1889" in gold["options"]
+        assert gold["answers"] == ["1889"] and other["answers"][0] in gold["options"] and other["answers"][0] != "1889"
+        assert other["answers"][0] not in CONTEXT and other["inserted_answer"] == other["answers"][0]
+        assert other["options"][other["choice_labels"].index(other["answer_label"])] == other["answers"][0]
+        assert unlettered(gold["question"], gold["choice_labels"], gold["options"]) == example.question
+        # the harder half: a sentence from another passage names the other option without answering
+        if gold["context"] != CONTEXT:
+            seen_distractor = True
+            assert f"The war in Flanders ended in {other['answers'][0]} after" in gold["context"]
+            assert all(s in gold["context"] for s in CONTEXT.split(" . "))
+    assert seen_distractor
+    # a sentence that opens with a pronoun, or talks about the question's own subject, is no distractor
+    assert ctl._distractor_sentence(_example(1, "q", "It ended in 1850 .", "1850"), "1850", "when did it end") is None
+    tower = _example(2, "q", "The Eiffel tower was finished again in 1850 .", "1850")
+    assert ctl._distractor_sentence(tower, "1850", "when was the eiffel tower finished") is None
 
 
 def test_answer_removed_control_removes_every_form_of_the_answer():
@@ -281,7 +331,7 @@ def test_fit_chooses_on_the_calibration_half_and_reports_the_held_out_half():
     fitted = fit_and_measure(_study())
     assert fitted["chosen"] == "extract"
     extract = fitted["results"]["extract"]
-    assert all(a["accuracy"] == 1.0 for a in extract["held_out"].values())
+    assert all(a["accuracy"] == 1.0 for a in extract["held_out"].values() if a["n"])
     assert extract["params"]["thresholds"]["answer"] == pytest.approx(0.75)
     as_is = fitted["results"]["reasoned_as_is"]
     assert as_is["held_out"]["gold_answer"]["accuracy"] == 0.5 and "thresholds" not in as_is["params"]
@@ -289,6 +339,18 @@ def test_fit_chooses_on_the_calibration_half_and_reports_the_held_out_half():
     assert "checks" not in fitted["results"]  # no checks signals were collected
     table = markdown(fitted)
     assert "**(chosen)**" in table and table.count("\n") == 1 + len(fitted["results"])
+
+
+def test_a_condition_every_method_scores_alike_does_not_decide_the_method():
+    # multiple-choice controls are judged by the same choice whatever the method: make them the worst
+    # condition of every method, half right, and the choice must still follow the other conditions
+    options = [_control(900 + i, c, half, c_expected=p) for half in ("calibration", "held_out")
+               for i, (c, p) in enumerate([("option_gold", 0.9), ("option_gold", 0.2), ("option_other", 0.1),
+                                           ("option_other", 0.8)])]
+    fitted = fit_and_measure(_study() + options)
+    assert fitted["chosen"] == "extract"
+    assert {min(r["calibration"][c]["accuracy"] for c in ("option_gold", "option_other"))
+            for r in fitted["results"].values()} == {0.5}
 
 
 def test_threshold_maximises_the_worst_condition_not_the_overall_accuracy():

@@ -13,8 +13,10 @@ from tests.fakes import FakeLlama
 @pytest.fixture
 def fake(monkeypatch):
     model = FakeLlama([{"answer": "Paris"}, {"answer": "Lyon"}])
-    monkeypatch.setattr(llama_engine, "load_llama", lambda name, n_ctx, n_threads: model)
-    return model
+    monkeypatch.setattr(llama_engine, "new_llama", lambda name, n_ctx, n_threads, cache: model)
+    llama_engine.close_pools()
+    yield model
+    llama_engine.close_pools()
 
 
 def test_structured_output_goes_to_llama_as_json_schema(fake):
@@ -50,6 +52,6 @@ def test_model_string_carries_file_hash_for_cache_keys():
 
 
 def test_engine_state_round_trips():
-    engine = llama_engine.LlamaCppEngine("qwen2.5-0.5b", n_ctx=2048, n_threads=1)
+    engine = llama_engine.LlamaCppEngine("qwen2.5-0.5b", n_ctx=2048, n_threads=1, n_contexts=2)
     again = llama_engine.LlamaCppEngine.load_state(engine.dump_state())
-    assert (again.name, again.n_ctx, again.n_threads) == ("qwen2.5-0.5b", 2048, 1)
+    assert (again.name, again.n_ctx, again.n_threads, again.n_contexts) == ("qwen2.5-0.5b", 2048, 1, 2)

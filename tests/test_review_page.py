@@ -408,7 +408,7 @@ def _invoke(*args):
 
 def test_cli_unknown_run_and_bad_input_exit_2_with_one_line(cli_run):
     result = _invoke("no-such-run", "--annotator", "alice")
-    assert result.exit_code == 2 and "No run 'no-such-run'" in result.output
+    assert result.exit_code == 2 and "no run 'no-such-run'" in result.output
     assert len(result.output.strip().splitlines()) == 1
     result = _invoke(RUN, "--annotator", "../x")
     assert result.exit_code == 2 and "not allowed" in result.output

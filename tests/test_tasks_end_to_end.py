@@ -15,6 +15,7 @@ from tests.test_context_enrich import FakeRetriever
 FORMAT_ANSWERS = {
     "Literal['only_expected'": {"reason": "r", "verdict": "only_expected"},
     "Literal['yes', 'no']": {"reason": "r", "verdict": "yes"},
+    "'E', 'F']": {"choice": "A"},  # a multiple choice among a question's own options
     "Literal['answerable'": {"reason": "r", "verdict": "unanswerable"},
     "`rewritten_sentence`": {"justification": "j", "rewritten_sentence": "Nothing is said about it here."},
     "`wrong_answer`, then `justification`": {"answer_type": "t", "wrong_answer": "Zanzibar Q", "justification": "j"},
@@ -51,7 +52,7 @@ def scripted(monkeypatch):
                 for role in (*roles, *optional) if getattr(config.models, role) is not None}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder: FakeRetriever())
+    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
 
 
 def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
@@ -82,6 +83,10 @@ def test_perturbation_tasks_produce_checked_cases(isolated, scripted, task):
     if task == "context_enrich":
         assert {r["focus"] for r in accepted} == {"question", "evidence"}
         assert all(r["sentence_fallback"] for r in accepted)  # the scripted sentence is never verbatim
+        import mlflow
+
+        params = mlflow.get_run(result.mlflow_run_id).data.params  # the retrieval that made the cases
+        assert params["retrieval.corpus_sha256"] == "f" * 64 and params["retrieval.index"] == "Flat"
     if task == "unanswerable":
         assert all(r["answers"] == ["unknown"] and r["judge"]["if"] for r in accepted)
         assert result.metrics["judge_calibration.gold_answer.n"] == 2

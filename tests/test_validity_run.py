@@ -208,8 +208,8 @@ def test_validity_command_prints_and_logs_to_the_latest_parent_run(runs, mlflow_
 
 def test_validity_command_without_a_run(runs):
     result = CliRunner().invoke(app, ["validity", "no-such-run"])
-    assert result.exit_code == 1
-    assert "no cases" in result.output
+    assert result.exit_code == 2  # an unknown run id is a user mistake (experiments/failures.py)
+    assert "no run 'no-such-run'" in result.output and "cases.jsonl does not exist" in result.output
 
 
 def test_show_prints_the_validity_section(runs, mlflow_ids):

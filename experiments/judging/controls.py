@@ -10,6 +10,15 @@ case too, so that a judge answering "invalid" (or "valid") to everything scores 
 | two_answers | answer | no | "only-if": a second sentence gives another answer of the same type (date, number, name) |
 | answer_removed | unanswerable | yes | — (every sentence naming the answer deleted) |
 | original_as_unanswerable | unanswerable | no | the untouched context still answers the question |
+| option_gold | option | yes | — (the question as multiple choice: the gold answer and same-type options) |
+| option_other | option | no | the passage supports another option than the expected one |
+
+The option conditions stand in for counterfactual cases, whose passages are written by an LM (no
+verdict is known for them without one): the seed's question becomes a multiple choice among its
+answer and 2-3 answers of the same type from other questions, and the expected option is the gold
+one or another one. In half of the seeds the context also carries a sentence, from another
+question's passage, that names the other option without answering this question: an option named in
+the passage is not yet an option the passage supports.
 
 Controls come from NQ rows far past the ones the shipped generation configs perturb
 (CALIBRATION_OFFSET), so a judge compiled or thresholded on them never sees the cases it will
@@ -25,16 +34,20 @@ import random
 import re
 
 from metrics.checks import mentions, mentions_any, same_shape
+from metrics.normalize import answer_tokens
 from metrics.surface_forms import answer_kind
 from programs.judge import rest_of_context
+from programs.multiple_choice import lettered
 from programs.sentences import split_sentences
 from programs.span_edit import replace_spans
 
-CONDITIONS = ("gold_answer", "other_answer", "two_answers", "answer_removed", "original_as_unanswerable")
+CONDITIONS = ("gold_answer", "other_answer", "two_answers", "answer_removed", "original_as_unanswerable",
+              "option_gold", "option_other")
 VALID = {"gold_answer": True, "other_answer": False, "two_answers": False, "answer_removed": True,
-         "original_as_unanswerable": False}
+         "original_as_unanswerable": False, "option_gold": True, "option_other": False}
 KIND = {"gold_answer": "answer", "other_answer": "answer", "two_answers": "answer",
-        "answer_removed": "unanswerable", "original_as_unanswerable": "unanswerable"}
+        "answer_removed": "unanswerable", "original_as_unanswerable": "unanswerable",
+        "option_gold": "option", "option_other": "option"}
 HALVES = ("calibration", "held_out")
 
 # Raw NQ rows before this index are what generation configs perturb (their limits are ≤ 200);
@@ -43,6 +56,10 @@ CALIBRATION_OFFSET = 5000
 CALIBRATION_MAX_EVIDENCE_WORDS = 400
 OTHER_ANSWER_POOL_SIZE = 2000
 MIN_WORDS_LEFT = 25
+
+OPTION_LABELS = ("A", "B", "C", "D")
+MAX_DISTRACTOR_WORDS = 40
+PRONOUN_START = re.compile(r"^(he|she|it|they|his|her|its|their|this|these|those|that|the latter|the former)\b", re.I)
 
 _KINDS = ("how many", "how much", "how long", "how old", "how far", "what year", "when", "who", "whom", "whose",
           "where", "which", "what")
@@ -63,6 +80,11 @@ def question_kind(question: str) -> str:
 
 
 def _same_type_answers(example, pool: list) -> list[str]:
+    return [answer for answer, _ in _same_type_rows(example, pool)]
+
+
+def _same_type_rows(example, pool: list) -> list[tuple[str, object]]:
+    """Answers of the same type as the seed's (with the row each comes from), absent from its context."""
     kind = question_kind(example.question)
     gold = example.answers[0]
     # Only a date for a date, a number for a number, a name for a name: "the eighth season" is no
@@ -78,7 +100,7 @@ def _same_type_answers(example, pool: list) -> list[str]:
         if (answer_kind(answer) == shape and same_shape(gold, answer) and len(answer.split()) <= 5
                 and not mentions_any(example.context, [answer])
                 and not mentions(answer, gold) and not mentions(gold, answer)):
-            out.append(answer)
+            out.append((answer, other))
     return out
 
 
@@ -106,6 +128,41 @@ def _answer_removed_context(example) -> str | None:
     return text
 
 
+def _distractor_sentence(row, answer: str, question: str) -> str | None:
+    """A sentence of another question's passage that names `answer`, stands on its own (no opening
+    pronoun) and shares at most one content word with this question: it names the option without
+    answering this question."""
+    asked = {w for w in answer_tokens(question) if len(w) > 3}
+    for sentence in split_sentences(row.context):
+        text = sentence.text.strip()
+        if (mentions_any(text, [answer]) and len(text.split()) <= MAX_DISTRACTOR_WORDS
+                and not PRONOUN_START.match(text) and len(asked & set(answer_tokens(text))) <= 1):
+            return text
+    return None
+
+
+def _option_controls(example, pool: list, rng: random.Random) -> dict | None:
+    """The question as a multiple choice (gold + 2-3 same-type answers), the context it is asked on,
+    and the option that the option_other control expects."""
+    rows = _same_type_rows(example, pool)
+    if len(rows) < 2:
+        return None
+    picked = rng.sample(rows, min(3, len(rows)))
+    options = [example.answers[0], *[answer for answer, _ in picked]]
+    rng.shuffle(options)
+    other, row = picked[0]
+    context = example.context
+    if rng.random() < 0.5:
+        distractor = _distractor_sentence(row, other, example.question)
+        if distractor:
+            sentences = split_sentences(context)
+            at = sentences[rng.randrange(len(sentences))].start if sentences else 0
+            context = f"{context[:at]}{distractor} {context[at:]}"
+    labels = list(OPTION_LABELS[: len(options)])
+    return {"options": options, "choice_labels": labels, "context": context, "other": other,
+            "question": lettered(example.question, labels, options)}
+
+
 def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
     """The controls one seed yields (a condition is skipped when the seed cannot make it)."""
     rng = random.Random(f"{seed}:{example.id}")
@@ -131,8 +188,19 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
     removed = _answer_removed_context(example)
     if removed:
         contexts["answer_removed"] = (removed, ["unknown"])
+    extra: dict[str, dict] = {}
+    # A generator of its own, so adding these conditions left the other controls as they were.
+    mc = _option_controls(example, pool, random.Random(f"{seed}:options:{example.id}"))
+    if mc:
+        fields = {"question": mc["question"], "options": mc["options"], "choice_labels": mc["choice_labels"]}
+        contexts["option_gold"] = (mc["context"], [example.answers[0]])
+        contexts["option_other"] = (mc["context"], [mc["other"]])
+        extra = {c: {**fields, "answer_label": mc["choice_labels"][mc["options"].index(contexts[c][1][0])]}
+                 for c in ("option_gold", "option_other")}
+        inserted["option_other"] = mc["other"]
     return [{**base, "id": f"{example.id}:{condition}", "condition": condition, "expected_valid": VALID[condition],
              "context": contexts[condition][0], "answers": contexts[condition][1], "judge_kind": KIND[condition],
+             **extra.get(condition, {}),
              **({"inserted_answer": inserted[condition]} if condition in inserted else {})}
             for condition in CONDITIONS if condition in contexts]
 

@@ -4,7 +4,8 @@ method on the held-out half.
 A threshold is chosen per case kind (answer / unanswerable) to maximise the worst per-condition
 accuracy of that kind on the calibration half (ties: the mean, then the threshold nearest 0.5),
 because an overall accuracy lets a judge give up on one condition. The method is chosen the same
-way, on the calibration half only, so the held-out numbers stay an honest estimate.
+way (leximin over conditions), on the calibration half only, so the held-out numbers stay an
+honest estimate.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from experiments.judging.controls import CONDITIONS, KIND
 from programs.judge import FEATURES, METHODS, extraction_signals, score
 
-KINDS = ("answer", "unanswerable")
+KINDS = ("answer", "unanswerable", "option")
 # reasoned as it is (argmax verdicts), next to reasoned with a threshold on its verdict probabilities.
 VARIANTS = ("reasoned_as_is",) + METHODS
 
@@ -85,7 +86,7 @@ def fit_stacked(rows: list[dict]) -> dict[str, list[float]]:
     from sklearn.linear_model import LogisticRegression
 
     weights: dict[str, list[float]] = {}
-    for kind in KINDS:
+    for kind in FEATURES:  # a multiple choice's score is its choice alone: no weights
         usable = [r for r in rows if KIND[r["condition"]] == kind
                   and all(f in r["judge"]["signals"] for f in FEATURES[kind])]
         labels = [r["expected_valid"] for r in usable]
@@ -109,7 +110,7 @@ def auc(rows: list[dict], scores: list[float | None], valid: str, invalid: str) 
 
 
 AUC_PAIRS = (("gold_answer", "other_answer"), ("gold_answer", "two_answers"),
-             ("answer_removed", "original_as_unanswerable"))
+             ("answer_removed", "original_as_unanswerable"), ("option_gold", "option_other"))
 
 
 def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS) -> dict:
@@ -124,8 +125,9 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
             params["weights"] = fit_stacked(calibration)
         cal_scores = _scores(calibration, params)
         fixed = variant == "reasoned_as_is"  # nothing to fit: measured wherever its signals were collected
-        if not any(s is not None for s in (cal_scores if not fixed else _scores(held_out, params))):
-            continue  # the study did not collect this method's signals
+        measured = (calibration, cal_scores) if not fixed else (held_out, _scores(held_out, params))
+        if not any(s is not None for r, s in zip(*measured, strict=True) if KIND[r["condition"]] != "option"):
+            continue  # the study did not collect this method's signals (a multiple choice is every method's)
         if fixed:
             thresholds = {k: 0.5 for k in KINDS}  # the argmax verdicts: P(valid) ≥ 0.5 only when both say so
         else:
@@ -145,7 +147,10 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
         }
     if not results:
         return {"results": {}, "chosen": None}
-    chosen = max(results, key=lambda v: (_finite(results[v]["calibration_worst"]), v != "reasoned_as_is"))
+    # Leximin: the best worst condition, then the best second worst, and so on, so a condition every
+    # method scores alike (a multiple choice is judged the same by all) does not decide by itself.
+    chosen = max(results, key=lambda v: (sorted(_finite(a["accuracy"]) for a in results[v]["calibration"].values()
+                                                if a["n"]), v != "reasoned_as_is"))
     return {"results": results, "chosen": chosen, "params": results[chosen]["params"],
             "controls": {"calibration": len(calibration), "held_out": len(held_out)}}
 

@@ -66,13 +66,12 @@ def _statuses(records: list[dict]) -> dict[str, int]:
 def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeResult:
     from tqdm import tqdm
 
-    from experiments.config import ExperimentConfig
     from experiments.judging.params import judge_from, resolve_params
     from experiments.lm_registry import build_lm
     from experiments.validation import judge_record
 
     store = RunStore(run_id)
-    config = ExperimentConfig.model_validate(store.read_config())
+    config = store.experiment_config()
     if config.task not in REJUDGEABLE:
         raise RejudgeError(f"run {run_id}: task {config.task!r} cannot be judged again "
                            f"(only {', '.join(REJUDGEABLE)})")

@@ -186,6 +186,8 @@ def from_label_studio(export_path: str | Path, annotator_default: str) -> list[V
         export = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise ReviewFormatError(f"{path}: invalid JSON: {exc.msg} (line {exc.lineno})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReviewFormatError(f"{path}: cannot read Label Studio's export ({exc})") from None
     if not isinstance(export, list):
         raise ReviewFormatError(f"{path}: expected Label Studio's JSON export (a list of tasks)")
     raw = _raw_verdicts(export, path)

@@ -38,7 +38,7 @@ from experiments.review.sample import open_sample, sampled_records
 from experiments.review.verdict_log import VerdictLog
 from experiments.review.verdicts import VERDICTS, Verdict
 from experiments.review.view import case_view
-from experiments.run_store import RunStore
+from experiments.run_store import RunNotFound, RunStore  # noqa: F401 - RunNotFound: ReviewSession.open raises it
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +58,6 @@ SECURITY_HEADERS = {
 }
 
 
-class RunNotFound(LookupError):
-    pass
-
-
 @dataclass
 class ReviewSession:
     """One annotator's review of one run's sample: the cases in sample order and their verdicts."""
@@ -77,8 +73,7 @@ class ReviewSession:
     def open(cls, run_id: str, annotator: str, runs_root: Path | None = None,
              size: int | None = None, seed: int | None = None) -> ReviewSession:
         store = RunStore(run_id, root=runs_root)
-        if not store.cases_path.exists():
-            raise RunNotFound(f"no run {run_id!r}: {store.cases_path} does not exist")
+        store.require_cases()
         log = VerdictLog(store.dir / "review", annotator)  # validates the name before anything is written
         records = store.records()
         sample, _ = open_sample(store.dir / "review", records, run_id, size=size, seed=seed)

@@ -27,9 +27,13 @@ ANNOTATOR_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
 MAX_NOTE = 4000
 
 
+class AnnotatorNameError(ValueError):
+    pass
+
+
 def check_annotator(name: str) -> str:
     if not isinstance(name, str) or not ANNOTATOR_RE.fullmatch(name):
-        raise ValueError(f"annotator name {name!r} is not allowed: use 1-64 of A-Z a-z 0-9 _ . - "
+        raise AnnotatorNameError(f"annotator name {name!r} is not allowed: use 1-64 of A-Z a-z 0-9 _ . - "
                          "(not starting with a dot); it names the verdict file")
     return name
 

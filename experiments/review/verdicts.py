@@ -164,20 +164,22 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
 
 
 # A cell starting with one of these is a formula to a spreadsheet: model- and data-written text
-# must not run as one on an annotator's machine (CSV injection).
+# must not run as one on an annotator's machine (CSV injection). OWASP's rule: prefix a single quote.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A value that itself starts with a quote gets one more, so reading strips exactly what writing added.
+_GUARDED = (*_FORMULA_START, "'")
 
 
 def _csv_cell(value: Any) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "'" + text if text.startswith(_GUARDED) else text
 
 
 def _uncell(text: str) -> str:
     """Undo the export's formula guard (NQ ids start with '-', and come back in verdict files)."""
-    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA_START) else text
+    return text[1:] if text.startswith("'") and text[1:].startswith(_GUARDED) else text
 
 
 # --------------------------------------------------------------------------------------------
@@ -332,7 +334,8 @@ def _by_case(verdicts: Iterable[Verdict]) -> dict[str, dict[str, Label]]:
         if v.verdict == UNSURE:
             continue
         if v.annotator in table[v.id]:
-            raise ValueError(f"duplicate verdict for case {v.id!r} by annotator {v.annotator!r} ({v.source})")
+            raise ReviewFormatError(f"{v.source}: duplicate verdict for case {v.id!r} by annotator {v.annotator!r}; "
+                                    "keep one")
         table[v.id][v.annotator] = v.verdict
     return dict(table)
 

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from programs.multiple_choice import unlettered
+
 SegmentKind = Literal["same", "ins", "del"]
 
 # A word (with inner hyphens/apostrophes) or one punctuation mark, each with its trailing space.
@@ -161,10 +163,8 @@ def case_view(record: Mapping[str, Any]) -> CaseView:
     for i, text in enumerate(record.get("options") or []):
         label = _text(labels[i]) if i < len(labels) else chr(ord("A") + i)
         options.append(Option(label, _text(text), label == _text(record.get("answer_label"))))
-    question = _text(record.get("question"))
-    if options:  # a counterfactual question carries its lettered options; the list below shows them marked
-        lettered = "\n" + "\n".join(f"{o.label}. {o.text}" for o in options)
-        question = question[: -len(lettered)] if question.endswith(lettered) else question
+    # a counterfactual question carries its lettered options; the list below shows them marked
+    question = unlettered(_text(record.get("question")), [o.label for o in options], [o.text for o in options])
     checks = [(name, "pass" if ok is True else "fail" if ok is False else _text(ok))
               for name, ok in (record.get("checks") or {}).items()]
     return CaseView(

@@ -17,6 +17,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.attack import GENERATORS, AttackScorer
+from experiments.config import ConfigError
 from experiments.errors import error_kind
 from experiments.lm_registry import ResolvedLM
 from experiments.tasks.seeded import SEED_RULES, select_seed
@@ -44,7 +45,7 @@ class ComparePivotsTask:
         self.pivots: list[ResolvedLM] = lms["pivots"]
         names = [p.config.name for p in self.pivots]
         if len(set(names)) != len(names):
-            raise ValueError(f"models.pivots: each pivot once, got {names}")
+            raise ConfigError(f"models.pivots: each pivot once, got {names}")
         self.targets: list[ResolvedLM] = lms["targets"]
         self.generator = GENERATORS[self.options.generator]
         self.program = self.generator.build(self.options.max_attempts)

@@ -22,6 +22,12 @@ class ContextEnrichTask(JudgedTask):
         seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct_closed_wrong"
         k: int = Field(3, ge=1, description="retrieved passages per copy, from distinct titles")
         embedder: str = Field("all-MiniLM-L6-v2", description="all-MiniLM-L6-v2, all-mpnet-base-v2 or a hub id")
+        # torch: configs written before the ONNX backends reproduce their runs, and it was the fastest
+        # backend per CPU second that kept the float32 top 10 (docs/retrieval_at_scale.md).
+        backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
+            "torch", description="how passages and queries are encoded: torch, onnx, onnx-int8 or openvino")
+        corpus: str = Field("wiki_passages", description="wiki_passages, JSONL/Parquet shards (a glob or directory) "
+                                                         "or hf:org/name@revision[:split]")
         seed: int = Field(0, description="where a code merge inserts the key sentence")
         lm_merge: bool = Field(True, description="ask the pivot to merge; a merge failing the checks falls back "
                                                  "to inserting the key sentence in code")
@@ -31,8 +37,13 @@ class ContextEnrichTask(JudgedTask):
 
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.program = ContextEnrich(default_retriever(self.options.embedder), self.options.k, self.options.seed,
-                                      self.options.lm_merge)
+        self.retriever = default_retriever(self.options.embedder, backend=self.options.backend,
+                                           corpus=self.options.corpus)
+        self.program = ContextEnrich(self.retriever, self.options.k, self.options.seed, self.options.lm_merge)
+
+    def tracking_params(self) -> dict:
+        """Logged with the run: which corpus, embedder and index produced the retrieved passages."""
+        return self.retriever.describe()
 
     def programs(self) -> dict[str, dspy.Module]:
         return {"seed_selection": self.seeds, "context_enrich": self.program, "judge": self.judge}
@@ -41,7 +52,8 @@ class ContextEnrichTask(JudgedTask):
         started = time.perf_counter()
         seed = select_seed(self.pivot, self.seeds, example)
         base = {**seed, "task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name,
-                "embedder": self.options.embedder, "answers": list(example.answers)}
+                "embedder": self.options.embedder, "embedder_backend": self.options.backend,
+                "answers": list(example.answers)}
         if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
             return [{**base, "id": f"{example.id}:enrich", "status": "rejected:seed_not_selected"}]
         starts = [s for s in (example.get("answer_starts") or []) if s is not None]

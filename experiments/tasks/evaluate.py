@@ -76,6 +76,8 @@ class EvaluateTask:
     roles = ("targets",)
     optional_roles = ("judge",)
     Options = EvaluateOptions
+    # A benchmark file is measured as published: no seed filters unless the config asks (data.reeval_filters).
+    evaluates_files_as_given = True
 
     def __init__(self, lms: dict, options: EvaluateOptions | None = None):
         from experiments.nli import build_nli
@@ -94,12 +96,12 @@ class EvaluateTask:
         return {f"reader.{name}": reader for name, reader in self.readers.items()}
 
     def variants(self, example) -> list[tuple[str, str, list[str]]]:
-        variants = []
-        if example.get("original_context") is not None:
-            variants.append(("original", example.original_context, list(example.original_answers or [])))
-        generated = example.get("task") not in (None, "", "external")
-        variants.append(("perturbed" if generated else "external", example.context, list(example.answers)))
-        return variants
+        """(variant, context, answers): a case with its original is paired (original, perturbed);
+        a file's row without one is evaluated once, as given ("external")."""
+        if example.get("original_context") is None:
+            return [("external", example.context, list(example.answers))]
+        return [("original", example.original_context, list(example.original_answers or [])),
+                ("perturbed", example.context, list(example.answers))]
 
     def process(self, example: dspy.Example) -> list[dict]:
         records = []
@@ -138,14 +140,27 @@ class EvaluateTask:
                             nli=self.nli)
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
-        from metrics.evaluation import accuracy_table
+        """Counts, and every figure of the report under a name one can filter on (experiments.report_metrics)."""
+        from experiments.report_metrics import report_metrics
 
         metrics: dict[str, float] = {"evaluations": len(records),
                                      "errors": sum(r["status"].startswith("error:") for r in records)}
-        for row in accuracy_table(records, metric="task_correct"):
-            key = f"acc.{row['target']}.{row['setting']}.{row['decoding']}.{row['variant']}"
-            metrics[key] = row["rate"]
+        metrics.update(report_metrics(self._report_tables(records)))
         return metrics
+
+    def summary_metrics(self, metrics: dict[str, float]) -> dict[str, float]:
+        """What `reeval run` prints: the headline accuracies; the report's other figures are in MLflow."""
+        from experiments.report_metrics import is_detail
+
+        return {k: v for k, v in metrics.items() if not is_detail(k)}
+
+    def _report_tables(self, records: list[dict]) -> dict:
+        """The report's tables, computed once for the metrics and the page of the same records."""
+        from experiments.report import report_tables, scored_records
+
+        if getattr(self, "_tables_of", (None,))[0] is not records:
+            self._tables_of = (records, report_tables(scored_records(records)))
+        return self._tables_of[1]
 
     def write_artifacts(self, records: list[dict], out_dir, run_info: dict):
         from experiments.report import write_report
@@ -153,12 +168,19 @@ class EvaluateTask:
         backend = self.nli.name if self.nli else "none (entailment not computed; EM, F1, containment and keywords are)"
         info = {**run_info, "nli_backend": backend,
                 "settings": ", ".join(self.options.settings), "decodings": ", ".join(self.options.decodings)}
-        return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info)
+        return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info,
+                            tables=self._report_tables(records))
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
-        from metrics.evaluation import paired_drop
+        """The paired drops; for cases without originals (a file evaluated unpaired), the accuracy."""
+        from metrics.evaluation import accuracy_table, paired_drop
 
-        rows = [[r["target"], r["setting"], r["decoding"], f"{r['original']:.2f}", f"{r['perturbed']:.2f}",
-                 f"{r['drop']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", str(r["n"])]
-                for r in paired_drop(records, "task_correct")]
-        return ["target", "setting", "decoding", "original", "perturbed", "drop [95% CI]", "pairs"], rows
+        drops = paired_drop(records, "task_correct")
+        if drops:
+            rows = [[r["target"], r["setting"], r["decoding"], f"{r['original']:.2f}", f"{r['perturbed']:.2f}",
+                     f"{r['drop']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", str(r["n"])] for r in drops]
+            return ["target", "setting", "decoding", "original", "perturbed", "drop [95% CI]", "pairs"], rows
+        rows = [[r["target"], r["setting"], r["decoding"], r["variant"],
+                 "—" if not r["n"] else f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", str(r["n"]),
+                 str(r["errors"])] for r in accuracy_table(records, metric="task_correct")]
+        return ["target", "setting", "decoding", "variant", "accuracy [95% CI]", "n", "errors"], rows

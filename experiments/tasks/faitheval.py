@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from experiments.compiled import load_compiled
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
+from programs.multiple_choice import lettered
 from programs.seed_selection import SeedSelection
 
 
@@ -102,10 +103,6 @@ class CounterfactualOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_attempts: int = Field(3, ge=1)
     seed: int = Field(0, description="picks the wrong option each passage supports")
-
-
-def lettered(question: str, labels: list[str], options: list[str]) -> str:
-    return question + "\n" + "\n".join(f"{label}. {text}" for label, text in zip(labels, options, strict=True))
 
 
 class CounterfactualTask(_JudgedTask):

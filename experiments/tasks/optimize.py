@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments.attack import GENERATORS, AttackMetric, AttackScorer, seed_case
 from experiments.compiled import BEST, read_meta, save_compiled
+from experiments.config import ConfigError
 from experiments.errors import error_kind
 from experiments.lm_registry import ResolvedLM
 from metrics.attack import attack_summary, flat_metrics, format_rate
@@ -74,7 +75,7 @@ class OptimizeTask:
         chosen = self.options.optimisation_targets or names[:1]
         unknown = sorted(set(chosen) - set(names))
         if unknown:
-            raise ValueError(f"options.optimisation_targets: {unknown} not among models.targets {names}")
+            raise ConfigError(f"options.optimisation_targets: {unknown} not among models.targets {names}")
         self.optimised_for = [t for t in self.targets if t.config.name in chosen]
         self.held_out = [t.config.name for t in self.targets if t.config.name not in chosen]
         self.generator = GENERATORS[self.options.generator]
@@ -92,7 +93,8 @@ class OptimizeTask:
         self.scorer.prepare(examples)
         need = opts.train + opts.val + opts.test
         if len(examples) < need:
-            raise ValueError(f"optimize needs train+val+test = {need} seeds, the data has {len(examples)}")
+            raise ConfigError(f"options: optimize needs train+val+test = {need} seeds, the data has {len(examples)}; "
+                              "lower options.train/val/test or raise data.limit")
         order = sorted(examples, key=lambda e: e.id)
         random.Random(opts.split_seed).shuffle(order)
         parts = {"train": order[: opts.train], "val": order[opts.train: opts.train + opts.val],

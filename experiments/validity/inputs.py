@@ -134,8 +134,7 @@ def target_failures(eval_run_ids: list[str], runs_root: Path) -> dict[str, dict[
 
 def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
     store = RunStore(run_id, root=runs_root)
-    if not store.cases_path.exists():
-        raise FileNotFoundError(f"no cases for run {run_id!r} ({store.cases_path})")
+    store.require_cases()
     sample = read_sample(store.dir)
     population, judged = judged_population(store.records(), (sample or {}).get("strata_from", "status"))
     notes: list[str] = []

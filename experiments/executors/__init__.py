@@ -1,0 +1,39 @@
+"""Executors map the per-case function over a run's cases: in this process (`local`) or on the
+actors of a Ray cluster (`ray`). Either way the run's process is the only writer of the
+checkpoint and of MLflow, so resume and exactly-once semantics do not depend on the executor."""
+
+from __future__ import annotations
+
+from experiments.config import RunConfig
+from experiments.executors.errors import ExecutorError
+from experiments.executors.worker import WorkerSpec, build_task, process_case, role_lms
+from experiments.llama_pool import CoreSplit, plan_split
+
+__all__ = ["ExecutorError", "WorkerSpec", "build_task", "local_split", "make_executor", "merge_usage",
+           "process_case", "role_lms"]
+
+
+def local_split(run: RunConfig) -> CoreSplit:
+    """Contexts and threads of each local model in the process that decodes: here, one context per
+    parallel case (at most one per core); on Ray, each actor runs one case on its reserved CPUs."""
+    if run.executor == "ray":
+        return CoreSplit(contexts=1, threads=run.ray.worker_cpus, cores=run.ray.worker_cpus)
+    return plan_split(run.threads, run.local_contexts)
+
+
+def make_executor(run: RunConfig, task, spec: WorkerSpec, ray_address: str | None = None):
+    if run.executor == "ray":
+        from experiments.executors.ray_actors import RayExecutor
+
+        return RayExecutor(run, spec, ray_address)
+    from experiments.executors.local import LocalExecutor
+
+    return LocalExecutor(task, run.threads)
+
+
+def merge_usage(lms: dict, usage: dict[str, dict]) -> None:
+    """Counts made by other processes (Ray actors) into the run's own engines, so the metrics
+    `lm.<role>.calls/tokens/seconds` mean the same whatever the executor."""
+    for label, resolved in role_lms(lms):
+        if resolved.engine is not None and label in usage:
+            resolved.engine.stats.merge(usage[label])

@@ -1,0 +1,98 @@
+"""What a process needs to run cases: the task built from the config, and the per-case function.
+
+The local executor builds the task once in the run's own process; each Ray actor builds its own
+copy from a WorkerSpec (the resolved config plus what the driver resolved for it), so an actor
+loads its models once and then runs any number of cases.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.errors import error_record
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class WorkerSpec:
+    """Everything an actor needs to build the run's task; pickled once per run."""
+
+    config: dict  # the resolved config (ExperimentConfig.model_dump(mode="json"))
+    judge_params: dict | None  # resolved by the driver: `run:<id>` params live in its run store
+    examples: list  # the run's seeds, for tasks whose prepare() looks at them (demonstration pools)
+    run_dir: str
+    build_lms: Callable  # experiments.runner.build_lms; tests swap in fakes
+
+
+def build_task(config, lms: dict, judge_params: dict | None):
+    """The task with the run's judge, and that judge (the one the opening calibration measures)."""
+    from experiments.tasks import TASKS
+
+    task_cls = TASKS[config.task]
+    task = task_cls(lms, task_cls.Options.model_validate(config.options))
+    run_judge = None
+    if judge_params is not None:
+        from experiments.judging.params import judge_from
+
+        run_judge = judge_from(judge_params)
+        # Tasks build a default judge; the run's judge is the one its parameters say.
+        for holder in (task, getattr(task, "scorer", None)):
+            if holder is not None and hasattr(holder, "judge"):
+                holder.judge = run_judge
+    return task, run_judge
+
+
+def process_case(task, example) -> list[dict]:
+    """One seed → its records; any failure of the case is that case's error record."""
+    try:
+        result = task.process(example)
+    except Exception as exc:  # noqa: BLE001 - any failure of one case is that case's error
+        logger.debug("case %s failed", example.id, exc_info=True)
+        result = error_record(example.id, exc)
+    records = [result] if isinstance(result, dict) else result
+    return [{**r, "seed_id": example.id} for r in records]
+
+
+def role_lms(lms: dict):
+    """(label, ResolvedLM) pairs: one per role, one per target."""
+    for role, value in lms.items():
+        if isinstance(value, list):
+            yield from ((f"{r.role}/{r.config.name}", r) for r in value)
+        else:
+            yield role, value
+
+
+class CaseWorker:
+    """A Ray actor's body: builds the task once (models load on their first call), runs cases."""
+
+    def __init__(self, spec: WorkerSpec):
+        from experiments.offline import apply_offline_defaults
+
+        apply_offline_defaults()
+        from experiments.config import ExperimentConfig
+        from experiments.tasks import TASKS
+
+        config = ExperimentConfig.model_validate(spec.config)
+        task_cls = TASKS[config.task]
+        self.lms = spec.build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
+        self.task, _ = build_task(config, self.lms, spec.judge_params)
+        if hasattr(self.task, "prepare"):
+            self.task.prepare(spec.examples, Path(spec.run_dir))
+
+    def ready(self) -> dict:
+        import experiments
+
+        return {"host": socket.gethostname(), "pid": os.getpid(), "code": str(Path(experiments.__file__).parent)}
+
+    def process(self, example) -> list[dict]:
+        return process_case(self.task, example)
+
+    def usage(self) -> dict[str, dict]:
+        """LM calls, tokens and seconds this actor spent, per role label (local engines only)."""
+        return {label: r.usage() for label, r in role_lms(self.lms) if r.usage()}

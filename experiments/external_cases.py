@@ -1,0 +1,192 @@
+"""Benchmark files made elsewhere, evaluated as given: one case per row, answers unchanged.
+
+A row is flat QA — ``id`` (or FaithEval's ``qid``), ``question``, ``context``, ``answers`` — and
+may carry what released adversarial sets carry next to it:
+
+- ``original_context`` with ``original_answers``: the evidence before the perturbation (ReEval's
+  and FaithEval's released rows have it). Such a row is evaluated *paired*, exactly like a
+  generated case: every target answers the original and the perturbed version, so drops are
+  measured on the same seeds. An empty ``original_context`` is the question without evidence
+  (FaithEval's counterfactual original). A row without one is evaluated once, as variant
+  ``external``.
+- ``task`` (``answer_swap``, ``context_enrich``, ``unanswerable``, ``inconsistent``,
+  ``counterfactual`` or ``external``): how the row is scored. Without it, a row whose answers are
+  all FaithEval's keyword ``unknown`` (or ``conflict``) is scored as unanswerable (inconsistent):
+  keyword match, strict and non-strict; a row with options as counterfactual; any other row as
+  ``external`` (EM, F1, containment).
+- options: ``choices`` in ARC's form (``[{label, text}]`` or ``{label: [...], text: [...]}``) or
+  ``options`` (strings, labelled A, B, …), with ``answerKey`` (or ``answer_label``); ``answers``
+  default to the keyed option's text, and ``original_answerKey`` (or ``original_answer_label``)
+  keys the original's. The options are appended to the question the targets see, lettered.
+- ``seed_id`` (copies of one seed, such as Category 2's two enriched copies, share it),
+  ``source``, ``generator`` (or ``pivot``: the model that made the row, for the transfer matrix).
+
+Other fields are ignored. ReEval's seed filters are not applied to these rows unless the config
+asks for them (``data.reeval_filters: true``): they drop rows and rewrite answers, and a file
+given for evaluation must be measured as published.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dspy
+
+from experiments.data import (
+    DataError,
+    _field_error,
+    _file_stem,
+    _missing,
+    _opt_str,
+    _req_str,
+    _str_list,
+    iter_jsonl,
+)
+from metrics.keywords import TASK_ANSWERS
+from metrics.normalize import normalize_answer
+
+logger = logging.getLogger(__name__)
+
+TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual",
+                          "external")
+# The keyword a FaithEval row answers with, and the task it marks.
+KEYWORD_TASKS: dict[str, str] = {TASK_ANSWERS["unknown"]: "unanswerable", TASK_ANSWERS["conflict"]: "inconsistent"}
+
+
+def _row_id(obj: Mapping[str, Any], where: str) -> str:
+    key = "id" if "id" in obj else "qid" if "qid" in obj else None
+    if key is None:
+        raise _missing(where, "id")
+    value = obj[key]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return _req_str(obj, key, where)
+
+
+def _choices(obj: Mapping[str, Any], where: str) -> list[dict[str, str]] | None:
+    """Options as [{label, text}], from ARC-style ``choices`` or plain ``options``; None without either."""
+    if obj.get("choices") is not None:
+        raw, field = obj["choices"], "choices"
+        if isinstance(raw, Mapping):  # the hub's Arrow form: a dict of two lists
+            labels, texts = raw.get("label"), raw.get("text")
+            if not isinstance(labels, list) or not isinstance(texts, list) or len(labels) != len(texts):
+                raise _field_error(where, field, "{label: [...], text: [...]} of equal length", raw)
+            raw = [{"label": label, "text": text} for label, text in zip(labels, texts, strict=True)]
+        if not isinstance(raw, list) or len(raw) < 2:
+            raise _field_error(where, field, "a list of at least 2 {label, text} objects", raw)
+        options = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, Mapping):
+                raise DataError(f"{where}: field 'choices': expected {{label, text}} objects at index {i}")
+            options.append({"label": _req_str(item, "label", where, label=f"choices[{i}].label"),
+                            "text": _req_str(item, "text", where, label=f"choices[{i}].text")})
+    elif obj.get("options") is not None:
+        texts = _str_list(obj["options"], where, "options", non_empty=True)
+        options = [{"label": chr(ord("A") + i), "text": text} for i, text in enumerate(texts)]
+    else:
+        return None
+    labels = [o["label"] for o in options]
+    if len(set(labels)) != len(labels):
+        raise DataError(f"{where}: field 'choices': duplicate labels {labels}")
+    return options
+
+
+def _label(obj: Mapping[str, Any], names: tuple[str, str], labels: list[str], where: str) -> str | None:
+    name = next((n for n in names if obj.get(n) is not None), None)
+    if name is None:
+        return None
+    value = obj[name]
+    label = str(value) if isinstance(value, int) and not isinstance(value, bool) else _req_str(obj, name, where)
+    if label not in labels:
+        raise DataError(f"{where}: field {name!r}: {label!r} is not one of the option labels {labels}")
+    return label
+
+
+def _infer_task(answers: list[str], options: list | None) -> str:
+    keywords = {normalize_answer(a) for a in answers}
+    if len(keywords) == 1 and (keyword := keywords.pop()) in KEYWORD_TASKS:
+        return KEYWORD_TASKS[keyword]
+    return "counterfactual" if options else "external"
+
+
+def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: str) -> dict[str, Any]:
+    """One row as the fields of an evaluation case; a malformed row raises DataError naming `where` and the field."""
+    rid = _row_id(obj, where)
+    question = _req_str(obj, "question", where)
+    context = _req_str(obj, "context", where)
+    options = _choices(obj, where)
+    labels = [o["label"] for o in options or []]
+    answer_label = _label(obj, ("answerKey", "answer_label"), labels, where) if options else None
+    original_label = _label(obj, ("original_answerKey", "original_answer_label"), labels, where) if options else None
+    if options and answer_label is None:
+        raise _missing(where, "answerKey")
+
+    def option_text(label: str) -> list[str]:
+        return [options[labels.index(label)]["text"]]
+
+    if obj.get("answers") is not None:
+        answers = _str_list(obj["answers"], where, "answers", non_empty=True)
+    elif answer_label is not None:
+        answers = option_text(answer_label)
+    else:
+        raise _missing(where, "answers")
+
+    task = obj.get("task")
+    if task is None:
+        task = _infer_task(answers, options)
+    elif task not in TASKS:
+        raise DataError(f"{where}: field 'task': {task!r} is not one of {', '.join(TASKS)}")
+
+    original_context = obj.get("original_context")
+    original_answers = None
+    if original_context is not None:
+        if not isinstance(original_context, str):
+            raise _field_error(where, "original_context", "a string", original_context)
+        if obj.get("original_answers") is not None:
+            original_answers = _str_list(obj["original_answers"], where, "original_answers", non_empty=True)
+        elif original_label is not None:
+            original_answers = option_text(original_label)
+        elif task == "context_enrich":  # enriching keeps the answer
+            original_answers = list(answers)
+        else:
+            raise DataError(f"{where}: field 'original_answers': missing (required with 'original_context': "
+                            "the answers the original context supports)")
+    elif obj.get("original_answers") is not None:
+        raise DataError(f"{where}: field 'original_context': missing (required with 'original_answers')")
+
+    if options:  # the targets see the options, lettered, as in generated counterfactual cases
+        question = question + "\n" + "\n".join(f"{o['label']}. {o['text']}" for o in options)
+    return {
+        "id": rid, "seed_id": _opt_str(obj, "seed_id", where, rid), "task": task,
+        "generator": _opt_str(obj, "generator", where, "") or _opt_str(obj, "pivot", where, ""),
+        "source": _opt_str(obj, "source", where, default_source), "question": question, "context": context,
+        "answers": answers, "original_context": original_context, "original_answers": original_answers,
+        "options": options, "answer_label": answer_label, "original_answer_label": original_label,
+    }
+
+
+def load_external_cases(path: str | Path) -> list[dspy.Example]:
+    """Every row of a ``.jsonl``/``.jsonl.gz`` file as an evaluation case, in file order (see the module docstring).
+
+    Ids must be unique within the file (a duplicate names both lines).
+    """
+    path = Path(path)
+    default_source = _file_stem(path)
+    examples, seen = [], {}
+    for lineno, obj in iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        record = validate_case_record(obj, where, default_source=default_source)
+        if record["id"] in seen:
+            raise DataError(f"{where}: field 'id': duplicate id {record['id']!r} (first on line {seen[record['id']]})")
+        seen[record["id"]] = lineno
+        examples.append(dspy.Example(**record).with_inputs("question", "context"))
+    paired = sum(e.original_context is not None for e in examples)
+    logger.info("%s: %d rows evaluated as given, %d paired with their original context", path, len(examples), paired)
+    if 0 < paired < len(examples):
+        logger.warning("%s: %d of %d rows carry no original_context: they are evaluated unpaired (variant "
+                       "'external'), in the accuracy tables, not in the drop table", path,
+                       len(examples) - paired, len(examples))
+    return examples

@@ -1,0 +1,113 @@
+"""ONNX export of a sentence-transformers directory: offline, cached by content hash, and encoding as
+torch does (float32 exactly, int8 closely), with onnxruntime and OpenVINO. A tiny random BERT stands
+in for MiniLM so the test takes seconds; benchmarks/retrieval.py measures the real model."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnxruntime")
+
+from programs.retrieval import onnx_export  # noqa: E402
+from programs.retrieval.onnx_embedder import OnnxEmbedder  # noqa: E402
+
+WORDS = "the a bridge harbour was designed by john bradfield cheese from somerset river city old new".split()
+TEXTS = [
+    "the bridge was designed by john bradfield",
+    "cheese",
+    "the old city by the river was new and the harbour was old " * 3,
+    "a bridge from somerset",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    root = tmp_path_factory.mktemp("tiny")
+    (root / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
+    hf = root / "hf"
+    BertTokenizerFast(vocab_file=str(root / "vocab.txt")).save_pretrained(str(hf))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=5 + len(WORDS), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    BertModel(config).save_pretrained(str(hf))
+    model = SentenceTransformer(modules=[models.Transformer(str(hf), max_seq_length=48),
+                                         models.Pooling(32, "mean"), models.Normalize()], device="cpu")
+    directory = root / "st"
+    model.save(str(directory))
+    return directory, model.encode(TEXTS, normalize_embeddings=True)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One export cache for the module: exporting is the slow part, and reuse is what is tested."""
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+def test_export_matches_torch_and_is_cached_by_content(tiny_model, cache, offline, monkeypatch):
+    directory, expected = tiny_model
+    path, meta = onnx_export.exported(directory, cache)
+    assert path.name == "model.onnx" and meta["dim"] == 32 and meta["max_seq_length"] == 48
+    assert meta["inputs"] == ["input_ids", "token_type_ids", "attention_mask"]
+    assert path.parent.name.endswith(f"{onnx_export.model_digest(directory)[:16]}-v{onnx_export.EXPORT_FORMAT}")
+    vectors = OnnxEmbedder("tiny@onnx", path, meta).encode(TEXTS)
+    assert vectors.shape == (4, 32) and vectors.dtype == np.float32
+    np.testing.assert_allclose(vectors, expected, atol=1e-5)  # row order survives the length sort
+
+    # cached: a second call exports nothing; int8 is made once from the cached float32 graph
+    monkeypatch.setattr(onnx_export, "_export", lambda *a: pytest.fail("exported twice"))
+    int8_path, _ = onnx_export.exported(directory, cache, int8=True)
+    assert int8_path.name == "model_int8.onnx" and int8_path.parent == path.parent
+    quantized = OnnxEmbedder("tiny@onnx-int8", int8_path, meta).encode(TEXTS)
+    assert (quantized * expected).sum(axis=1).min() > 0.97  # int8 weights: close, not equal
+    assert not (quantized == vectors).all()
+    assert not [p for p in path.parent.parent.iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_changed_weights_get_a_new_export(tiny_model, tmp_path, offline):
+    import shutil
+
+    directory, _ = tiny_model
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    first = onnx_export.export_dir(copy, tmp_path)
+    assert first.name.replace("copy", "st") == onnx_export.export_dir(directory, tmp_path).name  # content, not path
+    (copy / "README.md").write_text("docs do not change the model")
+    assert onnx_export.export_dir(copy, tmp_path) == first
+    weights = next(copy.rglob("model.safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    assert onnx_export.export_dir(copy, tmp_path) != first
+
+
+@pytest.mark.skipif(importlib.util.find_spec("openvino") is None, reason="openvino is not installed")
+def test_openvino_runs_the_same_graph(tiny_model, cache, offline):
+    directory, expected = tiny_model
+    path, meta = onnx_export.exported(directory, cache)
+    vectors = OnnxEmbedder("tiny@openvino", path, meta, runtime="openvino").encode(TEXTS)
+    np.testing.assert_allclose(vectors, expected, atol=1e-4)
+
+
+def test_get_embedder_names_backends_and_refuses_unknown_ones(tiny_model, cache, offline):
+    from programs.embedders import UnknownBackendError, embedder_name, get_embedder
+
+    directory, expected = tiny_model
+    assert embedder_name("all-MiniLM-L6-v2", "torch") == "all-MiniLM-L6-v2"  # torch indexes keep their cache
+    embedder = get_embedder(str(directory), backend="onnx", cache_root=cache)
+    assert embedder.name == f"{directory}@onnx"
+    np.testing.assert_allclose(embedder.encode(TEXTS[:2]), expected[:2], atol=1e-5)
+    with pytest.raises(UnknownBackendError, match="onnx-int8"):
+        get_embedder(str(directory), backend="onnx_int8", cache_root=cache)
