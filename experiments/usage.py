@@ -81,6 +81,21 @@ class CallMeter:
             self.errors += 1
             self.seconds += seconds
 
+    def merge(self, other: dict[str, float]) -> None:
+        """Add what another process (a Ray worker) spent with the same LM; its cost counts only if
+        it priced every call (`as_dict` leaves cost_usd out otherwise)."""
+        with self._lock:
+            calls = int(other.get("calls", 0))
+            self.calls += calls
+            self.prompt_tokens += int(other.get("prompt_tokens", 0))
+            self.completion_tokens += int(other.get("completion_tokens", 0))
+            self.truncated += int(other.get("truncated", 0))
+            self.errors += int(other.get("errors", 0))
+            self.seconds += float(other.get("seconds", 0.0))
+            if "cost_usd" in other:
+                self.priced_calls += calls
+                self.cost += float(other["cost_usd"])
+
     def as_dict(self) -> dict[str, float]:
         out = {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                "seconds": round(self.seconds, 3), "truncated": self.truncated, "errors": self.errors}

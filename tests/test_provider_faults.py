@@ -154,3 +154,18 @@ def test_the_guard_keeps_tests_off_the_network(provider_env):
         socket.create_connection(("api.openai.com", 443), timeout=1)
     with pytest.raises(OSError, match="test guard"):
         socket.create_connection(("93.184.216.34", 80), timeout=1)
+
+
+def test_usage_a_ray_worker_reports_is_merged_into_the_provider_meter():
+    from experiments.config import LMConfig
+    from experiments.executors import merge_usage
+    from experiments.lm_registry import build_lm
+
+    target = build_lm(LMConfig(name="openai/gpt-4o-mini"), "target")
+    worker = {"calls": 3, "prompt_tokens": 33, "completion_tokens": 15, "seconds": 1.5, "truncated": 0,
+              "errors": 1, "cost_usd": 0.00002}
+    merge_usage({"targets": [target]}, {"target/openai/gpt-4o-mini": worker, "target/other": worker})
+    assert target.usage() == {**worker, "cost_usd": 0.00002}
+    unpriced = build_lm(LMConfig(name="openai/fake-model"), "pivot")
+    merge_usage({"pivot": unpriced}, {"pivot": {k: v for k, v in worker.items() if k != "cost_usd"}})
+    assert unpriced.usage()["calls"] == 3 and "cost_usd" not in unpriced.usage()

@@ -17,15 +17,18 @@ import yaml
 from experiments import runner
 from experiments.config import ConfigError, load_config
 from experiments.run_store import RunStore
+from experiments.tasks import TASKS
 from tests.fake_openai import FakeOpenAI, loopback_only, replies_from
 from tests.shipped import nq_head
 from tests.test_context_enrich import FakeRetriever
 from tests.test_tasks_end_to_end import scripted_lm
 
-pytestmark = pytest.mark.timeout(600)  # a hang guard, far above what the tests take
+pytestmark = pytest.mark.timeout(300)  # a hang guard, far above what the tests take
 
 MARKERS = {name: f"sk-reeval-canary-{name.lower().replace('_', '-')}-5e1f0c9a" for name in (
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HOSTED_VLLM_API_KEY", "AZURE_API_KEY", "GEMINI_API_KEY", "HF_TOKEN")}
+    "OPENAI_API_KEY", "TOGETHER_API_KEY", "ANTHROPIC_API_KEY", "HOSTED_VLLM_API_KEY", "AZURE_API_KEY",
+    "GEMINI_API_KEY", "HF_TOKEN")}
+SENT = {f"Bearer {MARKERS['OPENAI_API_KEY']}", f"Bearer {MARKERS['TOGETHER_API_KEY']}"}
 
 
 def leaks_in(root: Path) -> dict[str, list[str]]:
@@ -40,24 +43,30 @@ def leaks_in(root: Path) -> dict[str, list[str]]:
     return found
 
 
-def task_configs(tmp_path: Path, api_base: str) -> dict[str, dict]:
-    nq = nq_head(tmp_path, 12)
+GENERATED_CASES = [  # an answer swap's accepted cases, as the evaluation reads them from a run store
+    {"id": f"s{i}:swap", "seed_id": f"s{i}", "task": "answer_swap", "pivot": "openai/fake-pivot", "source": "nq",
+     "question": f"who built tower {i}", "original_context": f"Tower {i} was built by Alice Smith in town {i}.",
+     "context": f"Tower {i} was built by Bob Jones in town {i}.", "original_answers": ["Alice Smith"],
+     "answers": ["Bob Jones"], "status": "accepted"} for i in range(3)]
+
+
+def task_config(root: Path, task: str, api_base: str) -> Path:
     lm = {"api_base": api_base, "num_retries": 0, "timeout": 5}
     pivot, judge = {"name": "openai/fake-pivot", **lm}, {"name": "openai/fake-judge", **lm}
-    targets = [{"name": "openai/fake-target", **lm}, {"name": "hosted_vllm/fake-server-target", **lm}]
-    data = {"source": str(nq), "limit": 4}
+    # DSPy sends openai/ through its own client, together_ai/ through LiteLLM's: both paths are searched.
+    targets = [{"name": "openai/fake-target", **lm}, {"name": "together_ai/fake-litellm-target", **lm}]
+    data = {"source": str(nq_head(root, 12)), "limit": 4}
     no_calibration = {"calibration_controls": 0}
     generation = {"models": {"pivot": pivot, "judge": judge}, "data": data, "validation": no_calibration}
-    return {
+    body = {
         "seed_selection": {"models": {"pivot": pivot}, "data": data},
         "answer_swap": {**generation, "run": {"autolog_traces": True}},  # MLflow traces of every call too
         "context_enrich": generation,
         "unanswerable": generation,
         "inconsistent": generation,
         "counterfactual": {**generation, "data": {"source": "arc_challenge", "limit": 2}},
-        "judge_calibration": {"models": {"judge": judge}, "data": {**data, "limit": 4},
-                              "options": {"families": ["extract"]}},
-        "evaluate": {"models": {"targets": targets, "judge": judge}, "data": {"source": "run:answer_swap-secrets"},
+        "judge_calibration": {"models": {"judge": judge}, "data": data, "options": {"families": ["extract"]}},
+        "evaluate": {"models": {"targets": targets, "judge": judge}, "data": {"source": "run:swapped-secrets"},
                      "options": {"settings": ["closed_book", "open_book"], "k_shots": 0, "nli": "judge"},
                      "validation": no_calibration},
         "compare_pivots": {"models": {"pivots": [pivot, {**pivot, "name": "openai/fake-pivot-2"}], "judge": judge,
@@ -66,49 +75,59 @@ def task_configs(tmp_path: Path, api_base: str) -> dict[str, dict]:
                      "data": {**data, "limit": 6}, "validation": no_calibration,
                      "options": {"optimizers": ["bootstrap_fewshot"], "train": 2, "val": 2, "test": 2,
                                  "max_demos": 1}},
-    }
+    }[task]
+    path = root / f"{task}.yaml"
+    path.write_text(yaml.safe_dump({"name": f"{task}-secrets", "task": task, **body}))
+    return path
 
 
-@pytest.fixture
-def keys_in_env(isolated, monkeypatch):
-    loopback_only(monkeypatch)
-    for name, marker in MARKERS.items():
-        monkeypatch.setenv(name, marker)
-    # Traces are written as the calls happen: an exporter thread would race the run's own writes to sqlite.
-    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
-    monkeypatch.setattr(dspy, "cache", dspy.cache)  # restored after the test
-    dspy.configure_cache(disk_cache_dir=str(isolated / "dspy-cache"))
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
-    return isolated
+@pytest.fixture(scope="module")
+def keyed_server(tmp_path_factory):
+    """One fake server, one MLflow store and one run store for the module, with every key variable set
+    to a marker: each test runs a task into them and searches all of them."""
+    root = tmp_path_factory.mktemp("secrets")
+    with pytest.MonkeyPatch.context() as mp, FakeOpenAI(reply=lambda prompt: "{}", max_requests=3000) as server:
+        loopback_only(mp)
+        for name, marker in MARKERS.items():
+            mp.setenv(name, marker)
+        mp.setenv("REEVAL_RUNS_DIR", str(root / "runs"))
+        mp.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{root / 'mlflow.db'}")
+        mp.setenv("REEVAL_CACHE_DIR", str(root / "cache"))
+        # Traces are written as the calls happen: an exporter thread would race the run's own writes to sqlite.
+        mp.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+        mp.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
+        store = RunStore("swapped-secrets")
+        store.write_config({"name": "swapped"})
+        store.append(GENERATED_CASES)
+        store.close()
+        yield root, server
 
 
-def test_no_task_logs_a_provider_key(keys_in_env):
-    root = keys_in_env
-    with FakeOpenAI(reply=lambda prompt: "{}", max_requests=3000) as server:
-        configs = task_configs(root, server.api_base)
-        ran = {}
-        for task in configs:
-            config = load_config(write(root, task, configs[task]))
-            examples = runner.load_data(config).examples
-            answers = {"Literal['entailment'": {"verdict": "entailment"}, **scripted_lm(examples, task).answers}
-            server.reply = replies_from(answers)  # what the DummyLM tests answer
-            if task == "seed_selection":  # a careless proxy: one call fails with the request's key in its text
-                server.faults = {examples[0].question: ["echo_auth"]}
-            # the answer swap's run id is the evaluation's case set
-            result = runner.run_experiment(config, run_id="answer_swap-secrets" if task == "answer_swap" else None,
-                                           progress=False)
-            ran[task] = result
-            errors = [r for r in result.records if r["status"].startswith("error:")]
-            assert len(errors) == (task == "seed_selection"), (task, errors[:1])  # only the proxy's echo
+@pytest.mark.parametrize("task", list(TASKS))
+def test_no_task_logs_a_provider_key(keyed_server, task, tmp_path, monkeypatch):
+    root, server = keyed_server
+    # A cache of its own: every call goes to the server, whatever ran before.
+    monkeypatch.setattr(dspy, "cache", dspy.cache)
+    dspy.configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))
+    config = load_config(task_config(root, task, server.api_base))
+    examples = runner.load_data(config).examples
+    answers = {"Literal['entailment'": {"verdict": "entailment"}, **scripted_lm(examples, task).answers}
+    server.reply = replies_from(answers)  # what the DummyLM tests answer
+    if task == "seed_selection":  # a careless proxy: one call fails with the request's key in its text
+        server.faults = {examples[0].question: ["echo_auth"]}
+    asked = len(server.seen)
+    result = runner.run_experiment(config, progress=False)
 
-    assert {s.authorization for s in server.seen} >= {f"Bearer {MARKERS['OPENAI_API_KEY']}"}
-    echoed = next(r for r in RunStore(ran["seed_selection"].run_id).records() if r["status"].startswith("error:"))
-    assert echoed["status"] == "error:server" and "Bearer [redacted]" in echoed["error"]
-
-    store = root / "mlflow.db"
-    assert store.exists() and (root / "artifacts").is_dir() and (root / "runs").is_dir()
+    sent = {s.authorization for s in server.seen[asked:]}
+    assert sent == (SENT if task == "evaluate" else {f"Bearer {MARKERS['OPENAI_API_KEY']}"})  # the keys were used
+    errors = [r for r in result.records if r["status"].startswith("error:")]
+    if task == "seed_selection":
+        assert [r["status"] for r in errors] == ["error:server"] and "Bearer [redacted]" in errors[0]["error"]
+    else:
+        assert errors == []
     runs = mlflow.search_runs(search_all_experiments=True, output_format="list")
-    assert len(runs) >= 2 * len(configs)  # a parent and at least one nested run per task
+    mine = [r for r in runs if r.data.tags.get("reeval.run_id") == result.run_id]
+    assert len(mine) >= 2  # the parent and a nested run per model
     logged = []
     for run in runs:
         logged += list(run.data.params) + list(run.data.params.values())
@@ -116,15 +135,10 @@ def test_no_task_logs_a_provider_key(keys_in_env):
         for dataset_input in run.inputs.dataset_inputs:
             ds = dataset_input.dataset
             logged += [ds.name, ds.digest, ds.source, ds.source_type, ds.schema or "", ds.profile or ""]
-    assert any("fake-target" in text for text in logged)  # the scan sees what the runs logged
+    assert any("fake-" in text for text in logged)  # the search sees what the runs logged
     assert not [text for text in logged for marker in MARKERS.values() if marker in text]
+    assert (root / "mlflow.db").exists() and (root / "artifacts").is_dir() and (root / "runs").is_dir()
     assert leaks_in(root) == {}, "a provider key was written to disk"
-
-
-def write(root: Path, task: str, body: dict) -> Path:
-    path = root / f"{task}.yaml"
-    path.write_text(yaml.safe_dump({"name": f"{task}-secrets", "task": task, **body}))
-    return path
 
 
 def test_the_scan_finds_a_planted_key(tmp_path):

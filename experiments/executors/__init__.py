@@ -35,5 +35,7 @@ def merge_usage(lms: dict, usage: dict[str, dict]) -> None:
     """Counts made by other processes (Ray actors) into the run's own engines, so the metrics
     `lm.<role>.calls/tokens/seconds` mean the same whatever the executor."""
     for label, resolved in role_lms(lms):
-        if resolved.engine is not None and label in usage:
-            resolved.engine.stats.merge(usage[label])
+        # a local model's engine counts, a provider LM's meter (experiments/usage.py)
+        counts = resolved.engine.stats if resolved.engine is not None else getattr(resolved.lm, "meter", None)
+        if counts is not None and label in usage:
+            counts.merge(usage[label])
