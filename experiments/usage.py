@@ -9,6 +9,7 @@ Calls answered from the cache report no usage, so a resumed or cached run shows 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import time
@@ -134,29 +135,24 @@ class MeteredLM(dspy.LM):
         super().update_history(entry)
 
     def __call__(self, *args, **kwargs):
-        token = _ENTRIES.set([])
-        started = time.perf_counter()
-        try:
-            outputs = super().__call__(*args, **kwargs)
-        except Exception:
-            self.meter.failed(time.perf_counter() - started)
-            raise
-        else:
-            self.meter.add(_ENTRIES.get(), time.perf_counter() - started)
-            return outputs
-        finally:
-            _ENTRIES.reset(token)
+        with self._metered():
+            return super().__call__(*args, **kwargs)
 
     async def acall(self, *args, **kwargs):
+        with self._metered():
+            return await super().acall(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def _metered(self):
+        """One top-level call: its entries and seconds to the meter, or a failed call."""
         token = _ENTRIES.set([])
         started = time.perf_counter()
         try:
-            outputs = await super().acall(*args, **kwargs)
+            yield
         except Exception:
             self.meter.failed(time.perf_counter() - started)
             raise
         else:
             self.meter.add(_ENTRIES.get(), time.perf_counter() - started)
-            return outputs
         finally:
             _ENTRIES.reset(token)

@@ -343,14 +343,9 @@ class CaseJudge(dspy.Module):
             # no original named and nothing read: nothing to choose among
             signals.update(c_original=0.0, c_none=1.0, c_other=0.0)
             return
-        options.append(NONE_OPTION)
-        listing = "\n".join(f"{letter}) {option}" for letter, option in zip(LETTERS, options, strict=False))
-        try:
-            out = self.choose(context=context, question=question, options=listing, config=dict(LOGPROBS))
-        except AdapterParseError:
+        by_option = _choice(self.choose, LETTERS, context, question, [*options, NONE_OPTION])
+        if by_option is None:
             return
-        probs = option_probabilities(getattr(out, "logprobs", None), str(out.choice), len(options))
-        by_option = dict(zip(options, probs, strict=True))
         signals["c_none"] = by_option[NONE_OPTION]
         signals["c_other"] = sum(by_option.get(r, 0.0) for r in rivals)
         signals["c_expected" if kind == "answer" else "c_original"] = by_option.get(focus, 0.0)
@@ -360,14 +355,9 @@ class CaseJudge(dspy.Module):
         choices = ordered_options(list(dict.fromkeys(options)), question)[: len(OPTION_LETTERS) - 1]
         if expected not in choices:
             raise ValueError(f"expected option {expected!r} is not among the options {options!r}")
-        choices.append(NONE_OPTION)
-        listing = "\n".join(f"{letter}) {option}" for letter, option in zip(OPTION_LETTERS, choices, strict=False))
-        try:
-            out = self.choose_option(context=context, question=question, options=listing, config=dict(LOGPROBS))
-        except AdapterParseError:
+        by_option = _choice(self.choose_option, OPTION_LETTERS, context, question, [*choices, NONE_OPTION])
+        if by_option is None:
             return
-        probs = option_probabilities(getattr(out, "logprobs", None), str(out.choice), len(choices), OPTION_LETTERS)
-        by_option = dict(zip(choices, probs, strict=True))
         signals["c_expected"] = by_option[expected]
         signals["c_none"] = by_option[NONE_OPTION]
         signals["c_other"] = 1.0 - by_option[expected] - by_option[NONE_OPTION]
@@ -401,6 +391,18 @@ class CaseJudge(dspy.Module):
             if p2 is not None:
                 signals["r_only"] = p2
         return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=only_if_ok, only_if_reason=only_if_reason)
+
+
+def _choice(predictor, letters: tuple[str, ...], context: str, question: str,
+            options: list[str]) -> dict[str, float] | None:
+    """One multiple choice: each option's probability from the letters' log-probabilities (None: unparsed)."""
+    listing = "\n".join(f"{letter}) {option}" for letter, option in zip(letters, options, strict=False))
+    try:
+        out = predictor(context=context, question=question, options=listing, config=dict(LOGPROBS))
+    except AdapterParseError:
+        return None
+    probs = option_probabilities(getattr(out, "logprobs", None), str(out.choice), len(options), letters)
+    return dict(zip(options, probs, strict=True))
 
 
 def _ask(predictor, keys: tuple[str, str], config: dict, **inputs) -> tuple[str, str, float | None]:
