@@ -55,17 +55,21 @@ def _waits_for(config) -> str:
 
 
 def _print_result(result) -> None:
-    header, rows = result.task.table_rows(result.records)
-    table = Table(title=f"run {result.run_id}")
-    for column in header:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    markdown = getattr(result.task, "markdown", "")  # a task with a report of its own prints it last
+    if not markdown:
+        header, rows = result.task.table_rows(result.records)
+        table = Table(title=f"run {result.run_id}")
+        for column in header:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
     summary = Table(title="metrics", show_header=False)
     for key, value in sorted(result.metrics.items()):
         summary.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
     console.print(summary)
+    if markdown:
+        console.print(markdown, markup=False, highlight=False, soft_wrap=True)
     console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
                   f"· checkpoint runs/{result.run_id}/cases.jsonl")
 
