@@ -70,8 +70,9 @@ def _print_result(result) -> None:
     console.print(summary)
     if markdown:
         console.print(markdown, markup=False, highlight=False, soft_wrap=True)
+    where = f"report {result.task.dir}/bench.html" if markdown else f"checkpoint runs/{result.run_id}/cases.jsonl"
     console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
-                  f"· checkpoint runs/{result.run_id}/cases.jsonl")
+                  f"· {where}")
 
 
 @app.command()
