@@ -1,5 +1,7 @@
 """The bench's parts without any LM: few-shot demonstrations, the sharing plan, setting effects, config errors."""
 
+import re
+
 import dspy
 import pytest
 import yaml
@@ -117,3 +119,18 @@ def test_bench_config_errors_name_the_field(tmp_path, change, message):
 def test_shipped_bench_config_is_valid():
     result = CliRunner().invoke(app, ["validate", "experiments/configs/bench_local.yaml"])
     assert result.exit_code == 0, result.output
+
+
+def test_validity_beside_each_task_is_review_based_when_the_cases_were_reviewed(isolated):
+    from experiments.bench.summary import validity_figure
+    from experiments.paths import runs_dir
+    from tests.test_validity_run import make_generation_run
+
+    make_generation_run(runs_dir(), run="bench/generate.answer_swap.p")
+    reviewed = validity_figure("bench/generate.answer_swap.p", {})
+    # 24 of the 30 accepted cases are valid (every 5th is not); the estimate rests on 22 reviewed cases
+    estimate = re.fullmatch(r"(\d+)% valid \[(\d+)%, (\d+)%\] \(review of 22, prediction-powered\)", reviewed)
+    assert estimate and int(estimate[2]) <= 80 <= int(estimate[3]), reviewed
+    make_generation_run(runs_dir(), run="bench/generate.unanswerable.p", reviews=False)
+    alone = validity_figure("bench/generate.unanswerable.p", {"judge_calibration.accuracy": 0.75})
+    assert alone == "judge accepted 30/50 (60%); judge right on 75% of calibration controls"

@@ -104,18 +104,18 @@ def run_bench(config: ExperimentConfig, *, run_id: str | None = None, fresh: boo
         tracking.log_params(tracking.flatten(resolved))
         mlflow.log_dict(resolved, "config.json")
         mlflow.log_dict({label: lm.identity() for label, lm in labelled.items()}, "models.json")
-        for label, data in (("seeds", nq), ("counterfactual", arc)):
+        for label, source, data in (("seeds", config.data.source, nq), ("counterfactual", cf_data.source, arc)):
             if data is not None:
-                tracking.log_dataset(data.examples, str(data.path.name), str(data.path), data.sha256, label)
+                tracking.log_dataset(data.examples, source, str(data.path), data.sha256, label)
         if judge_params is not None:
             from experiments.judging.params import describe
 
             tracking.log_params(describe(judge_params))
         stages = StageRunner(bench, labelled, run_id, retry_errors)
-        as_stage = {}  # stage -> the config its case loop reads (error budget, threads)
 
         def loop_config(stage: str) -> ExperimentConfig:
-            return as_stage.setdefault(stage, config.model_copy(update={"task": stage}))
+            """What the runner's case loop reads: error budget, threads, and the stage's name for its bar."""
+            return config.model_copy(update={"task": stage})
 
         calibration: dict[str, float] = {}
         if judge_lm is not None and config.validation.calibration_controls:
@@ -193,8 +193,7 @@ def run_bench(config: ExperimentConfig, *, run_id: str | None = None, fresh: boo
 
         records = evaluation_records(the_plan, answers)
         seconds = time.perf_counter() - started
-        stage_metrics = {name: entry["metrics"] for name, entry in stages.ledger.stages.items()
-                         if name in stages.ran}
+        stage_metrics = {name: stages.ledger.stages[name]["metrics"] for name in stages.ran}  # in running order
         seed_calls = sum(stage_metrics[s].get("lm.calls", 0.0) for s in seed_stage_names)
         sharing = {
             "seeds": {"calls": seed_calls, "seeds": len(nq.examples), "pivots": len(pivots),
