@@ -124,8 +124,9 @@ def sections(tables: Mapping[str, Any], tasks_info: Sequence[Mapping[str, Any]],
         [[s["stage"], "ran" if s["ran"] else "reused", str(s["items"]), f"{s['calls']:.0f}",
           "—" if not s["items"] else f"{s['calls'] / s['items']:.2f}", f"{s['lm_seconds']:.0f}",
           f"{s['wall_seconds']:.0f}"] for s in stages],
-        note="LM calls are real (uncached) calls of local models in the invocation that ran the stage; a reused "
-             "stage shows what it cost then.", extra=_sharing_lines(sharing)))
+        note="LM calls are real (uncached) calls of local models (providers report none here), counted by the "
+             "invocation that finished the stage: a reused stage shows what it cost then, a stage resumed after a "
+             "kill what it cost after the kill.", extra=_sharing_lines(sharing)))
     return out
 
 
