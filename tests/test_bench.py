@@ -91,6 +91,8 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     # transfer: one pivot row; qwen2.5-1.5b is not a target here, so no self-attack cell
     transfer = tables["transfer"]["answer_swap"]
     assert transfer["rows"] == ["qwen2.5-1.5b"] and transfer["cells"]["qwen2.5-1.5b"]["smollm2-135m"]["value"] == 1.0
+    # what a cell is made of: the follower says "unknown" to every unanswerable case
+    assert tables["answers"]["unanswerable|qwen2.5-0.5b|perturbed"]["top"] == [("unknown", 1.0)]
     ranks = {(r["task"], r["target"]): r for r in tables["ranks"]}
     assert ranks[("answer_swap", "smollm2-135m")]["change"] == 0.5  # tied for first (1.5), then last (2)
 
@@ -114,6 +116,8 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     # the report: markdown printed by the CLI, HTML, the detailed evaluation report, all in MLflow
     report = RunStore(result.run_id).dir / "report"
     assert "| smollm2-135m | 1.00 → 0.00 · drop +1.00 [+1.00, +1.00] · n=3" in result.task.markdown
+    assert "| unanswerable | smollm2-135m | +1.00 [+1.00, +1.00] · n=3 | drops |" in result.task.markdown
+    assert "| context enrich | smollm2-135m | +0.00 [+0.00, +0.00] · n=3 | does not drop |" in result.task.markdown
     html = (report / "bench.html").read_text()
     assert "Main table" in html and "&lt;" not in result.task.markdown
     assert (report / "details" / "report.html").exists()

@@ -67,6 +67,16 @@ def sections(tables: Mapping[str, Any], tasks_info: Sequence[Mapping[str, Any]],
              "question asked closed-book), EM or containment otherwise; a context-enriched seed counts as right only "
              "if both copies are.")]
     out.append(Section(
+        "Where accuracy drops by 20 points or more", ["task", "target", "drop", "verdict", "commonest answers, "
+                                                      "originals", "commonest answers, perturbed"],
+        [[TASK_LABELS.get(task, task), target, f"{signed(row['drop'])}{interval(row)} · n={row['n']}",
+          _verdict(row), _answers(tables["answers"].get(f"{task}|{target}|original")),
+          _answers(tables["answers"].get(f"{task}|{target}|perturbed"))]
+         for target in targets for task in tasks if (row := tables["main"][target].get(task)) and row.get("n")],
+        note=f"Setting {headline}, greedy. A drop counts when its point estimate is 20 points or more; where the "
+             "interval reaches below 20 points the verdict says so. The commonest answers (normalised) say what "
+             "the accuracy is made of."))
+    out.append(Section(
         "Tasks", ["task", "seeds", "selected", "generated", "accepted", "evaluated", "validity"],
         [[TASK_LABELS.get(i["task"], i["task"]), str(i["seeds"]), str(i["selected"]), str(i["generated"]),
           str(i["accepted"]), str(i["evaluated"]), i["validity"]] for i in tasks_info],
@@ -128,6 +138,21 @@ def sections(tables: Mapping[str, Any], tasks_info: Sequence[Mapping[str, Any]],
              "invocation that finished the stage: a reused stage shows what it cost then, a stage resumed after a "
              "kill what it cost after the kill.", extra=_sharing_lines(sharing)))
     return out
+
+
+def _verdict(row: Mapping[str, Any]) -> str:
+    drop, low = row["drop"], row.get("low")
+    if _nan(drop):
+        return "—"
+    if drop >= 0.2:
+        return "drops" + ("" if _nan(low) or low >= 0.2 else " (interval reaches below 20 points)")
+    return "does not drop" + ("" if _nan(row.get("high")) or row["high"] < 0.2 else " (interval reaches 20 points)")
+
+
+def _answers(summary: Mapping[str, Any] | None) -> str:
+    if not summary:
+        return "—"
+    return ", ".join(f"{answer[:30]!r} {share:.0%}" for answer, share in summary["top"]) + f" (n={summary['n']})"
 
 
 def _transfer_cell(cell: Mapping[str, Any]) -> str:

@@ -48,9 +48,26 @@ def bench_tables(records: Sequence[Mapping[str, Any]], *, tasks: Sequence[str], 
     return {
         "metric": METRIC, "headline": headline, "tasks": list(tasks), "targets": list(targets),
         "main": main, "drops": drops, "effects": effects, "keywords": keywords, "transfer": transfer,
-        "ranks": ranks,
+        "ranks": ranks, "answers": common_answers(records, headline),
         "accuracy": accuracy_table(records, metric=METRIC, by=("task", "target", "setting", "decoding", "variant")),
     }
+
+
+def common_answers(records: Sequence[Mapping[str, Any]], headline: str, top: int = 2) -> dict[str, dict]:
+    """Per "task|target|variant" in the headline setting, the commonest answers with their share: what a
+    cell's accuracy is made of (a target that says "unknown" to everything scores on unanswerable cases
+    and fails the originals)."""
+    from collections import Counter
+
+    from metrics.normalize import normalize_answer
+
+    counts: dict[str, Counter] = {}
+    for r in records:
+        if r["setting"] == headline and r["decoding"] == "greedy" and not r.get("error"):
+            key = f"{r['task']}|{r['target']}|{r['variant']}"
+            counts.setdefault(key, Counter())[normalize_answer(str(r.get("prediction") or "")) or "(empty)"] += 1
+    return {key: {"n": sum(c.values()), "top": [(a, n / sum(c.values())) for a, n in c.most_common(top)]}
+            for key, c in counts.items()}
 
 
 def main_metrics(tables: Mapping[str, Any]) -> dict[str, float]:
