@@ -58,13 +58,15 @@ def _waits_for(config) -> str:
 
 
 def _print_result(result) -> None:
-    header, rows = result.task.table_rows(result.records)
-    table = Table(title=f"run {result.run_id}")
-    for column in header:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    markdown = getattr(result.task, "markdown", "")  # a task with a report of its own prints it last
+    if not markdown:
+        header, rows = result.task.table_rows(result.records)
+        table = Table(title=f"run {result.run_id}")
+        for column in header:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
     summary = Table(title="metrics", show_header=False)
     shown = getattr(result.task, "summary_metrics", dict)(result.metrics)
     for key, value in sorted(shown.items()):
@@ -72,8 +74,11 @@ def _print_result(result) -> None:
     console.print(summary)
     if len(shown) < len(result.metrics):
         console.print(f"{len(result.metrics) - len(shown)} more metrics (every figure of the report) in MLflow")
+    if markdown:
+        console.print(markdown, markup=False, highlight=False, soft_wrap=True)
+    where = f"report {result.task.dir}/bench.html" if markdown else f"checkpoint runs/{result.run_id}/cases.jsonl"
     console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
-                  f"· checkpoint runs/{result.run_id}/cases.jsonl")
+                  f"· {where}")
 
 
 @app.command()

@@ -156,8 +156,12 @@ class ExperimentConfig(Strict):
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     problems.append(f"options.{loc}: unknown key{hint}")
                 else:
-                    problems.append(f"options.{loc}: {item['msg']}")
+                    message = item["msg"].removeprefix("Value error, ")
+                    problems.append(f"options.{loc}: {message}" if loc else message)
             raise ValueError("; ".join(problems)) from None
+        check = getattr(TASKS[self.task], "check_config", None)
+        if check is not None:  # what a task needs beyond its options (e.g. the bench: targets and a pivot)
+            check(self)
         return self
 
     @model_validator(mode="after")

@@ -103,6 +103,8 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)
     task_cls = TASKS[config.task]
+    if hasattr(task_cls, "drive"):  # a task that runs stages of its own (bench)
+        return task_cls.drive(config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress)
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     resolved = config.model_dump(mode="json")

@@ -1,6 +1,7 @@
 """Task registry: a task glues programs, roles, data and metrics for one kind of experiment."""
 
 from experiments.tasks.answer_swap import AnswerSwapTask
+from experiments.tasks.bench import BenchTask
 from experiments.tasks.compare_pivots import ComparePivotsTask
 from experiments.tasks.context_enrich import ContextEnrichTask
 from experiments.tasks.evaluate import EvaluateTask
@@ -20,4 +21,5 @@ TASKS = {
     "evaluate": EvaluateTask,
     "optimize": OptimizeTask,
     "compare_pivots": ComparePivotsTask,
+    "bench": BenchTask,
 }

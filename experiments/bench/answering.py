@@ -1,0 +1,54 @@
+"""Asking one target the bench's asks: the evaluate task's reader and decodings, one reader per
+demonstration set."""
+
+from __future__ import annotations
+
+import time
+
+import dspy
+
+from experiments.bench.demos import DemoBook
+from experiments.bench.sharing import Ask
+from experiments.errors import error_kind
+from experiments.lm_registry import ResolvedLM
+from experiments.tasks.evaluate import DECODINGS, is_base_model
+from programs.target_reader import TargetReader
+
+# Both few-shot settings use the reader's few-shot prompt; their demonstrations differ.
+READER_SETTING = {"few_shot_clean": "few_shot", "few_shot_adversarial": "few_shot"}
+
+
+class TargetAsker:
+    def __init__(self, target: ResolvedLM, book: DemoBook, base_demos: list[dspy.Example]):
+        self.target = target
+        self.book = book
+        self.base_demos = base_demos
+        self.readers: dict[str, TargetReader] = {}
+
+    def reader(self, demos: str) -> TargetReader:
+        if demos not in self.readers:
+            reader = TargetReader(self.book.get(demos) if demos else [])
+            if is_base_model(self.target):
+                # A base model is prompted by completion: one demonstration shows it the reply shape.
+                for name, predictor in reader.named_predictors():
+                    if name != "few_shot":
+                        predictor.demos = self.base_demos[:1]
+            self.readers[demos] = reader
+        return self.readers[demos]
+
+    def process(self, ask: Ask) -> dict:
+        started = time.perf_counter()
+        record = {"id": ask.id, "target": ask.target, "setting": ask.setting, "decoding": ask.decoding,
+                  "demos": ask.demos, "question": ask.question, "context": ask.context}
+        config = dict(DECODINGS[ask.decoding])
+        if ask.decoding == "sampled":
+            config["rollout_id"] = self.target.config.seed
+        try:
+            with dspy.context(lm=self.target.lm, adapter=self.target.adapter()):
+                out = self.reader(ask.demos)(setting=READER_SETTING.get(ask.setting, ask.setting),
+                                             question=ask.question, context=ask.context, config=config)
+        except Exception as exc:  # noqa: BLE001 - an unparsed or failed answer is that ask's error
+            return {**record, "prediction": None, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500],
+                    "seconds": round(time.perf_counter() - started, 3)}
+        return {**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok",
+                "seconds": round(time.perf_counter() - started, 3)}

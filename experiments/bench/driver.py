@@ -1,0 +1,294 @@
+"""The bench: every generator on one shared seed set, every target on the accepted cases and their
+originals, the papers' tables — as stages under one parent MLflow run, resumable at any stage.
+
+Stages, in order (each a nested MLflow run, its items checkpointed in runs/<bench id>/<stage>/):
+
+1. `calibration` — the judge on held-out control cases (when validation.calibration_controls > 0);
+2. `seeds.<pivot>` — seed selection once per NQ seed and pivot;
+3. `generate.<task>.<pivot>` — each generator with the judge, the seed selection replayed;
+4. `evaluate.<target>` — every distinct call the evaluation needs from that target (experiments.bench.sharing);
+
+then the report (always rebuilt: it makes no LM call). runs/<bench id>/stages.json records which
+stages finished on which inputs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from functools import partial
+
+from experiments.bench.answering import TargetAsker
+from experiments.bench.cases import accepted_cases
+from experiments.bench.demos import DemoBook
+from experiments.bench.generate import build_task, generation_metrics, stage_config
+from experiments.bench.options import SEEDED_TASKS, BenchOptions
+from experiments.bench.records import evaluation_records
+from experiments.bench.report import BenchReport, write_bench_report
+from experiments.bench.seeds import SeedStage
+from experiments.bench.sharing import Plan, plan
+from experiments.bench.stages import StageRunner, clean_metrics, digest, run_cases
+from experiments.bench.summary import stage_rows, task_rows, validity_figure
+from experiments.config import DataConfig, ExperimentConfig
+from experiments.run_store import RunStore
+
+logger = logging.getLogger(__name__)
+
+
+class BenchConfigError(ValueError):
+    """A bench config that cannot run; the message names the field."""
+
+
+def _pivot_configs(config: ExperimentConfig) -> list:
+    pivots = list(config.models.pivots) or ([config.models.pivot] if config.models.pivot else [])
+    if not pivots:
+        raise BenchConfigError("models.pivot: the bench needs a pivot (or models.pivots) to generate cases")
+    if not config.models.targets:
+        raise BenchConfigError("models.targets: the bench needs at least one target to evaluate")
+    for field, items in (("models.pivots", pivots), ("models.targets", config.models.targets)):
+        names = [c.name for c in items]
+        if len(set(names)) != len(names):
+            raise BenchConfigError(f"{field}: each model once, got {names}")
+    return pivots
+
+
+def check_config(config: ExperimentConfig) -> None:
+    _pivot_configs(config)
+    if config.run.executor != "local":
+        # the stages map their cases in this process; a Ray pool per stage is not built yet
+        raise BenchConfigError("run.executor: the bench runs its stages with the local executor; "
+                               "remove `executor: ray` (run.threads and run.local_contexts parallelise it)")
+
+
+def _errors(records: list[dict]) -> int:
+    return sum(str(r.get("status", "")).startswith("error:") for r in records)
+
+
+class Bench:
+    """One invocation of a bench: its data and models, and what each stage hands the next."""
+
+    def __init__(self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool):
+        from experiments.executors import local_split
+        from experiments.lm_registry import build_lm
+        from experiments.runner import load_data
+
+        self.config, self.run_id, self.retry_errors, self.progress = config, run_id, retry_errors, progress
+        self.options = options = BenchOptions.model_validate(config.options)
+        self.store = RunStore(run_id)
+        self.seeded = [t for t in options.tasks if t in SEEDED_TASKS]
+        cf = options.counterfactual_data
+        self.cf_data = DataConfig(source=cf.source, limit=cf.limit if cf.limit is not None else config.data.limit,
+                                  offset=cf.offset)
+        self.nq = load_data(config) if self.seeded else None
+        self.arc = (load_data(config.model_copy(update={"data": self.cf_data}))
+                    if "counterfactual" in options.tasks else None)
+        for name, data in (("data", self.nq), ("options.counterfactual_data", self.arc)):
+            if data is not None and not data.examples:
+                raise BenchConfigError(f"{name}: no cases left to run (filter counts: {data.filter_counts})")
+        split = local_split(config.run)
+        self.pivots = {c.name: build_lm(c, "pivot", split) for c in _pivot_configs(config)}
+        self.judge_lm = build_lm(config.models.judge, "judge", split) if config.models.judge else None
+        self.targets = {c.name: build_lm(c, "target", split) for c in config.models.targets}
+        self.judge = self.judge_params = None
+        if self.judge_lm is not None:
+            from experiments.judging.params import judge_from, resolve_params
+
+            self.judge_params = resolve_params(self.judge_lm, config.validation.judge_params)
+            self.judge = judge_from(self.judge_params)
+        self.stages: StageRunner | None = None
+
+    @property
+    def labelled(self) -> dict:
+        return {**{f"pivot/{n}": lm for n, lm in self.pivots.items()},
+                **({"judge": self.judge_lm} if self.judge_lm else {}),
+                **{f"target/{n}": lm for n, lm in self.targets.items()}}
+
+    def data_of(self, task: str):
+        return self.arc if task == "counterfactual" else self.nq
+
+    def loop_config(self, stage: str) -> ExperimentConfig:
+        """What the runner's case loop reads: error budget, threads, and the stage's name for its bar."""
+        return self.config.model_copy(update={"task": stage})
+
+    # -- stages ---------------------------------------------------------------------------------------
+
+    def calibrate(self) -> dict[str, float]:
+        v = self.config.validation
+        if self.judge_lm is None or not v.calibration_controls:
+            return {}
+        from experiments.judging.calibration import calibrate
+
+        def work(store: RunStore) -> dict[str, float]:
+            metrics = calibrate(self.judge_lm, self.judge, v.calibration_controls, v.min_judge_accuracy,
+                                v.calibration_source, self.progress)
+            return {**metrics, "items": sum(v for k, v in metrics.items() if k.endswith(".n"))}
+
+        return self.stages.run("calibration", digest([v.calibration_controls, v.calibration_source]), work)
+
+    def select_seeds(self) -> dict[str, list[dict]]:
+        """Per pivot, the seed-selection records the NQ generators replay."""
+        out: dict[str, list[dict]] = {}
+        for name, pivot in self.pivots.items() if self.seeded else ():
+            stage = f"seeds.{name}"
+            self.stages.run(stage, digest([e.id for e in self.nq.examples]),
+                            partial(self._seeds_stage, stage=stage, pivot=pivot))
+            out[name] = self.stages.store(stage).records()
+        return out
+
+    def _seeds_stage(self, store: RunStore, *, stage: str, pivot) -> dict[str, float]:
+        records, new = run_cases(SeedStage(pivot), self.nq.examples, store, self.loop_config(stage),
+                                 self.retry_errors, self.progress)
+        return {"items": len(records), "new_items": new, "seeds": len(records), "errors": _errors(records),
+                "seeds_open_correct": sum(bool(r.get("open_correct")) for r in records)}
+
+    def generate(self, seeds: dict[str, list[dict]], calibration: dict[str, float]):
+        """Every generator with every pivot: accepted cases per task, each stage's metrics and validity."""
+        cases: dict[str, list] = {}
+        metrics: dict[tuple[str, str], dict[str, float]] = {}
+        validity: dict[tuple[str, str], str] = {}
+        for task in self.options.tasks:
+            options = self.options.generators.get(task, {})
+            for name, pivot in self.pivots.items():
+                stage = f"generate.{task}.{name}"
+                replay = seeds.get(name) if task in SEEDED_TASKS else None
+                inputs = digest([[e.id for e in self.data_of(task).examples], options,
+                                 [[r["id"], r["status"]] for r in replay or []]])
+                metrics[(task, name)] = self.stages.run(stage, inputs, partial(
+                    self._generate_stage, stage=stage, task=task, pivot=pivot, options=options, replay=replay))
+                store = self.stages.store(stage)
+                validity[(task, name)] = validity_figure(store.run_id, calibration)
+                cases.setdefault(task, []).extend(accepted_cases(store))
+        return cases, metrics, validity
+
+    def _generate_stage(self, store: RunStore, *, stage: str, task: str, pivot, options: dict,
+                        replay: list[dict] | None) -> dict[str, float]:
+        from experiments import tracking
+
+        data = self.cf_data if task == "counterfactual" else self.config.data
+        store.write_config(stage_config(self.config, task, data, pivot.config, options).model_dump(mode="json"))
+        generator = build_task(task, pivot, self.judge_lm, self.judge, options, replay)
+        records, new = run_cases(generator, self.data_of(task).examples, store, self.loop_config(stage),
+                                 self.retry_errors, self.progress)
+        tracking.log_programs(generator.programs(), {"": pivot.adapter()})
+        return {**generation_metrics(generator, records), "items": len(records), "new_items": new}
+
+    def evaluate(self, the_plan: Plan, book: DemoBook) -> dict[str, dict]:
+        """Every target's answers to its distinct asks, by ask id."""
+        base_demos = self._base_demos()
+        answers: dict[str, dict] = {}
+        for name, target in self.targets.items():
+            stage, asks = f"evaluate.{name}", the_plan.asks_for(name)
+            self.stages.run(stage, digest(a.id for a in asks), partial(
+                self._evaluate_stage, stage=stage, asker=TargetAsker(target, book, base_demos), asks=asks))
+            answers.update({r["id"]: r for r in self.stages.store(stage).records()})
+        return answers
+
+    def _evaluate_stage(self, store: RunStore, *, stage: str, asker: TargetAsker, asks: list) -> dict[str, float]:
+        from experiments import tracking
+
+        records, new = run_cases(asker, asks, store, self.loop_config(stage), self.retry_errors, self.progress)
+        if asker.readers:
+            tracking.log_programs({f"reader.{k or 'zero_shot'}".replace(":", "_"): r for k, r in asker.readers.items()},
+                                  {"": asker.target.adapter()})
+        return {"items": len(records), "new_items": new, "asks": len(asks), "errors": _errors(records)}
+
+    def _base_demos(self) -> list:
+        """One demonstration for completion-prompted base models, from NQ rows the bench does not use."""
+        from experiments.tasks.evaluate import demo_pool, is_base_model
+
+        if not any(is_base_model(t) for t in self.targets.values()):
+            return []
+        exclude = {e.id for data in (self.nq, self.arc) if data is not None for e in data.examples}
+        return demo_pool(self.config.data.source if self.nq is not None else "nq", exclude, 1, self.options.seed)
+
+    # -- the whole run --------------------------------------------------------------------------------
+
+    def run(self):
+        import mlflow
+
+        from experiments import tracking
+        from experiments.runner import RunResult
+
+        started = time.perf_counter()
+        tags = {tracking.RUN_ID_TAG: self.run_id, "reeval.task": self.config.task, **tracking.git_state()}
+        with tracking.parent_run(f"reeval/{self.config.name}", self.run_id, tags) as parent:
+            self._log_inputs()
+            self.stages = StageRunner(self.store, self.labelled, self.run_id, self.retry_errors)
+            calibration = self.calibrate()
+            seeds = self.select_seeds()
+            cases, generation, validity = self.generate(seeds, calibration)
+            book = DemoBook(cases, self.options.k_shots, self.options.seed)
+            the_plan = plan(cases, self.options, list(self.targets), book)
+            records = evaluation_records(the_plan, self.evaluate(the_plan, book))
+            metrics, report = self._report(records, the_plan, cases, generation, validity,
+                                           time.perf_counter() - started)
+            mlflow.log_metrics(clean_metrics({**metrics, **report.metrics}))
+            mlflow.log_artifacts(str(report.dir), artifact_path="report")
+            mlflow.log_artifact(str(self.store.dir / "stages.json"), artifact_path="stages")
+        new_items = int(metrics.pop("new_items"))
+        return RunResult(self.run_id, parent.info.run_id, records, metrics, new_items, metrics["wall_seconds"], report)
+
+    def _log_inputs(self) -> None:
+        import mlflow
+
+        from experiments import tracking
+
+        resolved = self.config.model_dump(mode="json")
+        tracking.log_params(tracking.flatten(resolved))
+        mlflow.log_dict(resolved, "config.json")
+        mlflow.log_dict({label: lm.identity() for label, lm in self.labelled.items()}, "models.json")
+        for label, source, data in (("seeds", self.config.data.source, self.nq),
+                                    ("counterfactual", self.cf_data.source, self.arc)):
+            if data is not None:
+                tracking.log_dataset(data.examples, source, str(data.path), data.sha256, label)
+        if self.judge_params is not None:
+            from experiments.judging.params import describe
+
+            tracking.log_params(describe(self.judge_params))
+
+    def _report(self, records, the_plan: Plan, cases, generation, validity, seconds: float):
+        from experiments import tracking
+
+        ran = self.stages.ran
+        stage_metrics = {name: self.stages.ledger.stages[name]["metrics"] for name in ran}  # in running order
+        ran_now = [s for s, did in ran.items() if did]
+        seed_calls = sum(m.get("lm.calls", 0.0) for s, m in stage_metrics.items() if s.startswith("seeds."))
+        n_seeds = len(self.nq.examples) if self.nq is not None else 0
+        sharing = {
+            "seeds": {"calls": seed_calls, "seeds": n_seeds, "pivots": len(self.pivots),
+                      "per_seed": seed_calls / max(1, n_seeds * len(self.pivots)), "generators": len(self.seeded),
+                      "saved": seed_calls * (len(self.seeded) - 1)} if self.seeded else None,
+            "asks": the_plan.counts(), "skipped": the_plan.skipped,
+        }
+        metrics = {
+            "wall_seconds": seconds, "stages_run": len(ran_now), "stages_reused": len(ran) - len(ran_now),
+            "lm.calls": sum(stage_metrics[s].get("lm.calls", 0.0) for s in ran_now),
+            "lm.calls_all_stages": sum(m.get("lm.calls", 0.0) for m in stage_metrics.values()),
+            "lm.seconds_all_stages": sum(m.get("lm.seconds", 0.0) for m in stage_metrics.values()),
+            "evaluations": len(records), "target_asks": len(the_plan.asks),
+            "target_calls_saved_by_sharing": sharing["asks"]["saved"],
+            "new_items": sum(stage_metrics[s].get("new_items", 0) for s in ran_now),
+        }
+        if sharing["seeds"]:
+            metrics.update({"seed_selection.calls": seed_calls,
+                            "seed_selection.calls_per_seed": sharing["seeds"]["per_seed"],
+                            "seed_selection.calls_saved_by_sharing": sharing["seeds"]["saved"]})
+        info = task_rows(self.options.tasks, list(self.pivots),
+                         {t: len(self.data_of(t).examples) for t in self.options.tasks}, generation,
+                         {t: len(c) for t, c in cases.items()}, validity)
+        report: BenchReport = write_bench_report(
+            self.store.dir / "report", records, tasks=self.options.tasks, targets=list(self.targets),
+            headline=self.options.headline, tasks_info=info, stages=stage_rows(stage_metrics, ran), sharing=sharing,
+            run_info={"run_id": self.run_id, "config": self.config.name, **tracking.git_state()})
+        return metrics, report
+
+
+def run_bench(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
+              retry_errors: bool = False, progress: bool = True):
+    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
+    store = RunStore(run_id)
+    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
+        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
+    bench = Bench(config, run_id, retry_errors, progress)
+    store.write_config(config.model_dump(mode="json"))
+    return bench.run()

@@ -1,0 +1,112 @@
+"""What a bench runs: which generators, on which data, and which prompt settings each task's cases
+(and their originals) are put to. Every list here multiplies target calls, so a user trims them here."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Task = Literal["answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual"]
+Setting = Literal["closed_book", "open_book", "opinion", "cot", "task_instruction", "few_shot_clean",
+                  "few_shot_adversarial"]
+
+TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual")
+# Generators that perturb NQ seeds: they share one seed selection per seed and pivot.
+SEEDED_TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent")
+FEW_SHOT: tuple[str, ...] = ("few_shot_clean", "few_shot_adversarial")
+
+# The settings the papers report. ReEval/AutoDebug: closed-book, open-book zero-shot, the opinion
+# prompt and few-shot with clean vs adversarial demonstrations (AutoDebug Table 6). FaithEval: open
+# book with and without the task instruction and chain of thought; sampled decoding in PAPER_SAMPLED.
+PAPER_SETTINGS: dict[str, list[str]] = {
+    "answer_swap": ["closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"],
+    "context_enrich": ["closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"],
+    "unanswerable": ["open_book", "task_instruction", "cot"],
+    "inconsistent": ["open_book", "task_instruction", "cot"],
+    "counterfactual": ["closed_book", "open_book", "cot"],
+}
+PAPER_SAMPLED: dict[str, list[str]] = {
+    "unanswerable": ["open_book", "task_instruction"],
+    "inconsistent": ["open_book", "task_instruction"],
+    "counterfactual": ["open_book"],
+}
+
+
+class CounterfactualData(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    source: str = Field("arc_challenge", description="multiple-choice questions: a shipped name or a JSONL path")
+    limit: int | None = Field(None, description="questions; default: data.limit")
+    offset: int = Field(0, ge=0)
+
+    @field_validator("source")
+    @classmethod
+    def _exists(cls, source: str) -> str:
+        from experiments.data import resolve_dataset
+
+        try:
+            resolve_dataset(source)
+        except (ValueError, FileNotFoundError, KeyError) as exc:
+            raise ValueError(str(exc)) from None
+        return source
+
+
+class BenchOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tasks: list[Task] = Field(list(TASKS), description="generators to run (NQ seeds; counterfactual on ARC)")
+    counterfactual_data: CounterfactualData = CounterfactualData()
+    generators: dict[Task, dict[str, Any]] = Field(
+        default_factory=dict, description="each generator's own options, as in its single-task config")
+    settings: dict[Task, list[Setting]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in PAPER_SETTINGS.items()},
+        description="per task: prompt settings its cases and their originals are put to, greedy")
+    sampled: dict[Task, list[Setting]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in PAPER_SAMPLED.items()},
+        description="per task: settings asked again with sampled decoding (temperature 0.3, top-p 0.9)")
+    headline: Setting = Field("open_book", description="the setting of the main table, transfer matrix and ranks")
+    k_shots: int = Field(2, ge=1, description="demonstrations in the few-shot settings")
+    seed: int = Field(0, description="draws the demonstrations")
+
+    @field_validator("tasks")
+    @classmethod
+    def _distinct(cls, tasks: list[str]) -> list[str]:
+        if len(set(tasks)) != len(tasks):
+            raise ValueError("each task once")
+        return tasks
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BenchOptions:
+        from pydantic import ValidationError
+
+        from experiments.tasks import TASKS as REGISTRY
+
+        problems = []
+        for task, options in self.generators.items():
+            try:
+                REGISTRY[task].Options.model_validate(options)
+            except ValidationError as exc:
+                problems += [f"options.generators.{task}.{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                             for e in exc.errors()]
+        for field in ("settings", "sampled"):
+            for task, settings in getattr(self, field).items():
+                if task == "counterfactual" and set(settings) & set(FEW_SHOT):
+                    problems.append(f"options.{field}.counterfactual: few-shot settings need an open-book original; "
+                                    "counterfactual cases have a closed-book twin instead")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def plan(self) -> list[tuple[str, str, str]]:
+        """(task, setting, decoding) for every task that runs, greedy first."""
+        out = []
+        for task in self.tasks:
+            out += [(task, s, "greedy") for s in self.settings_of(task)]
+            out += [(task, s, "sampled") for s in self.sampled_of(task)]
+        return out
+
+    # A task left out of `settings` / `sampled` keeps the papers' list; an empty list turns it off.
+    def settings_of(self, task: str) -> list[str]:
+        return list(self.settings.get(task, PAPER_SETTINGS[task]))
+
+    def sampled_of(self, task: str) -> list[str]:
+        return list(self.sampled.get(task, PAPER_SAMPLED.get(task, [])))

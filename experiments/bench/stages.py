@@ -1,0 +1,150 @@
+"""Stages of a bench: each one a nested MLflow run, its items checkpointed in its own run store, and
+its completion recorded in the bench's ledger (runs/<bench id>/stages.json).
+
+A stage counts as finished only for the inputs it finished on (a digest of them): a bench resumed
+after a kill skips every finished stage without loading or calling anything, and picks an
+unfinished one up from its checkpoint. The ledger also keeps what each stage cost (LM calls,
+tokens, seconds), so a resumed bench still reports the whole run's cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from experiments.errors import check_budget
+from experiments.run_store import RunStore
+
+logger = logging.getLogger(__name__)
+
+LEDGER_FILE = "stages.json"
+USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
+
+
+def digest(items: Iterable[Any]) -> str:
+    """What a stage's result depends on, as a short hash."""
+    blob = json.dumps(list(items), sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def stage_dir_name(stage: str) -> str:
+    # Provider model names carry "/": a stage's folder must stay one level below the bench's.
+    return stage.replace("/", "__")
+
+
+class Ledger:
+    """stages.json: {stage: {inputs, metrics, finished_at}}, replaced atomically on every write."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.stages: dict[str, dict] = json.loads(path.read_text()) if path.exists() else {}
+
+    def finished(self, stage: str, inputs: str) -> dict | None:
+        entry = self.stages.get(stage)
+        return entry if entry is not None and entry.get("inputs") == inputs else None
+
+    def finish(self, stage: str, inputs: str, metrics: dict[str, float]) -> dict:
+        entry = {"inputs": inputs, "metrics": metrics,
+                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        self.stages[stage] = entry
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(self.stages, indent=1, sort_keys=True))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+        return entry
+
+
+def clean_metrics(metrics: dict[str, float]) -> dict[str, float]:
+    """MLflow refuses some characters model names carry (":" in "llama3.1:8b")."""
+    from experiments.validity.inputs import metric_key
+
+    return {metric_key(k): float(v) for k, v in metrics.items() if v == v}  # v == v: not NaN
+
+
+def usage_totals(lms: dict[str, Any]) -> dict[str, float]:
+    """Real (uncached) LM work so far, per LM label and in total; local engines count it, cached calls
+    never reach them. Provider LMs report nothing here."""
+    out: dict[str, float] = dict.fromkeys((f"lm.{k}" for k in USAGE_KEYS), 0.0)
+    for label, resolved in lms.items():
+        usage = resolved.usage()
+        for key in USAGE_KEYS:
+            value = float(usage.get(key, 0.0))
+            out[f"lm.{label}.{key}"] = value
+            out[f"lm.{key}"] += value
+    return out
+
+
+class StageRunner:
+    """Runs stages in order under the bench's parent MLflow run."""
+
+    def __init__(self, bench: RunStore, lms: dict[str, Any], run_id: str, retry_errors: bool = False):
+        self.bench = bench
+        self.ledger = Ledger(bench.dir / LEDGER_FILE)
+        self.lms = lms
+        self.run_id = run_id
+        self.retry_errors = retry_errors
+        self.ran: dict[str, bool] = {}  # stage -> ran in this invocation (False: reused from the ledger)
+
+    def store(self, stage: str) -> RunStore:
+        return RunStore(f"{self.bench.run_id}/{stage_dir_name(stage)}", root=self.bench.dir.parent)
+
+    def run(self, stage: str, inputs: str, work: Callable[[RunStore], dict[str, float]]) -> dict[str, float]:
+        """`work(store)` does what is left (its store holds the checkpoint) and returns the stage's metrics."""
+        import mlflow
+
+        from experiments import tracking
+
+        store = self.store(stage)
+        done = self.ledger.finished(stage, inputs)
+        if done is not None and not (self.retry_errors and done["metrics"].get("errors", 0)):
+            with tracking.nested_run(stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage,
+                                             "reeval.stage.reused": "true"}):
+                mlflow.log_metrics(clean_metrics(done["metrics"]))
+            self.ran[stage] = False
+            logger.info("stage %s: finished earlier, reused", stage)
+            return done["metrics"]
+        before = usage_totals(self.lms)
+        started = time.perf_counter()
+        with tracking.nested_run(stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage,
+                                         "reeval.stage.reused": "false"}):
+            try:
+                metrics = dict(work(store))
+            finally:
+                store.close()
+            after = usage_totals(self.lms)
+            metrics.update({k: round(after[k] - before.get(k, 0.0), 3) for k in after
+                            if after[k] - before.get(k, 0.0)})
+            metrics.setdefault("lm.calls", 0.0)
+            metrics["wall_seconds"] = round(time.perf_counter() - started, 3)
+            mlflow.log_metrics(clean_metrics(metrics))
+        self.ledger.finish(stage, inputs, metrics)
+        self.ran[stage] = True
+        return metrics
+
+
+def run_cases(unit, examples: list, store: RunStore, config, retry_errors: bool,
+              progress: bool) -> tuple[list[dict], int]:
+    """Map `unit.process` over the examples not yet checkpointed; the store's records of all of them, and
+    how many were done now."""
+    from experiments.executors.local import LocalExecutor
+    from experiments.runner import _map_cases
+
+    done = store.finished_ids(retry_errors=retry_errors)
+    todo = [e for e in examples if e.id not in done]
+    with LocalExecutor(unit, config.run.threads) as executor:
+        _map_cases(executor, todo, store, config, progress)
+    ids = {e.id for e in examples}
+    records = [r for r in store.records() if r["seed_id"] in ids]
+    # A stage resumed near its end must still respect the budget over everything it holds.
+    check_budget(records, config.run.error_budget, config.run.min_cases_before_budget)
+    return records, len(todo)
