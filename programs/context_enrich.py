@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import dspy
 
 from metrics.checks import mentions, mentions_any_form
-from metrics.evidence_checks import carries_subject, competing_candidates, opens_with_pronoun
+from metrics.evidence_checks import carries_subject, competing_candidates, names_all, opens_with_pronoun, question_names
 from metrics.normalize import normalize_answer
 from programs.sentences import sentence_at, split_sentences
 from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSupportingSentence
@@ -24,12 +24,16 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # 2: the kept evidence carries the question's subject and a pronoun's antecedent; retrieved passages
 # that offer another candidate of the answer's type are skipped for the next ones; the merged passage
 # is checked for such candidates by type (dates, numbers, names), not only for years.
-VERSION = "context_enrich/3"
+# 4: the kept evidence names every name the question asks about, read off the evidence's capitals,
+# within a window of sentences around the answer (forwards too: "... King of Sardinia until 17 March
+# 1861. At that point, he assumed the title of King of Italy"); its first sentence never leans on a
+# cut-off antecedent.
+VERSION = "context_enrich/4"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
 FETCH_FACTOR = 4
-MAX_ANTECEDENTS = 2
+MAX_KEPT_SENTENCES = 4  # the answer sentence, two antecedents, one naming sentence (as in context_enrich/3)
 FOCUSES = ("question", "evidence")
 
 
@@ -69,10 +73,12 @@ class KeptEvidence:
 
 def kept_evidence(evidence: str, candidate: str, question: str, answers: list[str],
                   answer_start: int | None) -> KeptEvidence:
-    """The evidence to keep: a sentence holding the answer (the LM's pick, else the one at the answer
-    span, else any), preceded by the sentence before it while it opens with a pronoun (its antecedent,
-    at most MAX_ANTECEDENTS), and by one more when only that one names the question's subject. A span
-    that still does not carry the subject is refused; other answer sentences are tried first."""
+    """The evidence to keep verbatim: the shortest run of at most MAX_KEPT_SENTENCES sentences around a
+    sentence holding the answer (the LM's pick first, else the one at the answer span, else any) that
+    names every name the question asks about (`question_names`: "Nagarjuna Sagar", "Orange Is the New
+    Black"), carries a subject word, and does not open with a pronoun whose antecedent was cut off. An
+    answer sentence about "the dam" or "the service" alone is refused: inserted into background about
+    another dam, it reads as that dam's."""
     sentences = split_sentences(evidence)
     if not sentences:
         return KeptEvidence(None, True, "no_supporting_sentence")
@@ -81,16 +87,19 @@ def kept_evidence(evidence: str, candidate: str, question: str, answers: list[st
     if picked is None or not holding:
         return KeptEvidence(None, True, "no_supporting_sentence")
     first = next((i for i in holding if sentences[i].text == picked), holding[0])
+    names = question_names(question, evidence)
     for index in [first, *(i for i in holding if i != first)]:
-        start = index
-        while start > 0 and index - start < MAX_ANTECEDENTS and opens_with_pronoun(sentences[start].text):
-            start -= 1
-        span = evidence[sentences[start].start:sentences[index].end].strip()
-        if not carries_subject(span, question) and start > 0 and carries_subject(sentences[start - 1].text, question):
-            start -= 1
-            span = evidence[sentences[start].start:sentences[index].end].strip()
-        if carries_subject(span, question):
-            return KeptEvidence(span, fallback or index != first, None, index - start + 1)
+        for size in range(1, MAX_KEPT_SENTENCES + 1):
+            # backwards first: a subject is usually named before what is said about it
+            for start in range(index - size + 1, index + 1):
+                end = start + size - 1
+                if start < 0 or end >= len(sentences):
+                    continue
+                if start > 0 and opens_with_pronoun(sentences[start].text):
+                    continue
+                span = evidence[sentences[start].start:sentences[end].end].strip()
+                if carries_subject(span, question) and names_all(span, names):
+                    return KeptEvidence(span, fallback or index != first, None, size)
     return KeptEvidence(None, True, "supporting_sentence_off_topic")
 
 
