@@ -75,6 +75,10 @@ def task_config(root: Path, task: str, api_base: str) -> Path:
                      "data": {**data, "limit": 6}, "validation": no_calibration,
                      "options": {"optimizers": ["bootstrap_fewshot"], "train": 2, "val": 2, "test": 2,
                                  "max_demos": 1}},
+        "bench": {"models": {"pivot": pivot, "judge": judge, "targets": targets[:1]}, "data": data,
+                  "validation": no_calibration,
+                  "options": {"tasks": ["answer_swap", "unanswerable"],
+                              "settings": {"answer_swap": ["open_book"], "unanswerable": ["open_book"]}}},
     }[task]
     path = root / f"{task}.yaml"
     path.write_text(yaml.safe_dump({"name": f"{task}-secrets", "task": task, **body}))
