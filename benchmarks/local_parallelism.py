@@ -51,9 +51,9 @@ def main() -> None:
     os.environ.setdefault("MLFLOW_TRACKING_URI", f"sqlite:///{scratch}/mlflow.db")
     os.environ.setdefault("DSPY_CACHEDIR", os.path.join(scratch, "dspy"))
 
-    from experiments import llama_engine
     from experiments.config import load_config
-    from experiments.llama_pool import available_cores
+    from experiments.lm import engine as llama_engine
+    from experiments.lm.pool import available_cores
     from experiments.runner import run_experiment
 
     cores = available_cores()

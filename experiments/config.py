@@ -60,7 +60,7 @@ class LMConfig(Strict):
     @field_validator("name")
     @classmethod
     def _known_model(cls, name: str) -> str:
-        from experiments.local_models import get_spec
+        from experiments.lm.roster import get_spec
 
         if "/" not in name:
             get_spec(name)  # raises with "did you mean"

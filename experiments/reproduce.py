@@ -59,7 +59,7 @@ def check_inputs(mlflow_run, config, models: dict, allow_code_change: bool = Fal
     from experiments.case_sets import is_run_source
     from experiments.config import ExperimentConfig
     from experiments.data import content_sha256, resolve_dataset
-    from experiments.local_models import ROSTER
+    from experiments.lm.roster import ROSTER
     from experiments.runner import load_data
     from experiments.tracking import git_state
 

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from experiments.config import ConfigError, ExperimentConfig
 from experiments.errors import check_budget
 from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
-from experiments.offline import apply_offline_defaults
+from experiments.lm.offline import apply_offline_defaults
 from experiments.run_store import RunStore
 from metrics.status import status_counts
 
@@ -74,7 +74,7 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
 
 def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[str, ...] = ()):
-    from experiments.lm_registry import build_lm
+    from experiments.lm.registry import build_lm
 
     split = local_split(config.run)
     lms = {}

@@ -7,7 +7,7 @@ import logging
 
 import dspy
 
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from programs.judge import CaseJudge, judge_status
 from programs.multiple_choice import unlettered
 

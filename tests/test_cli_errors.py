@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from experiments import failures
 from experiments.cli import app
-from tests.test_local_models import fake_roster
+from tests.test_roster import fake_roster
 
 CONTEXT = "The Eiffel Tower was completed in 1889 and stands on the Champ de Mars in Paris, France, near the Seine."
 
@@ -179,7 +179,7 @@ def test_damaged_case_line_names_file_and_line(isolated):
 
 
 def test_model_not_installed(isolated, monkeypatch):
-    from experiments import local_models
+    from experiments.lm import roster as local_models
 
     spec = local_models.LocalModelSpec("ghost", "t", ("no_such_weights_part1",), "g.gguf", "0" * 64, None, True, ())
     monkeypatch.setitem(local_models.ROSTER, "ghost", spec)

@@ -9,7 +9,7 @@ import yaml
 
 from experiments import runner
 from experiments.config import LMConfig, load_config
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 
 CASES = [

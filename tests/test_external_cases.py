@@ -13,7 +13,7 @@ from experiments import runner
 from experiments.config import ExperimentConfig, LMConfig, load_config
 from experiments.data import DataError
 from experiments.external_cases import load_external_cases
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 
 FIXTURES = Path(__file__).parent / "fixtures"

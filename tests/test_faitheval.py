@@ -1,7 +1,7 @@
 import dspy
 
 from experiments.config import LMConfig
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_record
 from programs.faitheval import Counterfactual, Inconsistent, Unanswerable, counterfactual_checks
 from programs.judge import SKIPPED, CaseJudge, judge_status

@@ -8,13 +8,13 @@ import dspy
 import numpy as np
 import pytest
 
-from experiments import llama_engine
 from experiments.config import LMConfig
 from experiments.judging import controls as ctl
 from experiments.judging.calibration import calibrate, calibration_metrics
 from experiments.judging.fit import auc, fit_and_measure, fit_threshold, markdown
 from experiments.judging.params import JudgeParamsError, describe, make_judge, resolve_params
-from experiments.lm_registry import ResolvedLM
+from experiments.lm import engine as llama_engine
+from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_record
 from programs.judge import (
     NONE_OPTION,
@@ -384,7 +384,7 @@ def test_calibration_metrics_per_condition_and_warning(caplog):
 
 def test_params_resolution(tmp_path, monkeypatch):
     from experiments.judging import params as params_module
-    from experiments.lm_registry import build_lm
+    from experiments.lm.registry import build_lm
 
     local = build_lm(LMConfig(name="qwen2.5-1.5b"), "judge")
     fitted = {"judge": {"file_sha256": local.identity()["file_sha256"]},

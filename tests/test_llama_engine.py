@@ -3,9 +3,9 @@
 import dspy
 import pytest
 
-from experiments import llama_engine
 from experiments.config import LMConfig
-from experiments.lm_registry import build_lm
+from experiments.lm import engine as llama_engine
+from experiments.lm.registry import build_lm
 from programs.seed_selection import SeedSelection
 from tests.fakes import FakeLlama
 

@@ -8,9 +8,11 @@ import mlflow
 import pytest
 import yaml
 
-from experiments import llama_engine, llama_pool, runner
+from experiments import runner
 from experiments.config import load_config
-from experiments.llama_pool import ContextPool, CoreSplit, available_cores, decoding_slots, plan_split
+from experiments.lm import engine as llama_engine
+from experiments.lm import pool as llama_pool
+from experiments.lm.pool import ContextPool, CoreSplit, available_cores, decoding_slots, plan_split
 from experiments.run_store import RunStore
 from tests.fakes import ConcurrencyProbe, PromptFakeLlama
 

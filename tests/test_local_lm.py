@@ -4,7 +4,7 @@ import dspy
 import pytest
 
 from experiments.config import LMConfig
-from experiments.lm_registry import build_lm
+from experiments.lm.registry import build_lm
 from programs.seed_selection import SeedSelection
 
 pytestmark = pytest.mark.local_lm

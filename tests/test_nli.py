@@ -6,7 +6,7 @@ import pytest
 
 from experiments import nli
 from experiments.config import LMConfig
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from metrics.evaluation import score_record
 
 

@@ -159,7 +159,7 @@ def test_the_guard_keeps_tests_off_the_network(provider_env):
 def test_usage_a_ray_worker_reports_is_merged_into_the_provider_meter():
     from experiments.config import LMConfig
     from experiments.executors import merge_usage
-    from experiments.lm_registry import build_lm
+    from experiments.lm.registry import build_lm
 
     target = build_lm(LMConfig(name="openai/gpt-4o-mini"), "target")
     worker = {"calls": 3, "prompt_tokens": 33, "completion_tokens": 15, "seconds": 1.5, "truncated": 0,

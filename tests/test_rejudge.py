@@ -8,7 +8,7 @@ import pytest
 from experiments import runner
 from experiments.config import LMConfig
 from experiments.judging.rejudge import RejudgeError, params_digest, rejudge
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 from experiments.tracking import find_runs
 from tests.test_tasks_end_to_end import config_for, scripted  # noqa: F401 - fixture
@@ -16,7 +16,7 @@ from tests.test_tasks_end_to_end import config_for, scripted  # noqa: F401 - fix
 
 def _extract_lm(monkeypatch):
     lm = dspy.utils.DummyLM({"`answers`": {"answers": []}}, adapter=dspy.JSONAdapter())
-    monkeypatch.setattr("experiments.lm_registry.build_lm",
+    monkeypatch.setattr("experiments.lm.registry.build_lm",
                         lambda config, role, n_threads=None: ResolvedLM(role, LMConfig(name="dummy/judge"), lm, None))
 
 

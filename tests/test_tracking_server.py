@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from experiments import runner
 from experiments.cli import app
 from experiments.config import LMConfig
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 from tests.browser import free_port
 from tests.test_tasks_end_to_end import scripted_lm

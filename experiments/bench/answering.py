@@ -10,7 +10,7 @@ import dspy
 from experiments.bench.demos import DemoBook
 from experiments.bench.sharing import Ask
 from experiments.errors import error_kind
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.tasks.evaluate import DECODINGS, is_base_model
 from programs.target_reader import TargetReader
 

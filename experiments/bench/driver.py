@@ -69,7 +69,7 @@ class Bench:
 
     def __init__(self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool):
         from experiments.executors import local_split
-        from experiments.lm_registry import build_lm
+        from experiments.lm.registry import build_lm
         from experiments.runner import load_data
 
         self.config, self.run_id, self.retry_errors, self.progress = config, run_id, retry_errors, progress

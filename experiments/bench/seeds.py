@@ -11,7 +11,7 @@ import time
 
 import dspy
 
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.tasks.seeded import select_seed
 from programs.seed_selection import SeedSelection
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from experiments.config import RunConfig
 from experiments.executors.errors import ExecutorError
 from experiments.executors.worker import WorkerSpec, build_task, process_case, role_lms
-from experiments.llama_pool import CoreSplit, plan_split
+from experiments.lm.pool import CoreSplit, plan_split
 
 __all__ = ["ExecutorError", "WorkerSpec", "build_task", "local_split", "make_executor", "merge_usage",
            "process_case", "role_lms"]
@@ -35,7 +35,7 @@ def merge_usage(lms: dict, usage: dict[str, dict]) -> None:
     """Counts made by other processes (Ray actors) into the run's own engines, so the metrics
     `lm.<role>.calls/tokens/seconds` mean the same whatever the executor."""
     for label, resolved in role_lms(lms):
-        # a local model's engine counts, a provider LM's meter (experiments/usage.py)
+        # a local model's engine counts, a provider LM's meter (experiments/lm/usage.py)
         counts = resolved.engine.stats if resolved.engine is not None else getattr(resolved.lm, "meter", None)
         if counts is not None and label in usage:
             counts.merge(usage[label])

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from experiments.config import RunConfig
 from experiments.executors.errors import ExecutorError
 from experiments.executors.worker import CaseWorker, WorkerSpec
-from experiments.offline import OFFLINE_DEFAULTS
+from experiments.lm.offline import OFFLINE_DEFAULTS
 
 logger = logging.getLogger(__name__)
 

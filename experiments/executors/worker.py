@@ -72,7 +72,7 @@ class CaseWorker:
     """A Ray actor's body: builds the task once (models load on their first call), runs cases."""
 
     def __init__(self, spec: WorkerSpec):
-        from experiments.offline import apply_offline_defaults
+        from experiments.lm.offline import apply_offline_defaults
 
         apply_offline_defaults()
         from experiments.config import ExperimentConfig

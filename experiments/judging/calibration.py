@@ -8,7 +8,7 @@ import logging
 from tqdm import tqdm
 
 from experiments.judging.controls import CONDITIONS, calibration_seeds, control_cases, other_answer_pool
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from programs.judge import CaseJudge
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from programs.judge import DEFAULT_PARAMS, METHODS, CaseJudge
 
 logger = logging.getLogger(__name__)

@@ -67,7 +67,7 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
     from tqdm import tqdm
 
     from experiments.judging.params import judge_from, resolve_params
-    from experiments.lm_registry import build_lm
+    from experiments.lm.registry import build_lm
     from experiments.validation import judge_record
 
     store = RunStore(run_id)

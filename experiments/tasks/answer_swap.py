@@ -9,7 +9,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.compiled import load_compiled
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.answer_swap import VERSION, AnswerSwap
 from programs.seed_selection import SeedSelection

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from experiments.attack import GENERATORS, AttackScorer
 from experiments.config import ConfigError
 from experiments.errors import error_kind
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
+from experiments.lm.usage import measured
 from experiments.tasks.seeded import SEED_RULES, select_seed
-from experiments.usage import measured
 from metrics.attack import attack_summary, flat_metrics, format_rate, is_valid
 from programs.seed_selection import SeedSelection
 

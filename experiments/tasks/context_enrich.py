@@ -8,7 +8,7 @@ from typing import Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.context_enrich import VERSION, ContextEnrich
 from programs.seed_selection import SeedSelection

@@ -14,7 +14,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.errors import error_kind
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from metrics.evaluation import answer_position, score_record
 from programs.target_reader import TargetReader
 

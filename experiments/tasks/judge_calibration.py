@@ -15,7 +15,7 @@ from experiments.judging.calibration import calibration_metrics
 from experiments.judging.controls import CONDITIONS, controls_for, other_answer_pool
 from experiments.judging.fit import current_signals, fit_and_measure, markdown
 from experiments.judging.params import PARAMS_FILE, SIGNALS_FILE
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_record
 from programs.judge import METHODS, CaseJudge
 

@@ -25,7 +25,7 @@ from experiments.attack import GENERATORS, AttackMetric, AttackScorer, seed_case
 from experiments.compiled import BEST, read_meta, save_compiled
 from experiments.config import ConfigError
 from experiments.errors import error_kind
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from metrics.attack import attack_summary, flat_metrics, format_rate
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ import time
 import dspy
 from pydantic import BaseModel, ConfigDict
 
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from metrics import is_correct, seed_cell, seed_table
 from programs.seed_selection import SeedSelection
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import dspy
 
-from experiments.lm_registry import ResolvedLM
+from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_metrics, validate
 from metrics import is_correct, seed_cell
 from metrics.status import status_counts

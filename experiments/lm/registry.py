@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from experiments.config import LMConfig
-from experiments.llama_pool import CoreSplit, plan_split
-from experiments.local_models import get_spec
+from experiments.lm.pool import CoreSplit, plan_split
+from experiments.lm.roster import get_spec
 
 
 @dataclass
@@ -66,15 +66,15 @@ def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> Res
     decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
                     seed=config.seed, cache=config.cache)
     if "/" in config.name:
-        from experiments.usage import MeteredLM
+        from experiments.lm.usage import MeteredLM
 
         extra = {"api_base": config.api_base} if config.api_base else {}
         if config.timeout is not None:
             extra["timeout"] = config.timeout
         lm = MeteredLM(config.name, num_retries=config.num_retries, **decoding, **extra)
         return ResolvedLM(role, config, lm, None)
-    from experiments.llama_engine import LlamaCppEngine
-    from experiments.local_models import model_path
+    from experiments.lm.engine import LlamaCppEngine
+    from experiments.lm.roster import model_path
 
     spec = get_spec(config.name)
     # A missing or corrupt weights file fails the run here, with its own message, not as one error per case

@@ -15,8 +15,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from experiments.llama_pool import ContextPool, CoreSplit, decoding_slots
-from experiments.local_models import get_spec, model_path
+from experiments.lm.pool import ContextPool, CoreSplit, decoding_slots
+from experiments.lm.roster import get_spec, model_path
 
 logger = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@ import sys
 
 import pytest
 
-from experiments import local_models
-from experiments.local_models import (
+from experiments.lm import roster as local_models
+from experiments.lm.roster import (
     LocalModelSpec,
     ModelIntegrityError,
     ModelNotInstalledError,
