@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,8 +41,16 @@ class RunStoreError(ValueError):
     """A run directory that cannot be used as it is (a damaged file, or another config's run)."""
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
+
+
 class RunStore:
     def __init__(self, run_id: str, root: Path | None = None):
+        if not _RUN_ID.fullmatch(run_id) or {".", ".."} & set(run_id.split("/")):
+            # An id names a directory under runs/ (a bench's stages: "<bench id>/<stage>"); "../x" or "/x"
+            # would read or write outside it.
+            raise RunStoreError(f"{run_id!r} is not a run id: a run id is a name of letters, digits, '.', '_' "
+                                f"and '-' (a bench stage: '<bench id>/<stage>'), as `reeval run` prints it")
         self.run_id = run_id
         self.dir = (root or runs_dir()) / run_id
         self.cases_path = self.dir / "cases.jsonl"

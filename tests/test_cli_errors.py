@@ -101,6 +101,25 @@ def test_config_without_the_models_its_task_needs(isolated):
     assert_user_mistake(run(eval_config(isolated, data, target="")), "models.targets", "add it")
 
 
+@pytest.mark.parametrize("model, variable", [("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+                                             ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
+                                             ("gemini/gemini-1.5-flash", "GOOGLE_API_KEY or GEMINI_API_KEY")])
+def test_a_provider_model_without_its_key_is_refused_before_any_call(isolated, monkeypatch, model, variable):
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    data = isolated / "cases.jsonl"
+    data.write_text(row("a") + "\n")
+    result = run(eval_config(isolated, data, target=model))
+    assert_user_mistake(result, f"models.target {model}: {variable} is not set", "Nothing was run")
+    # A server that needs no key (vLLM, Ollama) is not refused for the lack of one.
+    from experiments.lm.credentials import missing_credentials
+
+    assert missing_credentials("hosted_vllm/meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:8000/v1") == []
+    assert missing_credentials("ollama_chat/llama3.2") == []
+    monkeypatch.setenv("TOGETHER_API_KEY", "set")  # one of the names the provider reads is enough
+    assert missing_credentials("together_ai/meta-llama/Llama-3-8b-chat-hf") == []
+
+
 def test_limit_override_on_a_config_whose_data_is_not_a_mapping(isolated):
     path = isolated / "flat.yaml"
     path.write_text("name: x\ntask: evaluate\ndata: nq\nmodels: {}\n")
@@ -141,6 +160,12 @@ def _made_run(isolated, data_rows: list[str]) -> tuple[str, str]:
     config = load_config(config_path)
     run_id = RunStore.new_id(config.name, config.digest())
     return config_path, run_id
+
+
+@pytest.mark.parametrize("run_id", ["../outside", "/etc", "a/../../b", "..", "a b"])
+@pytest.mark.parametrize("command", ["resume", "validity", "report"])
+def test_a_run_id_that_would_leave_the_runs_directory_is_refused(isolated, run_id, command):
+    assert_user_mistake(invoke(command, run_id), "is not a run id")
 
 
 def test_run_directory_of_another_config(isolated):

@@ -156,11 +156,12 @@ def test_the_guard_keeps_tests_off_the_network(provider_env):
         socket.create_connection(("93.184.216.34", 80), timeout=1)
 
 
-def test_usage_a_ray_worker_reports_is_merged_into_the_provider_meter():
+def test_usage_a_ray_worker_reports_is_merged_into_the_provider_meter(monkeypatch):
     from experiments.config import LMConfig
     from experiments.executors import merge_usage
     from experiments.lm.registry import build_lm
 
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a provider model is built only with its key
     target = build_lm(LMConfig(name="openai/gpt-4o-mini"), "target")
     worker = {"calls": 3, "prompt_tokens": 33, "completion_tokens": 15, "seconds": 1.5, "truncated": 0,
               "errors": 1, "cost_usd": 0.00002}

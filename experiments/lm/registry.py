@@ -66,7 +66,10 @@ def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> Res
     decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
                     seed=config.seed, cache=config.cache)
     if "/" in config.name:
+        from experiments.lm.credentials import require_credentials
         from experiments.lm.usage import MeteredLM
+
+        require_credentials(config.name, role, config.api_base)
 
         extra = {"api_base": config.api_base} if config.api_base else {}
         if config.timeout is not None:
