@@ -87,6 +87,17 @@ def test_keyboard_review_resumes_and_nothing_generated_executes(tmp_path):
             assert page.locator("img").count() == 0 and page.locator("svg").count() == 0
             assert page.locator("a[href^='javascript']").count() == 0
 
+        # The context reads as the model reads it; removed words appear on `d`, and stay on across cases.
+        next(i for i in range(6) if page.goto(f"{base}/case/{i}") and page.locator(".context del").count())
+        removed = page.locator(".context del").first
+        assert not removed.is_visible() and page.locator(".context ins").first.is_visible()
+        page.keyboard.press("d")
+        assert removed.is_visible() and page.locator("#show-removed").is_checked()
+        page.reload()
+        assert page.locator(".context del").first.is_visible()
+        page.keyboard.press("d")
+        assert not page.locator(".context del").first.is_visible()
+
         xss = ids.index("xss-1:swap")
         page.goto(f"{base}/case/{xss}")
         assert "<script>window.__xss_script=1;alert(1)</script>" in page.locator("#question").inner_text()

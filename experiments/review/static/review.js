@@ -10,6 +10,17 @@
   var note = document.getElementById("note");
   var statusLine = document.getElementById("save-status");
   var saving = false;
+  var showRemoved = document.getElementById("show-removed");
+
+  function setShowRemoved(on) {
+    document.body.classList.toggle("show-removed", on);
+    if (showRemoved) showRemoved.checked = on;
+    try { window.localStorage.setItem("reeval.showRemoved", on ? "1" : "0"); } catch (e) { /* private mode */ }
+  }
+  var stored = null;
+  try { stored = window.localStorage.getItem("reeval.showRemoved"); } catch (e) { /* private mode */ }
+  setShowRemoved(stored === "1");
+  if (showRemoved) showRemoved.addEventListener("change", function () { setShowRemoved(showRemoved.checked); });
 
   function say(text) {
     statusLine.textContent = text;
@@ -55,6 +66,7 @@
       case "i": save("invalid"); break;
       case "u": save("unsure"); break;
       case "n": note.focus(); break;
+      case "d": setShowRemoved(!document.body.classList.contains("show-removed")); break;
       case "ArrowLeft": if (prevUrl) window.location.assign(prevUrl); break;
       case "ArrowRight": if (nextUrl) window.location.assign(nextUrl); break;
       default: return;
