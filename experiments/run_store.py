@@ -44,9 +44,14 @@ class RunStoreError(ValueError):
 _RUN_ID = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 
 
+def is_run_id(text: str) -> bool:
+    """A name a run directory can have under runs/ (an MLflow run id is one too)."""
+    return bool(_RUN_ID.fullmatch(text)) and not {".", ".."} & set(text.split("/"))
+
+
 class RunStore:
     def __init__(self, run_id: str, root: Path | None = None):
-        if not _RUN_ID.fullmatch(run_id) or {".", ".."} & set(run_id.split("/")):
+        if not is_run_id(run_id):
             # An id names a directory under runs/ (a bench's stages: "<bench id>/<stage>"); "../x" or "/x"
             # would read or write outside it.
             raise RunStoreError(f"{run_id!r} is not a run id: a run id is a name of letters, digits, '.', '_' "

@@ -289,6 +289,10 @@ def render_prompt(predictor, adapter) -> str:
 
 def find_runs(run_id: str):
     """Parent MLflow runs for a reeval run id (or the MLflow run with that id), newest first."""
+    from experiments.run_store import is_run_id
+
+    if not is_run_id(run_id):  # no run has it, and quoted into a filter string it would not parse
+        return []
     mlflow = setup_mlflow()
     runs = mlflow.search_runs(search_all_experiments=True, filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
                               order_by=["attributes.start_time DESC"], output_format="list")
