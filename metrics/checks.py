@@ -125,6 +125,30 @@ def years(text: str) -> set[str]:
     return set(_YEAR.findall(text))
 
 
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]*[A-Z0-9])")
+
+
+def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
+    """Years of the sentence around a replaced span whose order against the replaced year the edit
+    reverses: "published on July 13, 1890, it was first collected in Bierce's 1891 book" swapped to
+    1900 makes the book older than the story (reviewed invalid). `spans`: (start, end, new text) in
+    `original`. Only the span's own sentence is compared: years further away are often unrelated."""
+    flips = []
+    bounds = [0, *(m.end() for m in _SENTENCE_BREAK.finditer(original)), len(original)]
+    for start, end, new in spans:
+        old_years, new_years = _YEAR.findall(original[start:end]), _YEAR.findall(new)
+        if len(old_years) != 1 or len(new_years) != 1:
+            continue
+        before, after = int(old_years[0]), int(new_years[0])
+        left = max(b for b in bounds if b <= start)
+        right = min(b for b in bounds if b >= end)
+        around = original[left:start] + " " + original[end:right]
+        for other in map(int, _YEAR.findall(around)):
+            if (before - other) * (after - other) < 0:  # strictly reversed; from or to a tie is not judged
+                flips.append(f"{before}->{after} against {other}")
+    return flips
+
+
 # Words that say nothing about which option a text points at.
 _FUNCTION_WORDS = frozenset("""
 a an the and or but of to in on at by for with from as into onto over under about after before during up down out

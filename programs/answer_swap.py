@@ -11,6 +11,7 @@ import dspy
 
 from metrics import is_correct
 from metrics.checks import (
+    chronology_flips,
     is_placeholder,
     mentions_any_form,
     name_part_in,
@@ -29,7 +30,9 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # 3: a proposal sharing any name word with the old answer, or with a name word in the question, is refused
 # (found in review: "The University of Alabama" for "The Alabama Crimson Tide"; "Château de Versailles"
 # for "where did the king of france live before versailles").
-VERSION = "answer_swap/3"
+# 4: a swapped year may not reverse its order against another year of its sentence ("published 1890,
+# collected in an 1891 book" swapped to 1900; reviewed invalid, accepted by the judge twice).
+VERSION = "answer_swap/4"
 RETRY_TEMPERATURE = 0.8
 
 
@@ -64,11 +67,13 @@ def swap_checks(original: str, edited: str, golds: list[str], new: str, min_simi
     added = [r.new for r in edit.replacements] if edit else [new]
     similarity = similarity_outside(original, edited, removed or golds, added or [new])
     checks = {"old_forms_replaceable": not edit.unreplaced} if edit is not None else {}
+    spans = [(r.start, r.end, r.new) for r in edit.replacements] if edit else []
     return {
         **checks,
         "new_answer_present": mentions_any_form(edited, [new]),
         "old_answer_absent": not mentions_any_form(edited, golds),
         "old_name_part_absent": not old_name_part_left(edited, golds, keep=[new]),
+        "chronology_kept": not chronology_flips(original, spans),
         "rest_unchanged": similarity >= min_similarity,
         "similarity": round(similarity, 4),
     }

@@ -128,3 +128,38 @@ def test_a_form_the_new_answer_cannot_take_rejects_the_case():
         out = AnswerSwap(max_attempts=1)(question="when did it air", context=context, answers=["July 2018"])
     # "July 18 , 2018" says July 2018 too, but which day of July 2019 it should become is unknown.
     assert out.rejection == "old_forms_replaceable" and out.checks["old_forms_replaceable"] is False
+
+
+OWL_CREEK = ("`` An Occurrence at Owl Creek Bridge '' was written by Ambrose Bierce . Originally published by The San "
+             "Francisco Examiner on July 13 , 1890 , it was first collected in Bierce 's 1891 book Tales of Soldiers "
+             "and Civilians . The story is set during the Civil War , fought from 1861 to 1865 .")
+
+
+def test_a_swapped_year_that_reverses_the_order_of_its_sentence_is_rejected():
+    """Reviewed invalid and accepted by the judge twice: swapped to 1900, the story was published after the
+    1891 book that collected it. 1889 keeps the order (and the Civil War years, another sentence, are not
+    compared)."""
+    lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1900"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1)(question="when was an occurrence at owl creek bridge written",
+                                         context=OWL_CREEK, answers=["1890"])
+    assert out.rejection == "chronology_kept" and out.checks["chronology_kept"] is False
+    lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1889"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1)(question="when was an occurrence at owl creek bridge written",
+                                         context=OWL_CREEK, answers=["1890"])
+    assert out.rejection is None and "July 13 , 1889" in out.context
+
+
+def test_chronology_compares_strict_order_within_the_sentence_only():
+    from metrics.checks import chronology_flips
+
+    text = "It premiered on April 25 , 2018 and ended on July 18 , 2018 . A film followed in 2020 ."
+    start = text.index("July 18 , 2018")
+    span = (start, start + len("July 18 , 2018"))
+    assert chronology_flips(text, [(*span, "July 18 , 2019")]) == []  # from a tie: not judged
+    assert chronology_flips(text, [(*span, "July 18 , 2021")]) == []  # 2020 is in another sentence
+    assert chronology_flips(text, [(*span, "July 18 , 2017")]) == []  # tie to before: not judged
+    premiere = text.index("April 25 , 2018")
+    assert chronology_flips(text.replace("July 18 , 2018", "July 18 , 2019"),
+                            [(premiere, premiere + 15, "April 25 , 2020")]) == ["2018->2020 against 2019"]
