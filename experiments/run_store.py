@@ -44,6 +44,12 @@ class RunStoreError(ValueError):
 _RUN_ID = re.compile(r"[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*")
 
 
+def stage_run_id(bench_run_id: str, stage: str) -> str:
+    """The run id of a bench stage's own case store: "<bench id>/<stage>". Provider model names carry
+    "/": a stage's folder must stay one level below the bench's."""
+    return f"{bench_run_id}/{stage.replace('/', '__')}"
+
+
 def is_run_id(text: str) -> bool:
     """A name a run directory can have under runs/ (an MLflow run id is one too)."""
     return bool(_RUN_ID.fullmatch(text)) and not {".", ".."} & set(text.split("/"))

@@ -294,6 +294,15 @@ def find_runs(run_id: str):
     if not is_run_id(run_id):  # no run has it, and quoted into a filter string it would not parse
         return []
     mlflow = setup_mlflow()
+    if "/" in run_id:  # a bench stage, "<bench id>/<stage>": the stage's nested runs, those that did work first
+        from experiments.run_store import stage_run_id
+
+        bench = run_id.split("/", 1)[0]
+        runs = mlflow.search_runs(search_all_experiments=True, filter_string=f"tags.`{RUN_ID_TAG}` = '{bench}'",
+                                  order_by=["attributes.start_time DESC"], output_format="list")
+        stage = [r for r in runs if "reeval.stage" in r.data.tags
+                 and stage_run_id(bench, r.data.tags["reeval.stage"]) == run_id]
+        return sorted(stage, key=lambda r: r.data.tags.get("reeval.stage.reused") == "true")
     runs = mlflow.search_runs(search_all_experiments=True, filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
                               order_by=["attributes.start_time DESC"], output_format="list")
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]

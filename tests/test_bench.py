@@ -116,6 +116,13 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     assert result.metrics["target_asks"] == len(world["qwen2.5-0.5b"].calls) + len(world["smollm2-135m"].calls)
     assert asks["saved"] == asks["uses"] - asks["asks"] > 0
 
+    # a stage is a run of its own for `reeval review`/`validity`: its id finds its nested MLflow run
+    from experiments.tracking import find_runs
+
+    stage_id = f"{result.run_id}/generate.answer_swap.qwen2.5-1.5b"
+    assert RunStore(stage_id).records() and find_runs(stage_id)
+    assert find_runs(stage_id)[0].data.tags["reeval.stage"] == "generate.answer_swap.qwen2.5-1.5b"
+
     # the report: markdown printed by the CLI, HTML, the detailed evaluation report, all in MLflow
     report = RunStore(result.run_id).dir / "report"
     assert "| smollm2-135m | 1.00 → 0.00 · drop +1.00 [+1.00, +1.00] · n=3" in result.task.markdown

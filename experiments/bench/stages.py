@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.errors import check_budget
-from experiments.run_store import RunStore
+from experiments.run_store import RunStore, stage_run_id
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +32,6 @@ def digest(items: Iterable[Any]) -> str:
     """What a stage's result depends on, as a short hash."""
     blob = json.dumps(list(items), sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-def stage_dir_name(stage: str) -> str:
-    # Provider model names carry "/": a stage's folder must stay one level below the bench's.
-    return stage.replace("/", "__")
 
 
 class Ledger:
@@ -96,7 +91,7 @@ class StageRunner:
         self.ran: dict[str, bool] = {}  # stage -> ran in this invocation (False: reused from the ledger)
 
     def store(self, stage: str) -> RunStore:
-        return RunStore(f"{self.bench.run_id}/{stage_dir_name(stage)}", root=self.bench.dir.parent)
+        return RunStore(stage_run_id(self.bench.run_id, stage), root=self.bench.dir.parent)
 
     def run(self, stage: str, inputs: str, work: Callable[[RunStore], dict[str, float]]) -> dict[str, float]:
         """`work(store)` does what is left (its store holds the checkpoint) and returns the stage's metrics."""
