@@ -28,7 +28,8 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # within a window of sentences around the answer (forwards too: "... King of Sardinia until 17 March
 # 1861. At that point, he assumed the title of King of Italy"); its first sentence never leans on a
 # cut-off antecedent.
-VERSION = "context_enrich/4"
+# 5: code merge places the key evidence only before a sentence without a third-person pronoun (or last).
+VERSION = "context_enrich/5"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
@@ -116,9 +117,16 @@ def complete_sentences(text: str) -> str:
     return text
 
 
+_THIRD_PERSON = re.compile(r"\b(he|she|it|they|his|her|hers|its|their|theirs|him|them)\b", re.IGNORECASE)
+
+
 def insert_sentence(background: str, sentence: str, seed: int) -> str:
+    """The key evidence between background sentences, at a seeded position where the sentence after it
+    has no third-person pronoun (or at the end): "Elena reunites with Damon" set before "On their
+    honeymoon, she becomes pregnant by Edward" made Edward her partner (reviewed invalid)."""
     parts = [s.text for s in split_sentences(background)] or [background]
-    position = random.Random(seed).randint(0, len(parts))
+    safe = [p for p in range(len(parts) + 1) if p == len(parts) or not _THIRD_PERSON.search(parts[p])]
+    position = random.Random(seed).choice(safe)
     return " ".join([*parts[:position], sentence, *parts[position:]])
 
 

@@ -240,3 +240,21 @@ def test_a_background_cut_off_by_the_token_limit_loses_its_fragment():
     whole = "It was built in 1661 . It was expanded ( later ) ."
     assert complete_sentences(whole) == whole
     assert complete_sentences("One fragment only") == "One fragment only"  # nothing better to keep
+
+
+TWILIGHT = ("In Twilight , Bella moves to her father 's home in Forks , Washington , and falls in love with Edward "
+            "Cullen . At the end of Eclipse , Bella becomes engaged to Edward , and they marry in Breaking Dawn . On "
+            "their honeymoon , she becomes pregnant by Edward . Edward turns her into a vampire to save her life .")
+
+
+def test_code_merge_never_sets_the_key_evidence_before_a_sentence_whose_pronoun_would_take_its_subject():
+    """Reviewed invalid: "Elena reunites with Damon ..." followed by "On their honeymoon, she becomes pregnant
+    by Edward" made Edward her partner. Whatever the seed, the sentence after the key one has no
+    third-person pronoun: every Twilight sentence has one ("her", "they", "she"), so only the end is left."""
+    key = "Elena reunites with Damon and the rest of the gang ."
+    for seed in range(20):
+        merged = insert_sentence(TWILIGHT, key, seed)
+        assert merged.endswith(key), seed
+    plain = "Bella lives in Forks . Edward Cullen is a vampire . The novels sold well ."
+    positions = {insert_sentence(plain, key, seed).index(key) for seed in range(30)}
+    assert len(positions) > 1  # where no pronoun follows, the position still varies with the seed
