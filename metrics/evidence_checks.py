@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 
-from .checks import _stem, content_stems
+from .checks import SENTENCE_BREAK, _stem, content_stems
 from .normalize import normalize_answer
 from .surface_forms import Unit, answer_kind, find_forms, units_match, units_of
 
@@ -107,13 +107,12 @@ def opens_with_pronoun(sentence: str) -> bool:
 # ------------------------------------------------------------------------------ competing answers
 
 _NEAR = 4  # words either side of a question word within which a number counts as "beside" it
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]*[A-Z0-9])")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*(?:\s+(?:of|de|the|von|van|da|di|du|la|le)?\s*[A-Z][\w'’-]*)*")
 
 
 def _sentences(text: str) -> list[str]:
     # A light splitter: good enough to scope "the same sentence", and fast (pysbd is ~10 ms a passage).
-    return [s for s in _SENTENCE_END.split(text) if s.strip()]
+    return [s for s in SENTENCE_BREAK.split(text) if s.strip()]
 
 
 def _is_answer_value(unit: Unit, answer_units: list[Unit]) -> bool:
