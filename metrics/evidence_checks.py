@@ -82,6 +82,18 @@ def question_names(question: str, evidence: str) -> list[frozenset[str]]:
     return sorted((n for n in names if not any(other < n for other in names)), key=sorted)
 
 
+def title_name(question: str, title: str) -> frozenset[str] | None:
+    """The source article's title as a question name when the question names it ("kath and kim" for
+    Kath & Kim, "alice" for "Alice (TV series)": the disambiguation in brackets is not part of the
+    name). A passage inside an article often never names the article's subject ("The theme song is
+    'The Joker', performed by Gina Riley"), so its capitalisation alone cannot say what the question
+    asks about; set among background about another show, such evidence reads as that show's."""
+    stems = frozenset(content_stems(re.sub(r"\([^)]*\)", " ", title or "")))
+    if not stems or not stems <= content_stems(question) or stems <= _GENERIC_QUESTION_WORDS:
+        return None
+    return stems
+
+
 def names_all(text: str, names: list[frozenset[str]]) -> bool:
     """Every name is in the text (all of its content words)."""
     stems = content_stems(text)

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 import dspy
 
 from metrics.checks import mentions, mentions_any_form
-from metrics.evidence_checks import carries_subject, competing_candidates, names_all, opens_with_pronoun, question_names
+from metrics.evidence_checks import (
+    carries_subject,
+    competing_candidates,
+    names_all,
+    opens_with_pronoun,
+    question_names,
+    title_name,
+)
 from metrics.normalize import normalize_answer
 from programs.sentences import sentence_at, split_sentences
 from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSupportingSentence
@@ -29,7 +36,8 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # 1861. At that point, he assumed the title of King of Italy"); its first sentence never leans on a
 # cut-off antecedent.
 # 5: code merge places the key evidence only before a sentence without a third-person pronoun (or last).
-VERSION = "context_enrich/5"
+# 6: the source article's title counts as a question name when the question names it (Kath & Kim).
+VERSION = "context_enrich/6"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
@@ -73,13 +81,14 @@ class KeptEvidence:
 
 
 def kept_evidence(evidence: str, candidate: str, question: str, answers: list[str],
-                  answer_start: int | None) -> KeptEvidence:
+                  answer_start: int | None, title: str = "") -> KeptEvidence:
     """The evidence to keep verbatim: the shortest run of at most MAX_KEPT_SENTENCES sentences around a
     sentence holding the answer (the LM's pick first, else the one at the answer span, else any) that
     names every name the question asks about (`question_names`: "Nagarjuna Sagar", "Orange Is the New
-    Black"), carries a subject word, and does not open with a pronoun whose antecedent was cut off. An
-    answer sentence about "the dam" or "the service" alone is refused: inserted into background about
-    another dam, it reads as that dam's."""
+    Black"; the source article's title too when the question names it: `title_name`), carries a subject
+    word, and does not open with a pronoun whose antecedent was cut off. An answer sentence about "the
+    dam" or "the service" alone is refused: inserted into background about another dam, it reads as that
+    dam's."""
     sentences = split_sentences(evidence)
     if not sentences:
         return KeptEvidence(None, True, "no_supporting_sentence")
@@ -89,6 +98,9 @@ def kept_evidence(evidence: str, candidate: str, question: str, answers: list[st
         return KeptEvidence(None, True, "no_supporting_sentence")
     first = next((i for i in holding if sentences[i].text == picked), holding[0])
     names = question_names(question, evidence)
+    titled = title_name(question, title)
+    if titled is not None and not any(name <= titled for name in names):
+        names.append(titled)
     for index in [first, *(i for i in holding if i != first)]:
         for size in range(1, MAX_KEPT_SENTENCES + 1):
             # backwards first: a subject is usually named before what is said about it
@@ -181,9 +193,9 @@ class ContextEnrich(dspy.Module):
         self.lm_merge = lm_merge
 
     def forward(self, question: str, context: str, answers: list[str], answer_start: int | None = None,
-                known_wrong: list[str] | None = None) -> dspy.Prediction:
+                known_wrong: list[str] | None = None, title: str = "") -> dspy.Prediction:
         picked = self.select_sentence(question=question, evidence=context, answer=answers[0]).sentence
-        kept = kept_evidence(context, str(picked), question, answers, answer_start)
+        kept = kept_evidence(context, str(picked), question, answers, answer_start, title)
         if kept.problem:
             return dspy.Prediction(rejection=kept.problem, copies=[], sentence=None, sentence_fallback=True)
         sentence, fallback = kept.text, kept.fallback

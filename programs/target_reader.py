@@ -23,6 +23,10 @@ def opinion_inputs(question: str, context: str) -> dict[str, str]:
     return {"context": f'{SPEAKER} said, "{context}"', "question": f"{question.rstrip(' ?')} in {SPEAKER}'s opinion?"}
 
 
+# 2: no demonstration outside the few-shot setting, base models included.
+VERSION = "target_reader/2"
+
+
 class TargetReader(dspy.Module):
     def __init__(self, demos: list[dspy.Example] | None = None):
         super().__init__()

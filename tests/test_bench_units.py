@@ -134,3 +134,45 @@ def test_validity_beside_each_task_is_review_based_when_the_cases_were_reviewed(
     make_generation_run(runs_dir(), run="bench/generate.unanswerable.p", reviews=False)
     alone = validity_figure("bench/generate.unanswerable.p", {"judge_calibration.accuracy": 0.75})
     assert alone == "judge accepted 30/50 (60%); judge right on 75% of calibration controls"
+
+
+def test_a_stage_whose_inputs_changed_runs_again_and_keeps_reviews_only_of_unchanged_cases(tmp_path, monkeypatch):
+    """A generator or reader changed since a stage finished: its old cases are stale (gemma3-270m's
+    answers made with a demonstration it parroted), so the stage runs again; reviews follow only
+    cases that read the same."""
+    import json
+
+    import mlflow
+
+    from experiments.bench.stages import StageRunner
+    from experiments.run_store import RunStore
+
+    monkeypatch.setattr(mlflow, "log_metrics", lambda *a, **k: None)
+    monkeypatch.setattr("experiments.tracking.nested_run", lambda *a, **k: __import__("contextlib").nullcontext())
+    runner = StageRunner(RunStore("bench-x", root=tmp_path), {}, "bench-x")
+
+    def work(cases):
+        def write(store):
+            store.dir.mkdir(parents=True, exist_ok=True)
+            with open(store.cases_path, "w") as handle:
+                for case_id, context in cases:
+                    handle.write(json.dumps({"id": case_id, "status": "accepted", "context": context,
+                                             "seconds": len(case_id)}) + "\n")
+            return {"items": len(cases)}
+        return write
+
+    stage_dir = tmp_path / "bench-x" / "generate.t.p"
+    runner.run("generate.t.p", digest(["v1"]), work([("a", "one"), ("b", "two")]))
+    (stage_dir / "review").mkdir()
+    (stage_dir / "review" / "alice.jsonl").write_text('{"id": "a", "verdict": "valid"}\n')
+    # the same inputs: reused, nothing runs
+    assert runner.run("generate.t.p", digest(["v1"]), lambda store: pytest.fail("ran again"))["items"] == 2
+    # a new version that makes the same cases: runs again, the reviews follow
+    runner.run("generate.t.p", digest(["v2"]), work([("a", "one"), ("b", "two")]))
+    assert (stage_dir / "review" / "alice.jsonl").exists()
+    assert (tmp_path / "bench-x" / f"generate.t.p.superseded-{digest(['v1'])}" / "cases.jsonl").exists()
+    # a version whose cases differ: the reviews stay with the old cases
+    runner.run("generate.t.p", digest(["v3"]), work([("a", "changed")]))
+    assert not (stage_dir / "review").exists()
+    assert (tmp_path / "bench-x" / f"generate.t.p.superseded-{digest(['v2'])}" / "review" / "alice.jsonl").exists()
+    assert [json.loads(line)["id"] for line in (stage_dir / "cases.jsonl").read_text().splitlines()] == ["a"]

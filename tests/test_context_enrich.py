@@ -9,6 +9,7 @@ from metrics.evidence_checks import (
     names_all,
     opens_with_pronoun,
     question_names,
+    title_name,
 )
 from programs.context_enrich import (
     ContextEnrich,
@@ -188,6 +189,37 @@ def test_an_answer_sentence_that_cannot_name_the_subject_is_refused():
                 "The dam has 26 flood gates .")
     kept = kept_evidence(evidence, "", "how many gates are there in nagarjuna sagar dam", ["26"], None)
     assert kept.problem == "supporting_sentence_off_topic"
+
+
+KATH_AND_KIM = ("The title sequence shows the main five regular characters over a white background . "
+                "Szubanski is credited as `` Special Guest Star , '' despite appearing in every episode . "
+                "The theme song is `` The Joker , '' performed by Gina Riley . A re-recording of it debuted "
+                "in the telemovie opening sequence .")
+ALICE = ("The show 's theme was called `` There 's a New Girl in Town '' , with music by David Shire ; "
+         "performed by Linda Lavin . Several different arrangements of this tune were used .")
+
+
+def test_the_article_title_is_a_question_name_when_the_question_names_it():
+    assert title_name("who sings the joker is me kath and kim", "Kath & Kim") == frozenset({"kath", "kim"})
+    # the bracketed disambiguation is not part of the name
+    assert title_name("who sings the theme song to the tv show alice", "Alice (TV series)") == frozenset({"alice"})
+    assert title_name("who sings the theme song to the tv show alice", "Gilmore Girls") is None
+    assert title_name("who sang it", "") is None
+
+
+@pytest.mark.parametrize("evidence, question, answer, title", [
+    # reviewed invalid (bench session 7): the evidence never names its show, so set among another
+    # show's background "The theme song is ..." read as that show's
+    (KATH_AND_KIM, "who sings the joker is me kath and kim", "Gina Riley", "Kath & Kim"),
+    (ALICE, "who sings the theme song to the tv show alice", "Linda Lavin", "Alice (TV series)"),
+])
+def test_evidence_that_never_names_the_article_the_question_asks_about_is_refused(evidence, question, answer,
+                                                                                    title):
+    assert kept_evidence(evidence, "", question, [answer], None).problem is None  # without the title: kept
+    assert kept_evidence(evidence, "", question, [answer], None, title).problem == "supporting_sentence_off_topic"
+    named = evidence.replace("The theme song is", f"The theme song of {title.split(' (')[0]} is").replace(
+        "The show 's theme", f"The theme of {title.split(' (')[0]}")
+    assert kept_evidence(named, "", question, [answer], None, title).problem is None
 
 
 # --- retrieved background that offers another answer of the same type ---------------------------

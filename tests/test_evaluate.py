@@ -102,3 +102,21 @@ def test_judge_entailment_fallback_end_to_end(isolated, monkeypatch):
     assert record["entailment"] is True
     html = (RunStore(result.run_id).dir / "report" / "report.html").read_text()
     assert "judge-lm:dummy/judge" in html
+
+
+def test_targets_see_no_demonstration_outside_the_few_shot_setting(monkeypatch):
+    """A base model shown one demonstration answered its answer to 287 of 290 bench questions."""
+    from types import SimpleNamespace
+
+    from experiments.tasks import evaluate as evaluate_task
+
+    demos = [dspy.Example(context=f"c{i}", question=f"q{i}", answer=f"a{i}").with_inputs("context", "question")
+             for i in range(3)]
+    monkeypatch.setattr(evaluate_task, "demo_pool", lambda source, exclude, k, seed: demos[:k])
+    base = ResolvedLM("target", LMConfig(name="gemma3-270m"), None, SimpleNamespace(spec=SimpleNamespace(chat=False)))
+    examples = [dspy.Example(id="s1", question="q", context="c", answers=["a"])]
+    for k_shots in (0, 2):
+        reader = evaluate_task.readers_for([base], examples, k_shots=k_shots)["gemma3-270m"]
+        shown = {name: len(p.demos) for name, p in reader.named_predictors()}
+        assert shown.pop("few_shot") == k_shots
+        assert set(shown.values()) == {0}

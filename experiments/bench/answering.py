@@ -11,7 +11,7 @@ from experiments.bench.demos import DemoBook
 from experiments.bench.sharing import Ask
 from experiments.errors import error_kind
 from experiments.lm.registry import ResolvedLM
-from experiments.tasks.evaluate import DECODINGS, is_base_model
+from experiments.tasks.evaluate import DECODINGS
 from programs.target_reader import TargetReader
 
 # Both few-shot settings use the reader's few-shot prompt; their demonstrations differ.
@@ -19,21 +19,16 @@ READER_SETTING = {"few_shot_clean": "few_shot", "few_shot_adversarial": "few_sho
 
 
 class TargetAsker:
-    def __init__(self, target: ResolvedLM, book: DemoBook, base_demos: list[dspy.Example]):
+    def __init__(self, target: ResolvedLM, book: DemoBook):
         self.target = target
         self.book = book
-        self.base_demos = base_demos
         self.readers: dict[str, TargetReader] = {}
 
     def reader(self, demos: str) -> TargetReader:
         if demos not in self.readers:
-            reader = TargetReader(self.book.get(demos) if demos else [])
-            if is_base_model(self.target):
-                # A base model is prompted by completion: one demonstration shows it the reply shape.
-                for name, predictor in reader.named_predictors():
-                    if name != "few_shot":
-                        predictor.demos = self.base_demos[:1]
-            self.readers[demos] = reader
+            # No demonstration outside the few-shot settings, base models included (see
+            # experiments.tasks.evaluate.readers_for).
+            self.readers[demos] = TargetReader(self.book.get(demos) if demos else [])
         return self.readers[demos]
 
     def process(self, ask: Ask) -> dict:

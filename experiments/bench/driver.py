@@ -21,7 +21,7 @@ from functools import partial
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
 from experiments.bench.demos import DemoBook
-from experiments.bench.generate import build_task, generation_metrics, stage_config
+from experiments.bench.generate import build_task, generation_metrics, program_version, stage_config
 from experiments.bench.options import SEEDED_TASKS, BenchOptions
 from experiments.bench.records import evaluation_records
 from experiments.bench.report import BenchReport, write_bench_report
@@ -31,6 +31,7 @@ from experiments.bench.stages import StageRunner, clean_metrics, digest, run_cas
 from experiments.bench.summary import stage_rows, task_rows, validity_figure
 from experiments.config import DataConfig, ExperimentConfig
 from experiments.run_store import RunStore
+from programs.target_reader import VERSION as READER_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +153,8 @@ class Bench:
                 stage = f"generate.{task}.{name}"
                 replay = seeds.get(name) if task in SEEDED_TASKS else None
                 inputs = digest([[e.id for e in self.data_of(task).examples], options,
-                                 [[r["id"], r["status"]] for r in replay or []]])
+                                 [[r["id"], r["status"]] for r in replay or []],
+                                 program_version(task), self.judge_params])
                 metrics[(task, name)] = self.stages.run(stage, inputs, partial(
                     self._generate_stage, stage=stage, task=task, pivot=pivot, options=options, replay=replay))
                 store = self.stages.store(stage)
@@ -174,12 +176,11 @@ class Bench:
 
     def evaluate(self, the_plan: Plan, book: DemoBook) -> dict[str, dict]:
         """Every target's answers to its distinct asks, by ask id."""
-        base_demos = self._base_demos()
         answers: dict[str, dict] = {}
         for name, target in self.targets.items():
             stage, asks = f"evaluate.{name}", the_plan.asks_for(name)
-            self.stages.run(stage, digest(a.id for a in asks), partial(
-                self._evaluate_stage, stage=stage, asker=TargetAsker(target, book, base_demos), asks=asks))
+            self.stages.run(stage, digest([READER_VERSION, *(a.id for a in asks)]), partial(
+                self._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks))
             answers.update({r["id"]: r for r in self.stages.store(stage).records()})
         return answers
 
@@ -191,15 +192,6 @@ class Bench:
             tracking.log_programs({f"reader.{k or 'zero_shot'}".replace(":", "_"): r for k, r in asker.readers.items()},
                                   {"": asker.target.adapter()})
         return {"items": len(records), "new_items": new, "asks": len(asks), "errors": _errors(records)}
-
-    def _base_demos(self) -> list:
-        """One demonstration for completion-prompted base models, from NQ rows the bench does not use."""
-        from experiments.tasks.evaluate import demo_pool, is_base_model
-
-        if not any(is_base_model(t) for t in self.targets.values()):
-            return []
-        exclude = {e.id for data in (self.nq, self.arc) if data is not None for e in data.examples}
-        return demo_pool(self.config.data.source if self.nq is not None else "nq", exclude, 1, self.options.seed)
 
     # -- the whole run --------------------------------------------------------------------------------
 

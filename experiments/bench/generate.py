@@ -32,6 +32,14 @@ def build_task(task: str, pivot, judge_lm, judge, options: dict, seed_records: l
     return generator
 
 
+def program_version(task: str) -> str:
+    """The generating program's version: part of a stage's inputs, so a changed generator makes its
+    stage run again (from the call cache) instead of reusing cases an older version made."""
+    from programs import answer_swap, context_enrich, faitheval
+
+    return {"answer_swap": answer_swap.VERSION, "context_enrich": context_enrich.VERSION}.get(task, faitheval.VERSION)
+
+
 def generation_metrics(generator, records: list[dict]) -> dict[str, float]:
     metrics = dict(generator.summarize(records))
     errors = status_counts(records, "error")

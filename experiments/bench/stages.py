@@ -101,6 +101,10 @@ class StageRunner:
 
         store = self.store(stage)
         done = self.ledger.finished(stage, inputs)
+        earlier = self.ledger.stages.get(stage)
+        superseded = None
+        if done is None and earlier is not None:
+            store, superseded = self._supersede(stage, store, earlier["inputs"])
         if done is not None and not (self.retry_errors and done["metrics"].get("errors", 0)):
             with tracking.nested_run(stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage,
                                              "reeval.stage.reused": "true"}):
@@ -116,6 +120,10 @@ class StageRunner:
                 metrics = dict(work(store))
             finally:
                 store.close()
+            if superseded is not None:
+                from experiments.review.carry import carry_reviews
+
+                carry_reviews(superseded, store.dir)
             after = usage_totals(self.lms)
             metrics.update({k: round(after[k] - before.get(k, 0.0), 3) for k in after
                             if after[k] - before.get(k, 0.0)})
@@ -125,6 +133,23 @@ class StageRunner:
         self.ledger.finish(stage, inputs, metrics)
         self.ran[stage] = True
         return metrics
+
+
+    def _supersede(self, stage: str, store: RunStore, old_inputs: str) -> tuple[RunStore, Path]:
+        """A stage finished on other inputs (other seeds, options, program or reader version): its cases
+        would be stale, so its directory is kept aside and the stage runs again; unchanged calls come
+        from the call cache."""
+        aside = store.dir.with_name(f"{store.dir.name}.superseded-{old_inputs}")
+        store.close()
+        if store.dir.exists():
+            if aside.exists():
+                import shutil
+
+                shutil.rmtree(aside)
+            os.replace(store.dir, aside)
+        logger.warning("stage %s: its inputs changed since it finished; the old cases are kept in %s and the "
+                       "stage runs again (unchanged calls come from the cache)", stage, aside)
+        return self.store(stage), aside
 
 
 def run_cases(unit, examples: list, store: RunStore, config, retry_errors: bool,

@@ -60,7 +60,7 @@ class ContextEnrichTask(JudgedTask):
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
             out = self.program(question=example.question, context=example.context, answers=list(example.answers),
                                answer_start=starts[0] if starts else None,
-                               known_wrong=[seed["pivot_closed_answer"]])
+                               known_wrong=[seed["pivot_closed_answer"]], title=example.get("title") or "")
         seconds = round(time.perf_counter() - started, 3)
         if out.rejection:
             return [{**base, "id": f"{example.id}:enrich", "status": f"rejected:{out.rejection}", "seconds": seconds}]
