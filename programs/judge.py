@@ -18,10 +18,6 @@ cases (experiments/judging):
   gives a second answer splits the probability where a list extraction names only the first.
 - ``stacked``: a logistic combination of the choice probabilities and the extraction's outcomes,
   fitted on the calibration half of the controls.
-- ``verified``: stacked plus one more signal: each rival the choice offered is put to the model on
-  its own sentences (the sentences that name it and not the expected answer): "does this sentence
-  give the rival as the answer?" A 1.5B model reads one sentence far better than a passage, and a
-  second answer's own sentence says so plainly where the whole context splits the choice.
 
 A multiple-choice case (kind ``option``: a counterfactual passage for a question with options) is
 judged the same way by every method: the question's own options and "none of these" are put to the
@@ -60,20 +56,17 @@ from signatures.judge import (
 UNJUDGED = "unjudged"
 SKIPPED = "not asked: the if verdict already rejects the case"
 CaseKind = Literal["answer", "unanswerable", "option"]
-METHODS = ("reasoned", "checks", "extract", "choose", "stacked", "verified")
+METHODS = ("reasoned", "checks", "extract", "choose", "stacked")
 FAMILIES = {"reasoned": ("reasoned",), "checks": ("checks",), "extract": ("extract",), "choose": ("choose",),
-            "stacked": ("choose", "extract"), "verified": ("choose", "extract", "verify")}
+            "stacked": ("choose", "extract")}
 DEFAULT_PARAMS: dict[str, Any] = {"method": "reasoned"}
 
 SUPPORT_CHECK = 'Does the context say that the answer to the question is "{answer}"?'
 OTHER_CHECK = 'Apart from "{answer}", does the context also give a different answer to the question?'
 ANSWERABLE_CHECK = "Does the context contain the answer to the question?"
-# What a logistic method's weights multiply, in order, per kind.
-FEATURES = {"stacked": {"answer": ("c_expected", "c_none", "e_support", "e_other"),
-                        "unanswerable": ("c_original", "c_none", "e_any", "e_original")},
-            "verified": {"answer": ("c_expected", "c_none", "e_support", "e_other", "v_rival"),
-                         "unanswerable": ("c_original", "c_none", "e_any", "e_original", "v_any")}}
-MAX_VERIFIED = 2  # rivals put to the model on their own sentences, per case
+# What stacked weights multiply, in order, per kind.
+FEATURES = {"answer": ("c_expected", "c_none", "e_support", "e_other"),
+            "unanswerable": ("c_original", "c_none", "e_any", "e_original")}
 LETTERS = ("A", "B", "C", "D")
 OPTION_LETTERS = ("A", "B", "C", "D", "E", "F")
 NONE_OPTION = "none of these"
@@ -210,9 +203,9 @@ def score(kind: CaseKind, signals: dict[str, float], params: dict[str, Any]) -> 
             return (1 - 0.5 * signals["e_any"]) * (1 - signals["e_original"])
         if method == "choose":
             return signals["c_expected"] if kind == "answer" else 1 - signals["c_original"]
-        if method in FEATURES:
+        if method == "stacked":
             weights = params["weights"][kind]
-            z = weights[0] + sum(w * signals[f] for w, f in zip(weights[1:], FEATURES[method][kind], strict=True))
+            z = weights[0] + sum(w * signals[f] for w, f in zip(weights[1:], FEATURES[kind], strict=True))
             return 1 / (1 + math.exp(-z))
     except KeyError:
         return None
@@ -251,8 +244,6 @@ class CaseJudge(dspy.Module):
             self._choose_option(question, context, expected_answer, list(options or []), signals)
             return self._thresholded(kind, signals, None, asked_extraction=False)
         families = set(FAMILIES[self.method]) | set(self.collect)
-        if "verify" in families:
-            families.add("choose")  # the rivals to verify are the choice's
         signals = {}
         extracted: list[str] | None = None
         if "checks" in families:
@@ -260,9 +251,7 @@ class CaseJudge(dspy.Module):
         if "extract" in families:
             extracted = self._extract(question, context, expected_answer, original_answer, signals)
         if "choose" in families:
-            offered = self._choose(question, context, expected_answer, kind, original_answer, signals, extracted)
-            if "verify" in families:
-                self._verify(question, context, expected_answer, kind, offered, signals)
+            self._choose(question, context, expected_answer, kind, original_answer, signals, extracted)
         reasoned = self._reasoned(question, context, expected_answer, kind, original_answer, signals) \
             if "reasoned" in families else None
         if self.method == "reasoned" and "thresholds" not in self.params:
@@ -331,7 +320,7 @@ class CaseJudge(dspy.Module):
         except AdapterParseError:
             return None
 
-    def _choose(self, question, context, expected, kind, original, signals, extracted) -> list[str]:
+    def _choose(self, question, context, expected, kind, original, signals, extracted) -> None:
         """The multiple choice. For an answer case the rivals are read off the context without the
         expected answer's sentences (on the whole context the model mostly names the expected answer
         again), plus any other answer the whole context's extraction named;
@@ -339,7 +328,7 @@ class CaseJudge(dspy.Module):
         if kind == "answer":
             if not mentions_any_form(context, [expected]):
                 signals.update(c_expected=0.0, c_none=1.0, c_other=0.0)
-                return []
+                return
             focus, elsewhere = expected, " ".join(rest_of_context(context, [expected]))
             found = self._answers(question, elsewhere) if len(elsewhere.split()) >= MIN_WORDS_ELSEWHERE else []
             # The whole context's own extraction, when it ran, sometimes names a second answer that the
@@ -353,35 +342,13 @@ class CaseJudge(dspy.Module):
         if not options:
             # no original named and nothing read: nothing to choose among
             signals.update(c_original=0.0, c_none=1.0, c_other=0.0)
-            return []
+            return
         by_option = _choice(self.choose, LETTERS, context, question, [*options, NONE_OPTION])
-        if by_option is not None:
-            signals["c_none"] = by_option[NONE_OPTION]
-            signals["c_other"] = sum(by_option.get(r, 0.0) for r in rivals)
-            signals["c_expected" if kind == "answer" else "c_original"] = by_option.get(focus, 0.0)
-        # What verification puts to the model: the rivals; for an unanswerable case, the original too
-        # (its surviving sentence, if any, is exactly what makes the case invalid).
-        return rivals if kind == "answer" else [*([focus] if focus else []), *rivals]
-
-    def _verify(self, question, context, expected, kind, offered, signals) -> None:
-        """The largest probability that one offered answer's own sentences give it as the answer:
-        `v_rival` for an answer case, `v_any` for an unanswerable one. Sentences naming the expected
-        answer are left out (the choice already weighed them); an answer named nowhere else scores 0
-        without a call. An unparsed choice leaves the signal missing (the case is unjudged)."""
-        name = "v_rival" if kind == "answer" else "v_any"
-        avoid = [expected] if kind == "answer" and expected else []
-        sentences = split_sentences(context)
-        best = 0.0
-        for answer in offered[:MAX_VERIFIED]:
-            own = [s.text for s in sentences
-                   if mentions_any_form(s.text, [answer]) and not (avoid and mentions_any_form(s.text, avoid))]
-            if not own:
-                continue
-            by_option = _choice(self.choose, LETTERS, " ".join(own[:2]), question, [answer, NONE_OPTION])
-            if by_option is None:
-                return
-            best = max(best, by_option[answer])
-        signals[name] = best
+        if by_option is None:
+            return
+        signals["c_none"] = by_option[NONE_OPTION]
+        signals["c_other"] = sum(by_option.get(r, 0.0) for r in rivals)
+        signals["c_expected" if kind == "answer" else "c_original"] = by_option.get(focus, 0.0)
 
     def _choose_option(self, question, context, expected, options, signals) -> None:
         """The question's own options, in an order that does not depend on which one is expected."""

@@ -182,35 +182,6 @@ def test_choose_judge_end_to_end_with_a_scripted_lm():
     assert NONE_OPTION == "none of these"
 
 
-def test_verified_judge_puts_each_rival_to_the_model_on_its_own_sentence():
-    question = "when was the tower finished"
-    letters = dict(zip(ordered_options(["1889", "1930"], question), "AB", strict=True))
-    alone = dict(zip(ordered_options(["1930"], question) + [NONE_OPTION], "AB", strict=True))
-    judge = CaseJudge({"method": "choose"}, collect=("verify",))
-    record = {"id": "x", "question": question, "context": CONTEXT, "answers": ["1889"], "status": "accepted"}
-    # rest-of-context extraction, the choice on the whole context, then 1930's own sentence
-    says = dspy.utils.DummyLM([{"answers": ["1930"]}, {"choice": letters["1889"]}, {"choice": alone["1930"]}],
-                              adapter=dspy.JSONAdapter())
-    out = judge_record(_resolved(says), judge, record)
-    assert out["judge"]["signals"]["v_rival"] == 1.0 and out["judge"]["signals"]["c_expected"] == 1.0
-    assert "1889" not in says.history[-1]["messages"][-1]["content"]  # the rival's sentence alone
-    silent = dspy.utils.DummyLM([{"answers": ["1930"]}, {"choice": letters["1889"]}, {"choice": alone[NONE_OPTION]}],
-                                adapter=dspy.JSONAdapter())
-    quiet = judge_record(_resolved(silent), judge, {**record, "context": CONTEXT + " "})
-    assert quiet["judge"]["signals"]["v_rival"] == 0.0
-    # no rival read anywhere: nothing to verify, no call
-    lone = dspy.utils.DummyLM([{"choice": "A"}], adapter=dspy.JSONAdapter())  # too short to read rivals off
-    out = judge_record(_resolved(lone), judge, {**record, "context": "The tower was finished in 1889 ."})
-    assert out["judge"]["signals"]["v_rival"] == 0.0 and out["judge"]["signals"]["c_expected"] == 1.0
-    assert len(lone.history) == 1
-    # the verified method weighs it: a rival its own sentence gives lowers P(valid)
-    verified = {"method": "verified", "weights": {"answer": [0.0, 2.0, -2.0, 0.0, 0.0, -3.0]}}
-    signals = {"c_expected": 1.0, "c_none": 0.0, "e_support": 1.0, "e_other": 1.0}
-    assert score("answer", {**signals, "v_rival": 1.0}, verified) < 0.5 < score("answer", {**signals, "v_rival": 0.0},
-                                                                                 verified)
-    assert score("answer", signals, verified) is None  # its signal missing: unjudged
-
-
 def test_choose_judge_on_unanswerable_cases_asks_about_the_removed_answer():
     question = "when was the tower finished"
     letters = dict(zip(ordered_options(["1889"], question) + [NONE_OPTION], "AB", strict=True))

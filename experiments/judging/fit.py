@@ -81,19 +81,19 @@ def _other(kind: str) -> dict[str, float]:
     return {k: 0.5 for k in KINDS if k != kind}
 
 
-def fit_stacked(rows: list[dict], method: str = "stacked") -> dict[str, list[float]]:
-    """Logistic weights per kind over the method's FEATURES; balanced classes so the rarer verdict still counts."""
+def fit_stacked(rows: list[dict]) -> dict[str, list[float]]:
+    """Logistic weights per kind over FEATURES; balanced classes so the rarer verdict still counts."""
     from sklearn.linear_model import LogisticRegression
 
     weights: dict[str, list[float]] = {}
-    for kind, features in FEATURES[method].items():  # a multiple choice's score is its choice alone: no weights
+    for kind in FEATURES:  # a multiple choice's score is its choice alone: no weights
         usable = [r for r in rows if KIND[r["condition"]] == kind
-                  and all(f in r["judge"]["signals"] for f in features)]
+                  and all(f in r["judge"]["signals"] for f in FEATURES[kind])]
         labels = [r["expected_valid"] for r in usable]
         if len(set(labels)) < 2:
-            weights[kind] = [0.0] * (len(features) + 1)
+            weights[kind] = [0.0] * (len(FEATURES[kind]) + 1)
             continue
-        x = [[r["judge"]["signals"][f] for f in features] for r in usable]
+        x = [[r["judge"]["signals"][f] for f in FEATURES[kind]] for r in usable]
         model = LogisticRegression(class_weight="balanced", C=1.0, max_iter=1000).fit(x, labels)
         weights[kind] = [float(model.intercept_[0])] + [float(w) for w in model.coef_[0]]
     return weights
@@ -121,8 +121,8 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
     results: dict[str, dict] = {}
     for variant in variants:
         params = _params(variant)
-        if variant in FEATURES:
-            params["weights"] = fit_stacked(calibration, variant)
+        if variant == "stacked":
+            params["weights"] = fit_stacked(calibration)
         cal_scores = _scores(calibration, params)
         fixed = variant == "reasoned_as_is"  # nothing to fit: measured wherever its signals were collected
         measured = (calibration, cal_scores) if not fixed else (held_out, _scores(held_out, params))
