@@ -10,6 +10,7 @@ from __future__ import annotations
 import dspy
 
 from metrics import is_correct
+from metrics.arithmetic import derivation
 from metrics.checks import (
     chronology_flips,
     is_placeholder,
@@ -32,7 +33,8 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # for "where did the king of france live before versailles").
 # 4: a swapped year may not reverse its order against another year of its sentence ("published 1890,
 # collected in an 1891 book" swapped to 1900; reviewed invalid, accepted by the judge twice).
-VERSION = "answer_swap/4"
+# 5: the old number answer may not be recoverable by adding or multiplying numbers of one sentence.
+VERSION = "answer_swap/5"
 RETRY_TEMPERATURE = 0.8
 
 
@@ -74,6 +76,7 @@ def swap_checks(original: str, edited: str, golds: list[str], new: str, min_simi
         "old_answer_absent": not mentions_any_form(edited, golds),
         "old_name_part_absent": not old_name_part_left(edited, golds, keep=[new]),
         "chronology_kept": not chronology_flips(original, spans),
+        "old_answer_not_derivable": not any(derivation(edited, gold) for gold in golds),
         "rest_unchanged": similarity >= min_similarity,
         "similarity": round(similarity, 4),
     }

@@ -14,6 +14,7 @@ import random
 
 import dspy
 
+from metrics.arithmetic import derivation
 from metrics.checks import echoes_option, mentions_any_form, old_name_part_left, talks_about_the_test
 from metrics.normalize import answer_tokens
 from programs.answer_swap import AnswerSwap
@@ -28,7 +29,8 @@ from signatures.faitheval import (
 # 3: counterfactual checks see paraphrased options and talk about the test. 4: the old answer is looked
 # for in every surface form (dates, numbers, a name's distinctive word) when removed (unanswerable)
 # and swapped (inconsistent: answer_swap/2's proposal checks and replacement).
-VERSION = "faitheval/4"
+# 5: an unanswerable rewrite may not leave numbers that add up to the old answer (5 × 13 + 21 episodes).
+VERSION = "faitheval/5"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8
@@ -68,6 +70,7 @@ class Unanswerable(dspy.Module):
         checks = {
             "old_answer_absent": not mentions_any_form(edited, answers),
             "old_name_part_absent": not old_name_part_left(edited, answers),
+            "old_answer_not_derivable": not any(derivation(edited, a) for a in answers),
             "rest_kept": len(edited) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)

@@ -71,6 +71,8 @@ CAUGHT_NOW = {
     "-1074868479443572683:swap": (None, "proposal_in_question"),  # "the prime rib" is the question's words
     "-110722903692008432:swap": (None, "proposal_in_question"),  # "Elena" is who the question asks about
     "-114276270542337893:swap": (None, "proposal_overlaps_answer"),  # a reordering of the old answer
+    "-1057879992951446169:swap": ("old_answer_not_derivable", None),  # 87 episodes beside 5 × 13 + 21
+    "-1060751939699958629:swap": ("old_answer_not_derivable", None),  # seven PIN zones: eight regional + one
 }
 
 
@@ -163,3 +165,31 @@ def test_chronology_compares_strict_order_within_the_sentence_only():
     premiere = text.index("April 25 , 2018")
     assert chronology_flips(text.replace("July 18 , 2018", "July 18 , 2019"),
                             [(premiere, premiere + 15, "April 25 , 2020")]) == ["2018->2020 against 2019"]
+
+
+SOPRANOS = ("The Sopranos premiered on HBO on January 10 , 1999 . The series consists of a total of 86 episodes over "
+            "six seasons . The first five seasons each consist of thirteen episodes , and the sixth season twenty - one .")
+
+
+def test_a_swapped_count_that_its_parts_still_add_up_to_is_rejected():
+    """Reviewed invalid twice and accepted by the judge: "87 episodes" beside 5 × 13 + 21 = 86."""
+    lm = dspy.utils.DummyLM([{"answer_type": "number", "wrong_answer": "87"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1)(question="how many episodes of the sopranos are there", context=SOPRANOS,
+                                         answers=["86"])
+    assert out.rejection == "old_answer_not_derivable" and out.checks["old_answer_not_derivable"] is False
+
+
+def test_derivation_within_one_sentence_by_sums_and_products():
+    from metrics.arithmetic import answer_number, derivation, numbers_in
+
+    assert derivation(SOPRANOS, "86") == "5 × 13 + 21 = 86"
+    assert derivation(SOPRANOS.replace("twenty - one", "twenty"), "86") is None
+    # "nine PIN zones" swapped for seven: the zones it lists still add up to nine
+    assert derivation("There are seven PIN zones , including eight regional zones and one functional zone .",
+                      "nine") == "8 + 1 = 9"
+    assert derivation("It has 40 rooms . It has 46 floors .", "86") is None  # two sentences: not added up
+    assert derivation("Built 1998 to 2002 , it opened in 4 stages .", "2002") is None  # years are not derived
+    assert derivation("One of the 2 towers .", "3") is None  # answers below 5: chance
+    assert numbers_in("twenty - one , 1,200 and seven") == [21, 1200, 7]
+    assert answer_number("86 episodes") is None and answer_number("twelve") == 12

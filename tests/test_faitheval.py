@@ -153,3 +153,12 @@ def test_every_run_is_calibrated_on_the_held_out_cases_of_the_calibration_study(
     from_study = [c for e in seeds for c in controls_for(e, task.pool, task.options.seed) if c["half"] == "held_out"]
     in_runs = control_cases(calibration_seeds("nq"), 2, pool=other_answer_pool("nq"), half="held_out")
     assert len(in_runs) == 2 * len(CONDITIONS) and all(c in from_study for c in in_runs)
+
+
+def test_unanswerable_rejects_a_context_whose_numbers_still_add_up_to_the_answer():
+    """Reviewed invalid and accepted by the judge: the count gone, 5 × 13 + 21 left."""
+    context = ("The series consists of a total of 86 episodes over six seasons . The first five seasons each "
+               "consist of thirteen episodes , and the sixth season twenty - one .")
+    out = run([{"justification": "no count", "rewritten_sentence": "The series ran over six seasons ."}],
+              Unanswerable(), question="how many episodes of the sopranos are there", context=context, answers=["86"])
+    assert out.rejection == "old_answer_not_derivable" and out.checks["old_answer_not_derivable"] is False
