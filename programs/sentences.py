@@ -13,6 +13,9 @@ class Sentence:
     text: str
 
 
+# 2: one segmenter per thread (a shared one mixed concurrent texts up). Part of every bench generation
+# stage's inputs: the splitter shapes every generator's output and the judge's rivals.
+VERSION = "sentences/2"
 _LOCAL = threading.local()
 
 

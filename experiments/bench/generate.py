@@ -35,9 +35,11 @@ def build_task(task: str, pivot, judge_lm, judge, options: dict, seed_records: l
 def program_version(task: str) -> str:
     """The generating program's version: part of a stage's inputs, so a changed generator makes its
     stage run again (from the call cache) instead of reusing cases an older version made."""
-    from programs import answer_swap, context_enrich, faitheval
+    from programs import answer_swap, context_enrich, faitheval, sentences
 
-    return {"answer_swap": answer_swap.VERSION, "context_enrich": context_enrich.VERSION}.get(task, faitheval.VERSION)
+    versions = {"answer_swap": answer_swap.VERSION, "context_enrich": context_enrich.VERSION}
+    generator = versions.get(task, faitheval.VERSION)
+    return f"{generator}+{sentences.VERSION}"
 
 
 def generation_metrics(generator, records: list[dict]) -> dict[str, float]:
