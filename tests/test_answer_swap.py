@@ -167,8 +167,9 @@ def test_chronology_compares_strict_order_within_the_sentence_only():
                             [(premiere, premiere + 15, "April 25 , 2020")]) == ["2018->2020 against 2019"]
 
 
-SOPRANOS = ("The Sopranos premiered on HBO on January 10 , 1999 . The series consists of a total of 86 episodes over "
-            "six seasons . The first five seasons each consist of thirteen episodes , and the sixth season twenty - one .")
+SOPRANOS = ("The Sopranos premiered on HBO on January 10 , 1999 . The series consists of a total of 86 episodes "
+            "over six seasons . The first five seasons each consist of thirteen episodes , and the sixth season "
+            "twenty - one .")
 
 
 def test_a_swapped_count_that_its_parts_still_add_up_to_is_rejected():
