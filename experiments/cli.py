@@ -145,6 +145,31 @@ def resume_cmd(run_id: str, retry_errors: bool = False,
 
 
 @app.command()
+def index(
+    corpus: Annotated[str, typer.Option(help="wiki_passages, JSONL/Parquet shards, or hf:org/name@revision")] =
+    "wiki_passages",
+    embedder: Annotated[str, typer.Option(help="embedder name")] = "all-MiniLM-L6-v2",
+    backend: Annotated[str, typer.Option(help="torch, onnx, onnx-int8 or openvino")] = "torch",
+    ray_address: Annotated[str | None, typer.Option(help="embed with Ray Data on this cluster (host:port of "
+                                                         "`ray start --head`, or 'local')")] = None,
+    workers: Annotated[int | None, typer.Option(help="Ray Data embedding actors (default: the cluster's CPUs)")]
+    = None,
+    log_level: LogLevel = "INFO",
+) -> None:
+    """Build the retrieval index a context-enriching run uses, ahead of the run (it is cached by the
+    corpus's content hash and the embedder); with --ray-address the passages are embedded over a
+    Ray cluster's workers."""
+    _setup_logging(log_level)
+    from experiments.executors.ray_embedding import build_index
+
+    meta = build_index(corpus, embedder, backend, ray_address, workers)
+    built = " (found in the cache)" if "loaded_from" in meta else \
+        f" (built in {meta['build_seconds']:.0f} s, encoded by {meta['encoded_by']})"
+    console.print(f"{meta['count']} passages, {meta['index']} index in {meta['index_dir']}{built}",
+                  markup=False, highlight=False)
+
+
+@app.command()
 def validate(configs: Annotated[list[str], typer.Argument(help="config files")]) -> None:
     """Check configs (schema, model names, data paths) without calling any LM. Exit 2 on error."""
     failed = False

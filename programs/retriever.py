@@ -23,7 +23,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,9 @@ _EMBED_BATCH = 256
 # Passages sorted by length and embedded at a time: long enough that sorting groups similar
 # lengths, short enough that a build holds only this many vectors outside the index (12 MB at 384-d).
 _WINDOW = 8192
+# Texts in corpus order → their vectors, in the same order, one window after another (a Ray Data
+# pipeline over a cluster's workers, experiments.executors.ray_embedding). None: this process encodes.
+WindowEncoder = Callable[[list[str]], Iterator[np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -122,12 +125,13 @@ class PassageRetriever:
 
     # ----------------------------------------------------------------------------------- index
 
-    def build_or_load(self, cache_root: str | Path) -> PassageRetriever:
-        """Load the cached index for this corpus and embedder, or embed the pool and cache it."""
+    def build_or_load(self, cache_root: str | Path, encoder: WindowEncoder | None = None) -> PassageRetriever:
+        """Load the cached index for this corpus and embedder, or embed the pool and cache it.
+        `encoder` embeds elsewhere (it must run this retriever's embedder: the cache key names it)."""
         directory = self.index_dir(cache_root)
         if self._try_load(directory):
             return self
-        self._build()
+        self._build(encoder)
         self._save(directory)
         return self
 
@@ -165,27 +169,26 @@ class PassageRetriever:
         logger.info("loaded index of %d passages from %s", self.index.ntotal, directory)
         return True
 
-    def _build(self) -> None:
+    def _build(self, encoder: WindowEncoder | None = None) -> None:
         from tqdm.auto import tqdm
 
         started = time.perf_counter()
         n = len(self)
-        windows = (list(range(start, min(start + _WINDOW, n))) for start in range(0, n, _WINDOW))
-        first = next(windows, [])
-        vectors = self._encode_rows(first)  # the first window tells the dimension
-        dim = vectors.shape[1]
+        windows = self._windows(list(range(n)), encoder)
+        first = next(windows, np.zeros((0, 1), np.float32))
+        dim = first.shape[1]  # the first window tells the dimension
         plan = self.plan or plan_index(n, dim)
         index = plan.new_index(dim)
         if plan.train_size(n):
             sample = strided_sample(n, plan.train_size(n))
             logger.info("training %s on %d of %d passages", plan.factory, len(sample), n)
-            index.train(self._encode_rows(sample.tolist()))
+            index.train(np.concatenate(list(self._windows(sample.tolist(), encoder))))
         with tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
-            index.add(vectors)
+            index.add(first)
             bar.update(len(first))
-            for rows in windows:
-                index.add(self._encode_rows(rows))
-                bar.update(len(rows))
+            for vectors in windows:
+                index.add(vectors)
+                bar.update(len(vectors))
         self.plan, self.index = plan, index
         seconds = time.perf_counter() - started
         self.meta = {
@@ -196,9 +199,23 @@ class PassageRetriever:
             "dim": int(dim),
             "plan": asdict(plan),
             "build_seconds": round(seconds, 3),
+            "encoded_by": "this process" if encoder is None else getattr(encoder, "description", "an encoder"),
         }
         logger.info("embedded %d passages into %s in %.1f s (%.0f/s)", n, plan.factory, seconds,
                     n / max(seconds, 1e-9))
+
+    def _windows(self, rows: list[int], encoder: WindowEncoder | None) -> Iterator[np.ndarray]:
+        """Unit vectors of `rows` in their order, a window at a time."""
+        if encoder is None:
+            for start in range(0, len(rows), _WINDOW):
+                yield self._encode_rows(rows[start:start + _WINDOW])
+            return
+        import faiss
+
+        for vectors in encoder([self.embedding_text(i) for i in rows]):
+            vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+            faiss.normalize_L2(vectors)  # as _encode does: inner product must be cosine
+            yield vectors
 
     def _encode_rows(self, rows: Sequence[int]) -> np.ndarray:
         """Vectors of ``rows`` in their order, embedded longest first in batches of similar length."""

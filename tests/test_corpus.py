@@ -65,3 +65,21 @@ def test_the_shipped_pool_is_the_default_corpus():
     ds, sha = load_corpus("wiki_passages")
     assert len(ds) == 14_574
     assert sha == "39da9eff5a09bad830932b4dbf153aa35d08dce7af623a12bbd884327a4a9c96"
+
+
+def test_reeval_index_builds_a_corpus_index_ahead_of_a_run_and_then_finds_it(isolated, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import programs.embedders as embedders
+    from experiments.cli import app
+    from tests.test_retriever import FakeEmbedder
+
+    monkeypatch.setattr(embedders, "get_embedder", lambda name, backend="torch", cache_root=None: FakeEmbedder())
+    shard = tmp_path / "pool.jsonl"
+    shard.write_text("".join(json.dumps({"id": f"p{i}", "title": "", "text": f"passage {i} text"}) + "\n"
+                             for i in range(3)))
+    first = CliRunner().invoke(app, ["index", "--corpus", str(shard)])
+    assert first.exit_code == 0, first.output
+    assert "3 passages, Flat index in" in first.output and "encoded by this process" in " ".join(first.output.split())
+    again = CliRunner().invoke(app, ["index", "--corpus", str(shard)])
+    assert again.exit_code == 0 and "found in the cache" in " ".join(again.output.split())

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import mlflow
+import numpy as np
 import pytest
 import yaml
 
@@ -164,3 +165,28 @@ def test_an_unreachable_cluster_is_reported_at_once():
 
     with pytest.raises(ExecutorError, match="--ray-address 127.0.0.1:1: no Ray cluster answers there"):
         check_reachable("127.0.0.1:1", timeout=1)
+
+
+def _fake_embedder():
+    from tests.test_retriever import FakeEmbedder
+
+    return FakeEmbedder()
+
+
+def test_an_index_embedded_by_ray_data_on_the_workers_equals_the_local_build(ray_cluster, tmp_path):
+    """Issue 14 §3: on a cluster the corpus is embedded by Ray Data `map_batches` over the workers; the
+    vectors come back in corpus order, so the index (and every search) is the local build's."""
+    from experiments.executors.ray_embedding import RayDataEncoder
+    from programs.retriever import PassageRetriever
+    from tests.test_retriever import FakeEmbedder
+
+    passages = [{"id": f"p{i}", "title": f"T{i % 7}", "text": f"passage {i} about topic {i % 13} and word{i}"}
+                for i in range(600)]
+    local = PassageRetriever(passages, FakeEmbedder(), "1" * 64).build_or_load(tmp_path / "local")
+    encoder = RayDataEncoder(_fake_embedder, workers=2, batch_size=50)
+    spread = PassageRetriever(passages, FakeEmbedder(), "1" * 64).build_or_load(tmp_path / "ray", encoder)
+    assert spread.meta["encoded_by"].startswith("ray data: 2 workers")
+    assert spread.index.ntotal == local.index.ntotal == 600
+    np.testing.assert_allclose(spread.index.reconstruct_n(0, 600), local.index.reconstruct_n(0, 600), atol=1e-6)
+    for query in ("topic 3", "word599 passage", "T5"):
+        assert [h.id for h in spread.search(query, k=5)] == [h.id for h in local.search(query, k=5)]

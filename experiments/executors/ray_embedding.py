@@ -1,0 +1,96 @@
+"""Embedding a corpus on a Ray cluster with Ray Data, for an index build.
+
+The passages go through one Ray Data pipeline: `map_batches` with an actor class, so each of the
+`workers` actors loads the embedder once and encodes batch after batch; the driver reads the vectors
+back in corpus order (`preserve_order`), a window at a time, and adds them to the FAISS index as a
+local build does. The embedder is named, not shipped: every machine loads its own copy (installed by
+`scripts/install.sh`), and the index is cached under that name as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+WINDOW = 8192  # vectors handed to the index at a time, as in a local build
+
+
+class _Embed:
+    """One worker's embedder, loaded once per actor."""
+
+    def __init__(self, make_embedder: Callable[[], Any]):
+        self.embedder = make_embedder()
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        vectors = np.asarray(self.embedder.encode([str(t) for t in batch["text"]]), dtype=np.float32)
+        return {"vector": vectors}
+
+
+class NamedEmbedder:
+    """A picklable way to load `programs.embedders.get_embedder(name, backend)` on a worker."""
+
+    def __init__(self, name: str, backend: str):
+        self.name, self.backend = name, backend
+
+    def __call__(self):
+        from programs.embedders import get_embedder
+
+        return get_embedder(self.name, backend=self.backend)
+
+
+class RayDataEncoder:
+    """`texts → vector windows in order` (programs.retriever.WindowEncoder) on the connected Ray cluster."""
+
+    def __init__(self, make_embedder: Callable[[], Any], workers: int, batch_size: int = 64,
+                 cpus_per_worker: float = 1.0):
+        self.make_embedder = make_embedder
+        self.workers = workers
+        self.batch_size = batch_size
+        self.cpus_per_worker = cpus_per_worker
+        self.description = f"ray data: {workers} workers × {cpus_per_worker:g} CPU, batches of {batch_size}"
+
+    def __call__(self, texts: list[str]) -> Iterator[np.ndarray]:
+        import ray.data
+
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True  # vectors must line up with the passage ids
+        context.enable_progress_bars = False
+        dataset = ray.data.from_items([{"text": t} for t in texts], override_num_blocks=max(1, self.workers * 4))
+        encoded = dataset.map_batches(_Embed, fn_constructor_kwargs={"make_embedder": self.make_embedder},
+                                      batch_size=self.batch_size, concurrency=self.workers,
+                                      num_cpus=self.cpus_per_worker, batch_format="numpy")
+        for batch in encoded.iter_batches(batch_size=WINDOW, batch_format="numpy"):
+            vectors = batch["vector"]
+            yield np.stack(vectors) if vectors.ndim == 1 else vectors  # rows may come back as objects
+
+
+def build_index(corpus: str, embedder: str, backend: str, ray_address: str | None = None,
+                workers: int | None = None) -> dict:
+    """The corpus's index in the cache, built here or, with `ray_address` ("local" for a local
+    instance), embedded by Ray Data on the cluster; what the index's meta records."""
+    import os
+
+    from experiments.corpus import load_corpus
+    from experiments.executors.ray_actors import RAY_DEFAULTS
+    from experiments.paths import cache_dir
+    from programs.embedders import get_embedder
+    from programs.retriever import PassageRetriever
+
+    passages, sha = load_corpus(corpus)
+    retriever = PassageRetriever(passages, get_embedder(embedder, backend=backend, cache_root=cache_dir()), sha)
+    encoder = None
+    if ray_address is not None:
+        import ray
+
+        for key, value in RAY_DEFAULTS.items():
+            os.environ.setdefault(key, value)
+        if not ray.is_initialized():
+            ray.init(address=None if ray_address == "local" else ray_address, include_dashboard=False,
+                     configure_logging=False)
+        workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        encoder = RayDataEncoder(NamedEmbedder(embedder, backend), workers)
+    retriever.build_or_load(cache_dir(), encoder)
+    return {**retriever.meta, "count": int(retriever.index.ntotal), "index": retriever.plan.factory,
+            "index_dir": str(retriever.index_dir(cache_dir()))}
