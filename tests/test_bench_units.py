@@ -136,9 +136,9 @@ def test_validity_beside_each_task_is_review_based_when_the_cases_were_reviewed(
     assert alone == "judge accepted 30/50 (60%); judge right on 75% of calibration controls"
 
 
-def test_a_stage_whose_inputs_changed_runs_again_and_keeps_reviews_only_of_unchanged_cases(tmp_path, monkeypatch):
+def test_a_stage_whose_inputs_changed_runs_again_and_keeps_verdicts_only_of_unchanged_cases(tmp_path, monkeypatch):
     """A generator or reader changed since a stage finished: its old cases are stale (gemma3-270m's
-    answers made with a demonstration it parroted), so the stage runs again; reviews follow only
+    answers made with a demonstration it parroted), so the stage runs again; verdicts follow only
     cases that read the same."""
     import json
 
@@ -171,8 +171,14 @@ def test_a_stage_whose_inputs_changed_runs_again_and_keeps_reviews_only_of_uncha
     runner.run("generate.t.p", digest(["v2"]), work([("a", "one"), ("b", "two")]))
     assert (stage_dir / "review" / "alice.jsonl").exists()
     assert (tmp_path / "bench-x" / f"generate.t.p.superseded-{digest(['v1'])}" / "cases.jsonl").exists()
-    # a version whose cases differ: the reviews stay with the old cases
-    runner.run("generate.t.p", digest(["v3"]), work([("a", "changed")]))
-    assert not (stage_dir / "review").exists()
+    # a version whose cases differ: a new sample over the new cases; "a" reads as before and keeps its
+    # verdict, "c" is new and waits for `reeval review`
+    runner.run("generate.t.p", digest(["v3"]), work([("a", "one"), ("c", "three")]))
+    sample = json.loads((stage_dir / "review" / "sample.json").read_text())
+    assert sorted(c["id"] for c in sample["cases"]) == ["a", "c"]
+    kept = [json.loads(line) for line in (stage_dir / "review" / "alice.jsonl").read_text().splitlines()]
+    assert [(v["id"], v["verdict"]) for v in kept] == [("a", "valid")] and "carried" in kept[0]["note"]
     assert (tmp_path / "bench-x" / f"generate.t.p.superseded-{digest(['v2'])}" / "review" / "alice.jsonl").exists()
-    assert [json.loads(line)["id"] for line in (stage_dir / "cases.jsonl").read_text().splitlines()] == ["a"]
+    # a case whose text changed keeps nothing
+    runner.run("generate.t.p", digest(["v4"]), work([("a", "changed"), ("c", "three")]))
+    assert not (stage_dir / "review" / "alice.jsonl").exists()

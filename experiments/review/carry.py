@@ -1,10 +1,11 @@
-"""Reviews follow a stage that ran again only when its cases did not change.
+"""Reviews follow a stage that ran again, case by case.
 
 A bench stage whose inputs changed (a new generator version, judge or seed list) runs again from the
-call cache in a fresh directory. Verdicts and the review sample speak for the cases as they were read
-and for the sample's strata (their populations weight the prediction-powered estimate), so they are
-carried over only when every case reads the same as before, status included; otherwise the new cases
-need a review of their own.
+call cache in a fresh directory. A verdict speaks for a case as it was read, and the review sample's
+strata (their populations weight the prediction-powered estimate) for the cases as they were judged.
+So: when every case reads the same as before, status included, the review directory is copied whole.
+Otherwise a new sample is drawn on the new cases (same size and seed), each sampled case that reads
+exactly as a reviewed one keeps that verdict, and `reeval review` asks only for the rest.
 """
 
 from __future__ import annotations
@@ -19,29 +20,49 @@ logger = logging.getLogger(__name__)
 # What a reviewer saw and what the sample's strata rest on; timings and attempts may differ.
 CONTENT_FIELDS = ("id", "status", "question", "context", "answers", "original_context", "original_answers",
                   "options", "judge_kind")
+CARRIED = "[verdict carried from the identical case of a superseded run]"
 
 
-def _cases(run_dir: Path) -> dict[str, tuple]:
+def _records(run_dir: Path) -> list[dict]:
     path = run_dir / "cases.jsonl"
     if not path.exists():
-        return {}
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            out[str(record.get("id"))] = tuple(json.dumps(record.get(f), sort_keys=True) for f in CONTENT_FIELDS)
-    return out
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def carry_reviews(old_dir: Path, new_dir: Path) -> bool:
-    """Copy old_dir/review into new_dir when both hold the same cases; True when carried."""
+def _content(record: dict, fields: tuple[str, ...] = CONTENT_FIELDS) -> tuple:
+    return tuple(json.dumps(record.get(f), sort_keys=True) for f in fields)
+
+
+def carry_reviews(old_dir: Path, new_dir: Path) -> int:
+    """Carry old_dir's reviews into new_dir; the number of verdicts carried."""
+    from experiments.review.sample import SAMPLE_FILE, open_sample, read_sample
+    from experiments.review.verdict_log import VerdictLog
+    from experiments.review.verdicts import load_verdicts
+
     review = old_dir / "review"
-    if not review.is_dir() or (new_dir / "review").exists():
-        return False
-    if _cases(old_dir) != _cases(new_dir):
-        logger.warning("%s: the cases changed since they were reviewed; the reviews stay with the old cases "
-                       "in %s", new_dir.name, old_dir)
-        return False
-    shutil.copytree(review, new_dir / "review")
-    logger.info("%s: the cases are unchanged; their reviews carried over from %s", new_dir.name, old_dir)
-    return True
+    files = sorted(review.glob("*.jsonl")) if review.is_dir() else []
+    if not files or (new_dir / "review").exists():
+        return 0
+    old, new = _records(old_dir), _records(new_dir)
+    verdicts = load_verdicts(files)
+    if [_content(r) for r in old] == [_content(r) for r in new]:
+        shutil.copytree(review, new_dir / "review")
+        logger.info("%s: the cases are unchanged; their reviews carried over from %s", new_dir.name, old_dir)
+        return len(verdicts)
+    drawn = read_sample(review / SAMPLE_FILE) if (review / SAMPLE_FILE).exists() else {}
+    run_id = f"{new_dir.parent.name}/{new_dir.name}"
+    sample, _ = open_sample(new_dir / "review", new, run_id, drawn.get("size"), drawn.get("seed"))
+    # What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise.
+    read = {r["id"]: _content(r, CONTENT_FIELDS[2:]) for r in old}
+    now = {r["id"]: _content(r, CONTENT_FIELDS[2:]) for r in new}
+    carried = 0
+    for verdict in verdicts:
+        case = verdict.id
+        if case in {c["id"] for c in sample["cases"]} and case in read and read[case] == now.get(case):
+            note = f"{verdict.note} {CARRIED}".strip() if CARRIED not in verdict.note else verdict.note
+            VerdictLog(new_dir / "review", verdict.annotator).append(case, verdict.verdict, note, at=verdict.at)
+            carried += 1
+    logger.warning("%s: %d of the new sample's %d cases kept their verdicts (identical to reviewed ones); "
+                   "`reeval review %s` asks for the rest", new_dir.name, carried, len(sample["cases"]), run_id)
+    return carried
