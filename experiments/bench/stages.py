@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -143,8 +144,6 @@ class StageRunner:
         store.close()
         if store.dir.exists():
             if aside.exists():
-                import shutil
-
                 shutil.rmtree(aside)
             os.replace(store.dir, aside)
         logger.warning("stage %s: its inputs changed since it finished; the old cases are kept in %s and the "

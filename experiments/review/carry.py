@@ -20,14 +20,16 @@ logger = logging.getLogger(__name__)
 # What a reviewer saw and what the sample's strata rest on; timings and attempts may differ.
 CONTENT_FIELDS = ("id", "status", "question", "context", "answers", "original_context", "original_answers",
                   "options", "judge_kind")
+# What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise.
+READ_FIELDS = CONTENT_FIELDS[2:]
 CARRIED = "[verdict carried from the identical case of a superseded run]"
 
 
 def _records(run_dir: Path) -> list[dict]:
-    path = run_dir / "cases.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The run's current cases, as the run store reads them (each seed's latest attempt)."""
+    from experiments.run_store import RunStore
+
+    return RunStore(run_dir.name, root=run_dir.parent).records()
 
 
 def _content(record: dict, fields: tuple[str, ...] = CONTENT_FIELDS) -> tuple:
@@ -53,13 +55,13 @@ def carry_reviews(old_dir: Path, new_dir: Path) -> int:
     drawn = read_sample(review / SAMPLE_FILE) if (review / SAMPLE_FILE).exists() else {}
     run_id = f"{new_dir.parent.name}/{new_dir.name}"
     sample, _ = open_sample(new_dir / "review", new, run_id, drawn.get("size"), drawn.get("seed"))
-    # What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise.
-    read = {r["id"]: _content(r, CONTENT_FIELDS[2:]) for r in old}
-    now = {r["id"]: _content(r, CONTENT_FIELDS[2:]) for r in new}
+    read = {r["id"]: _content(r, READ_FIELDS) for r in old}
+    now = {r["id"]: _content(r, READ_FIELDS) for r in new}
+    sampled = {c["id"] for c in sample["cases"]}
     carried = 0
     for verdict in verdicts:
         case = verdict.id
-        if case in {c["id"] for c in sample["cases"]} and case in read and read[case] == now.get(case):
+        if case in sampled and case in read and read[case] == now.get(case):
             note = f"{verdict.note} {CARRIED}".strip() if CARRIED not in verdict.note else verdict.note
             VerdictLog(new_dir / "review", verdict.annotator).append(case, verdict.verdict, note, at=verdict.at)
             carried += 1
