@@ -129,24 +129,29 @@ def years(text: str) -> set[str]:
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]*[A-Z0-9])")
 
 
-def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
-    """Years of the sentence around a replaced span whose order against the replaced year the edit
-    reverses: "published on July 13, 1890, it was first collected in Bierce's 1891 book" swapped to
-    1900 makes the book older than the story (reviewed invalid). `spans`: (start, end, new text) in
-    `original`. Only the span's own sentence is compared: years further away are often unrelated."""
+def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]], reach: int = 1) -> list[str]:
+    """Years near a replaced span whose order against the replaced year the edit reverses: "published
+    on July 13, 1890, it was first collected in Bierce's 1891 book" swapped to 1900 makes the book
+    older than the story; a hiatus "from 2009 to 2012" swapped to "from 2013 to 2014" ends after the
+    next sentence's 2013 comeback album (both reviewed invalid). `spans`: (start, end, new text) in
+    `original`; a span with several years pairs them in order. Compared: the span's own sentence and
+    `reach` sentences either side, where narrative text keeps its order; further years are often
+    unrelated."""
     flips = []
     bounds = [0, *(m.end() for m in SENTENCE_BREAK.finditer(original)), len(original)]
     for start, end, new in spans:
         old_years, new_years = _YEAR.findall(original[start:end]), _YEAR.findall(new)
-        if len(old_years) != 1 or len(new_years) != 1:
+        if not old_years or len(old_years) != len(new_years):
             continue
-        before, after = int(old_years[0]), int(new_years[0])
-        left = max(b for b in bounds if b <= start)
-        right = min(b for b in bounds if b >= end)
-        around = original[left:start] + " " + original[end:right]
-        for other in map(int, _YEAR.findall(around)):
-            if (before - other) * (after - other) < 0:  # strictly reversed; from or to a tie is not judged
-                flips.append(f"{before}->{after} against {other}")
+        left = max(i for i, b in enumerate(bounds) if b <= start)
+        right = min(i for i, b in enumerate(bounds) if b >= end)
+        around = original[bounds[max(0, left - reach)]:start] + " " + original[end:bounds[min(len(bounds) - 1,
+                                                                                            right + reach)]]
+        others = list(map(int, _YEAR.findall(around)))
+        for before, after in zip(map(int, old_years), map(int, new_years), strict=True):
+            for other in others:
+                if (before - other) * (after - other) < 0:  # strictly reversed; from or to a tie is not judged
+                    flips.append(f"{before}->{after} against {other}")
     return flips
 
 

@@ -29,7 +29,9 @@ a function word, a title ("King", "Saint"), a regnal numeral ("II") or a generic
 "Republic", "River", "University"): "Abraham Lincoln" → "Lincoln", "Gupta Empire" → "Gupta", "Korean
 Republic Won" → "Won", "Victor Emmanuel II" → "Emmanuel", "University of Oxford" → "Oxford". English
 names are head-final (surnames, currencies, dynasties), and "X of Y" names are headed by Y. Heads are
-matched case-sensitively: "Won" the currency, not "won" the verb.
+matched case-sensitively: "Won" the currency, not "won" the verb. An old answer's other name parts
+(the "Alabama" of "The Alabama Crimson Tide") must be gone too: edits replace only the head, a
+surviving other part rejects the case.
 """
 
 from __future__ import annotations
@@ -385,6 +387,20 @@ def distinctive_word(answer: str) -> str | None:
     return head if head and not any(u.kind != "word" for u in units_of(head)) else None
 
 
+def name_parts(answer: str) -> list[str]:
+    """Every word of a multi-word name that names it on its own, the head last: "The Alabama Crimson
+    Tide" → ["Alabama", "Crimson", "Tide"]. A surviving "Alabama overcame a 13-0 deficit" still says
+    who won after the head was swapped (found in review)."""
+    head = distinctive_word(answer)
+    if head is None:
+        return []
+    words = [w.strip(".'’-") for w in _NAME_WORD.findall(answer)]
+    parts = [w for w in words if w and w[0].isupper() and w.lower() not in _FUNCTION_WORDS
+             and w.lower() not in _NOT_DISTINCTIVE and not _ROMAN.match(w)
+             and not any(u.kind != "word" for u in units_of(w))]
+    return list(dict.fromkeys(parts))
+
+
 def head_occurrences(text: str, head: str) -> list[Form]:
     """Case-sensitive whole-word occurrences of a name's head word."""
     pattern = re.compile(r"(?<![\w'’-])" + re.escape(head) + r"(?![\w-])")
@@ -392,13 +408,16 @@ def head_occurrences(text: str, head: str) -> list[Form]:
 
 
 def name_part_left(text: str, answer: str, ignore: Iterable[tuple[int, int]] = ()) -> list[Form]:
-    """Occurrences of a multi-word answer's distinctive word outside full forms of the answer and
-    outside the spans in `ignore` (e.g. the new answer's own words)."""
-    head = distinctive_word(answer)
-    if head is None:
+    """Occurrences of any name part of a multi-word answer (its head, and words like the "Alabama" of
+    "The Alabama Crimson Tide") outside full forms of the answer and outside the spans in `ignore`
+    (e.g. the new answer's own words)."""
+    parts = name_parts(answer)
+    if not parts:
         return []
     covered = [(f.start, f.end) for f in find_forms(text, answer)] + list(ignore)
-    return [f for f in head_occurrences(text, head) if not any(s <= f.start and f.end <= e for s, e in covered)]
+    found = [f for part in parts for f in head_occurrences(text, part)]
+    return sorted((f for f in found if not any(s <= f.start and f.end <= e for s, e in covered)),
+                  key=lambda f: f.start)
 
 
 # ------------------------------------------------------------------------------------- rendering

@@ -34,7 +34,8 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # 4: a swapped year may not reverse its order against another year of its sentence ("published 1890,
 # collected in an 1891 book" swapped to 1900; reviewed invalid, accepted by the judge twice).
 # 5: the old number answer may not be recoverable by adding or multiplying numbers of one sentence.
-VERSION = "answer_swap/5"
+# 6: as faitheval/6, every name part of the old answer must be gone; no doubled article.
+VERSION = "answer_swap/6"
 RETRY_TEMPERATURE = 0.8
 
 

@@ -30,7 +30,9 @@ from signatures.faitheval import (
 # for in every surface form (dates, numbers, a name's distinctive word) when removed (unanswerable)
 # and swapped (inconsistent: answer_swap/2's proposal checks and replacement).
 # 5: an unanswerable rewrite may not leave numbers that add up to the old answer (5 × 13 + 21 episodes).
-VERSION = "faitheval/5"
+# 6: every name part of the old answer counts, not just its head ("Alabama overcame a 13-0 deficit" kept
+# beside "The Florida Gators defeated …"); a new answer's article is not doubled ("The The Florida Gators").
+VERSION = "faitheval/6"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8

@@ -98,6 +98,19 @@ def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
     return out
 
 
+_ARTICLE = re.compile(r"(the|a|an)\s+", re.IGNORECASE)
+
+
+def _drop_repeated_article(before: str, rewritten: str | None) -> str | None:
+    """Answers are matched without their article, so "The Alabama Crimson Tide" is found as the
+    "Alabama Crimson Tide" of "The Alabama Crimson Tide defeated …"; a new answer that brings its own
+    article would read "The The Florida Gators" (found in review)."""
+    if rewritten is None or not re.search(r"(?<!\w)(the|a|an)\s+$", before, re.IGNORECASE):
+        return rewritten
+    article = _ARTICLE.match(rewritten)
+    return rewritten[article.end():] if article and rewritten[article.end():] else rewritten
+
+
 _CAPITALISED = re.compile(r"[A-Z][\w'’.-]*")
 
 
@@ -134,7 +147,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
             if _overlaps(form.start, form.end, claimed):
                 continue
             claimed.append((form.start, form.end))
-            rewritten = _rewrite(text, form, old, new)
+            rewritten = _drop_repeated_article(text[:form.start], _rewrite(text, form, old, new))
             if rewritten is None:
                 unreplaced.append(form)
             else:

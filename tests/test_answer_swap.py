@@ -62,7 +62,7 @@ def test_module_retries_then_swaps():
 CAUGHT_NOW = {
     "-1138329116425504488:swap": ("old_answer_absent", None),  # Code Black: "( 2018 - 07 - 18 )" kept
     "-1064677199943586917:swap": ("old_name_part_absent", "proposal_in_question"),  # asked "before versailles"
-    "-1074590962032473797:swap": (None, "proposal_overlaps_answer"),  # the same team (review, session 4)
+    "-1074590962032473797:swap": ("old_name_part_absent", "proposal_overlaps_answer"),  # same team; "Alabama" kept
     "-1102865977926901392:swap": ("old_name_part_absent", "proposal_placeholder"),  # John Doe; "Hillary" kept
     "-1211452227915613167:swap": ("old_name_part_absent", "proposal_placeholder"),  # John Doe; "Alexie" kept
     "-1208668804527730613:swap": ("old_name_part_absent", None),  # "British" survives elsewhere
@@ -153,18 +153,35 @@ def test_a_swapped_year_that_reverses_the_order_of_its_sentence_is_rejected():
     assert out.rejection is None and "July 13 , 1889" in out.context
 
 
-def test_chronology_compares_strict_order_within_the_sentence_only():
+def test_chronology_compares_strict_order_with_the_neighbouring_sentences():
     from metrics.checks import chronology_flips
 
-    text = "It premiered on April 25 , 2018 and ended on July 18 , 2018 . A film followed in 2020 ."
+    text = ("It premiered on April 25 , 2018 and ended on July 18 , 2018 . A film followed in 2020 . "
+            "Its cast had met in 2016 . A reunion was held in 2019 .")
     start = text.index("July 18 , 2018")
     span = (start, start + len("July 18 , 2018"))
     assert chronology_flips(text, [(*span, "July 18 , 2019")]) == []  # from a tie: not judged
-    assert chronology_flips(text, [(*span, "July 18 , 2021")]) == []  # 2020 is in another sentence
     assert chronology_flips(text, [(*span, "July 18 , 2017")]) == []  # tie to before: not judged
+    assert chronology_flips(text, [(*span, "July 18 , 2021")]) == ["2018->2021 against 2020"]  # next sentence
+    # 2016 is two sentences away: too far to say the two years are related.
+    assert chronology_flips(text, [(*span, "July 18 , 2015")]) == []
     premiere = text.index("April 25 , 2018")
     assert chronology_flips(text.replace("July 18 , 2018", "July 18 , 2019"),
                             [(premiere, premiere + 15, "April 25 , 2020")]) == ["2018->2020 against 2019"]
+
+
+def test_a_swapped_period_that_ends_after_the_next_event_is_rejected():
+    """Reviewed invalid (bench, inconsistent): a hiatus moved to 2013-2014 ends after the comeback album
+    the next sentence dates 2013. Both years of a period are compared, each with its own."""
+    from metrics.checks import chronology_flips
+
+    text = ("Following the release of Believers Never Die -- Greatest Hits , the band took a hiatus from 2009 to "
+            "2012 to `` decompress , '' exploring various side projects . The band regrouped and recorded Save "
+            "Rock and Roll ( 2013 ) , which gave the band its second career number one .")
+    start = text.index("from 2009 to 2012")
+    span = (start, start + len("from 2009 to 2012"))
+    assert chronology_flips(text, [(*span, "from 2013 to 2014")]) == ["2012->2014 against 2013"]
+    assert chronology_flips(text, [(*span, "from 2005 to 2008")]) == []
 
 
 SOPRANOS = ("The Sopranos premiered on HBO on January 10 , 1999 . The series consists of a total of 86 episodes "

@@ -121,6 +121,17 @@ def test_korean_republic_won_survives_only_as_the_verb():
                               keep=["Japanese Yen"]) == ["Won"]
 
 
+def test_any_name_part_left_standing_is_caught_and_no_article_doubles():
+    # Reviewed invalid (bench, inconsistent): the modified document still said Alabama came back to win.
+    text = ("The Alabama Crimson Tide defeated the Georgia Bulldogs 26 -- 23 in overtime . Alabama overcame a "
+            "13 -- 0 deficit at halftime .")
+    result = replace_forms(text, ["The Alabama Crimson Tide"], "The Florida Gators")
+    assert result.text.startswith("The Florida Gators defeated the Georgia Bulldogs")
+    assert old_name_part_left(result.text, ["The Alabama Crimson Tide"], keep=["The Florida Gators"]) == ["Alabama"]
+    assert replace_forms("Fans of the Alabama Crimson Tide cheered .", ["The Alabama Crimson Tide"],
+                         "The Florida Gators").text == "Fans of the Florida Gators cheered ."
+
+
 def test_surname_alone_is_replaced_unless_part_of_another_name():
     text = "Abraham Lincoln was president. Lincoln was shot. The Lincoln Memorial honours him."
     result = replace_forms(text, ["Abraham Lincoln"], "George Washington")
