@@ -71,6 +71,23 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri()
 
 
+_stores_made: set[str] = set()
+
+
+@contextmanager
+def store_lock(uri: str):
+    """Across processes, for a sqlite store: two `reeval run`s started at once on a fresh machine both
+    saw no tables and both created them, and the second crashed ("table runs already exists"); the
+    same race loses an experiment's creation. A server serialises this itself."""
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    from filelock import FileLock
+
+    with FileLock(str(Path(uri.removeprefix("sqlite:///")).with_suffix(".lock"))):
+        yield
+
+
 def setup_mlflow():
     import mlflow
 
@@ -82,6 +99,10 @@ def setup_mlflow():
     # MLflow's sqlite store logs its schema migrations at INFO on first use.
     for noisy in ("alembic", "mlflow.store.db.utils"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if uri not in _stores_made:
+        with store_lock(uri):
+            mlflow.MlflowClient(uri).search_experiments(max_results=1)  # creates and migrates the schema
+        _stores_made.add(uri)
     return mlflow
 
 
@@ -115,7 +136,9 @@ def ensure_experiment(name: str) -> str:
     uri = tracking_uri()
     if uri.startswith("sqlite:///"):
         location = (Path(uri.removeprefix("sqlite:///")).parent / "artifacts").as_uri()
-    return mlflow.create_experiment(name, artifact_location=location)
+    with store_lock(uri):
+        experiment = mlflow.get_experiment_by_name(name)  # another process may have made it meanwhile
+        return experiment.experiment_id if experiment else mlflow.create_experiment(name, artifact_location=location)
 
 
 def git_state() -> dict[str, str]:
