@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Iterable
 
 from .normalize import answer_tokens, normalize_answer
@@ -127,6 +128,29 @@ def years(text: str) -> set[str]:
 
 # A light splitter (pysbd is ~10 ms a passage): good enough to scope "the same sentence".
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]*[A-Z0-9])")
+
+
+_IPA = re.compile(r"[ˈˌːɒəæɑɪʊʃʒθðŋɡɛɔʌɜɐ]")
+# A post-nominal may stand between the name and its gloss ("John Locke FRS ( / lɒk / ; …").
+_GLOSS = re.compile(r"(?:\s*,?\s*(?:FRS|OBE|KBE|CBE|MBE|PC|QC)\b)*\s*\(([^;)]*)")
+
+
+def stale_glosses(original: str, spans: Iterable[tuple[int, int, str]], golds: Iterable[str]) -> list[str]:
+    """The gloss right after a replaced name that belonged to the old name: its pronunciation or its
+    own script, "John Locke FRS ( / lɒk / ; …" → "Thomas Jefferson FRS ( / lɒk / ; …", "Omar Khayyam (
+    … ; عمر خیّام ( Persian ) …" (both reviewed invalid). Dates and other glosses ("born …") are kept."""
+    if not any(answer_kind(g) == "name" for g in golds):
+        return []
+    stale = []
+    for _, end, _ in spans:
+        gloss = _GLOSS.match(original, end)
+        if not gloss:
+            continue
+        body = gloss.group(1)
+        foreign = any(ch.isalpha() and not unicodedata.name(ch, "").startswith("LATIN") for ch in body)
+        if _IPA.search(body) or foreign or "pronunciation" in body.lower():
+            stale.append(body.strip())
+    return stale
 
 
 def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]], reach: int = 1) -> list[str]:

@@ -407,6 +407,20 @@ def head_occurrences(text: str, head: str) -> list[Form]:
     return [Form(m.start(), m.end(), m.group(0), "name_part") for m in pattern.finditer(text)]
 
 
+_DERIVED = re.compile(r"(ism|ist|ists|istic|isms)")
+
+
+def derived_occurrences(text: str, part: str) -> list[Form]:
+    """Words of an "-ism" name's family: "social Darwinists" still answers for "social Darwinism"
+    (found in review). Only the -ism family: a longer word that merely starts with a name ("Lincolnshire")
+    is another thing."""
+    if not part.endswith("ism") or len(part) < 7:
+        return []
+    stem = part[:-3]
+    pattern = re.compile(r"(?<![\w'’-])" + re.escape(stem) + _DERIVED.pattern + r"(?![\w-])")
+    return [Form(m.start(), m.end(), m.group(0), "name_part") for m in pattern.finditer(text) if m.group(0) != part]
+
+
 def name_part_left(text: str, answer: str, ignore: Iterable[tuple[int, int]] = ()) -> list[Form]:
     """Occurrences of any name part of a multi-word answer (its head, and words like the "Alabama" of
     "The Alabama Crimson Tide") outside full forms of the answer and outside the spans in `ignore`
@@ -415,7 +429,7 @@ def name_part_left(text: str, answer: str, ignore: Iterable[tuple[int, int]] = (
     if not parts:
         return []
     covered = [(f.start, f.end) for f in find_forms(text, answer)] + list(ignore)
-    found = [f for part in parts for f in head_occurrences(text, part)]
+    found = [f for part in parts for f in [*head_occurrences(text, part), *derived_occurrences(text, part)]]
     return sorted((f for f in found if not any(s <= f.start and f.end <= e for s, e in covered)),
                   key=lambda f: f.start)
 

@@ -21,6 +21,7 @@ from metrics.checks import (
     same_date_parts,
     same_shape,
     similarity_outside,
+    stale_glosses,
 )
 from programs.span_edit import EditResult, replace_forms
 from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
@@ -35,7 +36,9 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # collected in an 1891 book" swapped to 1900; reviewed invalid, accepted by the judge twice).
 # 5: the old number answer may not be recoverable by adding or multiplying numbers of one sentence.
 # 6: as faitheval/6, every name part of the old answer must be gone; no doubled article.
-VERSION = "answer_swap/6"
+# 7: the old name's gloss (pronunciation, own script) after a swapped name rejects the case; an "-ism"
+# answer's family ("Darwinists") counts as the old answer's name part.
+VERSION = "answer_swap/7"
 RETRY_TEMPERATURE = 0.8
 
 
@@ -76,6 +79,7 @@ def swap_checks(original: str, edited: str, golds: list[str], new: str, min_simi
         "new_answer_present": mentions_any_form(edited, [new]),
         "old_answer_absent": not mentions_any_form(edited, golds),
         "old_name_part_absent": not old_name_part_left(edited, golds, keep=[new]),
+        "old_name_gloss_absent": not stale_glosses(original, spans, golds),
         "chronology_kept": not chronology_flips(original, spans),
         "old_answer_not_derivable": not any(derivation(edited, gold) for gold in golds),
         "rest_unchanged": similarity >= min_similarity,

@@ -32,7 +32,8 @@ from signatures.faitheval import (
 # 5: an unanswerable rewrite may not leave numbers that add up to the old answer (5 × 13 + 21 episodes).
 # 6: every name part of the old answer counts, not just its head ("Alabama overcame a 13-0 deficit" kept
 # beside "The Florida Gators defeated …"); a new answer's article is not doubled ("The The Florida Gators").
-VERSION = "faitheval/6"
+# 7: as answer_swap/7 (a swapped name's stale gloss; "social Darwinists" left by an unanswerable rewrite).
+VERSION = "faitheval/7"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8

@@ -73,6 +73,7 @@ CAUGHT_NOW = {
     "-114276270542337893:swap": (None, "proposal_overlaps_answer"),  # a reordering of the old answer
     "-1057879992951446169:swap": ("old_answer_not_derivable", None),  # 87 episodes beside 5 × 13 + 21
     "-1060751939699958629:swap": ("old_answer_not_derivable", None),  # seven PIN zones: eight regional + one
+    "-1119240931394345770:swap": ("old_name_part_absent", None),  # eugenics; "social Darwinists" left
 }
 
 

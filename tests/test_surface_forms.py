@@ -237,3 +237,28 @@ def test_review_a_proposal_whose_name_word_is_in_the_question_is_refused():
     question = "where did the king of france live before versailles"
     assert proposal_problem("Château de Versailles", ["Tuileries Palace"], question=question) == "proposal_in_question"
     assert proposal_problem("Palais du Louvre", ["Tuileries Palace"], question=question) is None
+
+
+def test_a_swapped_name_keeps_no_gloss_of_the_old_one():
+    """Reviewed invalid (answer swap, 80 seeds): the pronunciation and the Persian script of the old
+    name stayed beside the new one. A birth name or dates in the same place are no gloss of the old name."""
+    from metrics.checks import stale_glosses
+
+    def glosses(text: str, old: str, new: str) -> list[str]:
+        edit = replace_forms(text, [old], new)
+        return stale_glosses(text, [(r.start, r.end, r.new) for r in edit.replacements], [old])
+
+    locke = "John Locke FRS ( / lɒk / ; 29 August 1632 -- 28 October 1704 ) was an English philosopher ."
+    assert glosses(locke, "John Locke", "Thomas Jefferson") == ["/ lɒk /"]
+    khayyam = "Omar Khayyam ( Persian pronunciation : ( xæjˈjɑːm ) ; عمر خیّام ( Persian ) ; 18 May 1048 ) was a poet ."
+    assert glosses(khayyam, "Omar Khayyam", "Abraham Lincoln")
+    coltrane = "Robbie Coltrane , OBE ( born Anthony Robert McMillan ; 30 March 1950 ) is a Scottish actor ."
+    assert glosses(coltrane, "Robbie Coltrane , OBE", "Tom Cruise") == []
+    assert glosses("It opened in 1890 ( / x / ) .", "1890", "1891") == []  # a date has no name gloss
+
+
+def test_an_ism_answer_is_still_told_by_its_family():
+    """Reviewed invalid (unanswerable, 75 seeds): "social Darwinists" was left after "social Darwinism" went."""
+    text = "The majority of those who have been categorized as social Darwinists did not use the label ."
+    assert old_name_part_left(text, ["social Darwinism"]) == ["Darwinists"]
+    assert old_name_part_left("Charles Darwin sailed on the Beagle .", ["social Darwinism"]) == []
