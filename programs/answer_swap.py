@@ -38,7 +38,8 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # 6: as faitheval/6, every name part of the old answer must be gone; no doubled article.
 # 7: the old name's gloss (pronunciation, own script) after a swapped name rejects the case; an "-ism"
 # answer's family ("Darwinists") counts as the old answer's name part.
-VERSION = "answer_swap/7"
+# 8: a currency sign is not doubled ("$$20 trillion").
+VERSION = "answer_swap/8"
 RETRY_TEMPERATURE = 0.8
 
 

@@ -33,7 +33,8 @@ from signatures.faitheval import (
 # 6: every name part of the old answer counts, not just its head ("Alabama overcame a 13-0 deficit" kept
 # beside "The Florida Gators defeated …"); a new answer's article is not doubled ("The The Florida Gators").
 # 7: as answer_swap/7 (a swapped name's stale gloss; "social Darwinists" left by an unanswerable rewrite).
-VERSION = "faitheval/7"
+# 8: as answer_swap/8.
+VERSION = "faitheval/8"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8

@@ -99,13 +99,20 @@ def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
 
 
 _ARTICLE = re.compile(r"(the|a|an)\s+", re.IGNORECASE)
+_CURRENCY = "$£€¥₹"
 
 
 def _drop_repeated_article(before: str, rewritten: str | None) -> str | None:
-    """Answers are matched without their article, so "The Alabama Crimson Tide" is found as the
-    "Alabama Crimson Tide" of "The Alabama Crimson Tide defeated …"; a new answer that brings its own
-    article would read "The The Florida Gators" (found in review)."""
-    if rewritten is None or not re.search(r"(?<!\w)(the|a|an)\s+$", before, re.IGNORECASE):
+    """Answers are matched without their article or currency sign, so "The Alabama Crimson Tide" is
+    found as the "Alabama Crimson Tide" of "The Alabama Crimson Tide defeated …" and "$19.8 trillion"
+    as the "19.8 trillion" of "$19.8 trillion"; a new answer that brings its own would read "The The
+    Florida Gators" or "$$20 trillion" (both found in review)."""
+    if rewritten is None:
+        return None
+    sign = before.rstrip()[-1:]
+    if sign and sign in _CURRENCY and rewritten.startswith(sign):
+        return rewritten[1:].lstrip() or rewritten
+    if not re.search(r"(?<!\w)(the|a|an)\s+$", before, re.IGNORECASE):
         return rewritten
     article = _ARTICLE.match(rewritten)
     return rewritten[article.end():] if article and rewritten[article.end():] else rewritten

@@ -132,6 +132,14 @@ def test_any_name_part_left_standing_is_caught_and_no_article_doubles():
                          "The Florida Gators").text == "Fans of the Florida Gators cheered ."
 
 
+def test_a_currency_sign_is_not_doubled():
+    # Reviewed (answer swap, 80 seeds): "gross national debt of $$20 trillion".
+    text = "giving a combined total gross national debt of $19.8 trillion or about 106 % of GDP ."
+    assert "debt of $20 trillion or" in replace_forms(text, ["$19.8 trillion"], "$20 trillion").text
+    spaced = replace_forms("It cost $ 19.8 trillion .", ["$19.8 trillion"], "$20 trillion")
+    assert spaced.text == "It cost $ 20 trillion ."
+
+
 def test_surname_alone_is_replaced_unless_part_of_another_name():
     text = "Abraham Lincoln was president. Lincoln was shot. The Lincoln Memorial honours him."
     result = replace_forms(text, ["Abraham Lincoln"], "George Washington")
