@@ -363,20 +363,23 @@ _ROMAN = re.compile(r"^(?=[MDCLXVI])M*(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I
 _NAME_WORD = re.compile(r"[^\W\d_][\w'’.-]*")
 
 
+def _name_candidates(answer: str) -> list[str]:
+    """The answer's capitalised words outside function words, titles, numerals and generic nouns, in order."""
+    words = [w.strip(".'’-") for w in _NAME_WORD.findall(answer)]
+    return [w for w in words if w and w[0].isupper() and w.lower() not in _FUNCTION_WORDS
+            and w.lower() not in _NOT_DISTINCTIVE and not _ROMAN.match(w)]
+
+
 def head_word(answer: str) -> str | None:
     """The distinctive word of a name (see the module docstring), or None when the answer has no
     capitalised word outside titles, numerals and generic nouns."""
-    words = [w.strip(".'’-") for w in _NAME_WORD.findall(answer)]
-    candidates = [w for w in words if w and w[0].isupper() and w.lower() not in _FUNCTION_WORDS
-                  and w.lower() not in _NOT_DISTINCTIVE and not _ROMAN.match(w)]
+    candidates = _name_candidates(answer)
     return candidates[-1] if candidates else None
 
 
 def name_words(answer: str) -> set[str]:
     """Every capitalised word that could name the answer on its own (head_word's candidates), casefolded."""
-    words = [w.strip(".'’-") for w in _NAME_WORD.findall(answer)]
-    return {w.casefold() for w in words if w and w[0].isupper() and w.lower() not in _FUNCTION_WORDS
-            and w.lower() not in _NOT_DISTINCTIVE and not _ROMAN.match(w)}
+    return {w.casefold() for w in _name_candidates(answer)}
 
 
 def distinctive_word(answer: str) -> str | None:
@@ -391,13 +394,9 @@ def name_parts(answer: str) -> list[str]:
     """Every word of a multi-word name that names it on its own, the head last: "The Alabama Crimson
     Tide" → ["Alabama", "Crimson", "Tide"]. A surviving "Alabama overcame a 13-0 deficit" still says
     who won after the head was swapped (found in review)."""
-    head = distinctive_word(answer)
-    if head is None:
+    if distinctive_word(answer) is None:
         return []
-    words = [w.strip(".'’-") for w in _NAME_WORD.findall(answer)]
-    parts = [w for w in words if w and w[0].isupper() and w.lower() not in _FUNCTION_WORDS
-             and w.lower() not in _NOT_DISTINCTIVE and not _ROMAN.match(w)
-             and not any(u.kind != "word" for u in units_of(w))]
+    parts = [w for w in _name_candidates(answer) if not any(u.kind != "word" for u in units_of(w))]
     return list(dict.fromkeys(parts))
 
 
@@ -407,7 +406,7 @@ def head_occurrences(text: str, head: str) -> list[Form]:
     return [Form(m.start(), m.end(), m.group(0), "name_part") for m in pattern.finditer(text)]
 
 
-_DERIVED = re.compile(r"(ism|ist|ists|istic|isms)")
+_DERIVED = "(ism|ist|ists|istic|isms)"
 
 
 def derived_occurrences(text: str, part: str) -> list[Form]:
@@ -417,7 +416,7 @@ def derived_occurrences(text: str, part: str) -> list[Form]:
     if not part.endswith("ism") or len(part) < 7:
         return []
     stem = part[:-3]
-    pattern = re.compile(r"(?<![\w'’-])" + re.escape(stem) + _DERIVED.pattern + r"(?![\w-])")
+    pattern = re.compile(r"(?<![\w'’-])" + re.escape(stem) + _DERIVED + r"(?![\w-])")
     return [Form(m.start(), m.end(), m.group(0), "name_part") for m in pattern.finditer(text) if m.group(0) != part]
 
 

@@ -99,10 +99,11 @@ def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
 
 
 _ARTICLE = re.compile(r"(the|a|an)\s+", re.IGNORECASE)
+_ARTICLE_BEFORE = re.compile(r"(?<!\w)(the|a|an)\s+$", re.IGNORECASE)
 _CURRENCY = "$£€¥₹"
 
 
-def _drop_repeated_article(before: str, rewritten: str | None) -> str | None:
+def _drop_repeated_prefix(before: str, rewritten: str | None) -> str | None:
     """Answers are matched without their article or currency sign, so "The Alabama Crimson Tide" is
     found as the "Alabama Crimson Tide" of "The Alabama Crimson Tide defeated …" and "$19.8 trillion"
     as the "19.8 trillion" of "$19.8 trillion"; a new answer that brings its own would read "The The
@@ -112,9 +113,7 @@ def _drop_repeated_article(before: str, rewritten: str | None) -> str | None:
     sign = before.rstrip()[-1:]
     if sign and sign in _CURRENCY and rewritten.startswith(sign):
         return rewritten[1:].lstrip() or rewritten
-    if not re.search(r"(?<!\w)(the|a|an)\s+$", before, re.IGNORECASE):
-        return rewritten
-    article = _ARTICLE.match(rewritten)
+    article = _ARTICLE.match(rewritten) if _ARTICLE_BEFORE.search(before) else None
     return rewritten[article.end():] if article and rewritten[article.end():] else rewritten
 
 
@@ -154,7 +153,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
             if _overlaps(form.start, form.end, claimed):
                 continue
             claimed.append((form.start, form.end))
-            rewritten = _drop_repeated_article(text[:form.start], _rewrite(text, form, old, new))
+            rewritten = _drop_repeated_prefix(text[:form.start], _rewrite(text, form, old, new))
             if rewritten is None:
                 unreplaced.append(form)
             else:
