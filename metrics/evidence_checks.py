@@ -37,9 +37,10 @@ passages among the 4k fetched (first 500 questions; scripts/measure_surface_chec
 
 from __future__ import annotations
 
+import math
 import re
 
-from .checks import SENTENCE_BREAK, _stem, content_stems
+from .checks import SENTENCE_BREAK, _stem, content_stems, mentions_any_form
 from .normalize import normalize_answer
 from .surface_forms import Unit, answer_kind, find_forms, units_match, units_of
 
@@ -105,6 +106,48 @@ def about_subject(text: str, question: str) -> bool:
     wanted = subject_words(question)
     return len(wanted & content_stems(text)) >= min(2, len(wanted))
 
+
+RESTATE_SHARE = 0.6  # of the question's subject words, with at least two
+_FOCUS = re.compile(r"\b(?:which|what)\s+(?:(?:type|kind|sort|form|part|branch)\s+of\s+)?([a-z][\w'-]*)")
+
+
+def focus_word(question: str) -> str | None:
+    """What a "which / what X" question asks for, as a stem: "branch" of "which branch of psychology",
+    "circuit" of "what type of circuit"; None for other questions or a generic X."""
+    match = _FOCUS.search(question.lower())
+    if not match:
+        return None
+    stems = content_stems(match.group(0)) - {"which", "what", "type", "kind", "sort", "form", "part"}
+    if "branch" in match.group(0):
+        stems = {"branch"}
+    return next(iter(stems & subject_words(question)), None)
+
+
+def restating_sentences(passage: str, question: str, answers: list[str]) -> list[str]:
+    """Sentences of background that restate the question without its answer, so that a reader finds
+    another answer there: they name the answer in no form and hold either at least two, and at least
+    60%, of the question's subject words, or what a "which / what X" question asks for together with
+    another subject word ("the branch of psychology that deals with the unconscious mind"); a name's
+    words alone do not restate anything. Background
+    never holds the answer (the retriever excludes passages that name it), so what such a sentence says
+    is another answer, often of a kind no typed check sees: Freud's "branch that deals with the
+    unconscious mind" for "today gestalt psychology ideas are part of which branch of psychology" and a
+    background restating the question as "... was known as ..." (both reviewed invalid, session 9)."""
+    wanted = subject_words(question)
+    if len(wanted) < 2:
+        return []
+    need = max(2, math.ceil(RESTATE_SHARE * len(wanted)))
+    focus = focus_word(question)
+    found = []
+    for sentence in _sentences(passage):
+        held = wanted & content_stems(sentence)
+        # A name alone ("Papua New Guinea", "Dancing on Ice") is the topic, not the question: some word
+        # of what is asked must stand in lower case.
+        asked = held & content_stems(_CAPITALISED.sub(" ", sentence))
+        restates = (len(held) >= need and asked) or (focus in held and len(held) >= 2)
+        if restates and not mentions_any_form(sentence, answers):
+            found.append(sentence)
+    return found
 
 _PRONOUN_OPENING = re.compile(
     r"^\W*(he|she|it|they|his|her|hers|its|their|theirs|him|them|this|these|those|such|there|both|the latter|"

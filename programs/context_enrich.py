@@ -22,6 +22,7 @@ from metrics.evidence_checks import (
     names_all,
     opens_with_pronoun,
     question_names,
+    restating_sentences,
     title_name,
 )
 from metrics.normalize import normalize_answer
@@ -37,7 +38,9 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # cut-off antecedent.
 # 5: code merge places the key evidence only before a sentence without a third-person pronoun (or last).
 # 6: the source article's title counts as a question name when the question names it (Kath & Kim).
-VERSION = "context_enrich/6"
+# 7: background that restates the question without its answer is skipped (retrieved passages) or
+# rejected (the condensed background): `restating_sentences`; so is a background naming the answer.
+VERSION = "context_enrich/7"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
@@ -156,6 +159,10 @@ def enrich_checks(merged: str, sentence: str, answers: list[str], known_wrong: l
         "key_sentence_kept": contains_verbatim(merged, sentence),
         "longer_than_sentence": len(_squash(merged)) > len(_squash(sentence)) + 20,
         "no_other_candidate": not others and not introduced,
+        "no_restated_question": question is None or not restating_sentences(added, question, answers),
+        # The retrieved passages never name the answer, so a background that does got it from the
+        # question or the pivot's memory ("... was known as sociological imagination", reviewed invalid).
+        "background_free_of_answer": not mentions_any_form(added, answers),
     }
 
 
@@ -166,13 +173,14 @@ def _is_date(answers: list[str]) -> bool:
 
 
 def clean_passages(hits: list, question: str, answers: list[str], k: int) -> tuple[list, list]:
-    """The first k retrieved passages that offer no other candidate of the answer's type, and the
-    skipped ones (the next retrieved passage takes a skipped one's place)."""
+    """The first k retrieved passages that offer no other candidate of the answer's type and do not
+    restate the question, and the skipped ones (the next retrieved passage takes a skipped one's place)."""
     kept, skipped = [], []
     for hit in hits:
         if len(kept) == k:
             break
-        (skipped if competing_candidates(hit.text, question, answers) else kept).append(hit)
+        competes = competing_candidates(hit.text, question, answers) or restating_sentences(hit.text, question, answers)
+        (skipped if competes else kept).append(hit)
     return kept, skipped
 
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from metrics.checks import content_stems, mentions_any_form, old_name_part_left  # noqa: E402
-from metrics.evidence_checks import competing_candidates  # noqa: E402
+from metrics.evidence_checks import competing_candidates, restating_sentences  # noqa: E402
 from metrics.surface_forms import answer_kind, find_forms, single_value  # noqa: E402
 from programs.answer_swap import proposal_problem  # noqa: E402
 from programs.span_edit import replace_forms  # noqa: E402
@@ -158,9 +158,14 @@ def measure_enrich(data: list[dict], passages: list[dict], k: int = 3, fetch_fac
         kind = answer_kind(row["answers"][0])
         counts[f"kind:{kind}"] += 1
         hits = retriever.search(row["question"], k * fetch_factor, row["answers"])
-        flagged = [h for h in hits if competing_candidates(h["text"], row["question"], row["answers"])]
+        competing = [h for h in hits if competing_candidates(h["text"], row["question"], row["answers"])]
+        restating = [h for h in hits if restating_sentences(h["text"], row["question"], row["answers"])]
+        flagged = [h for h in hits if h in competing or h in restating]
         counts["passages"] += len(hits)
         counts["passages_skipped"] += len(flagged)
+        counts["passages_skipped:other_candidate"] += len(competing)
+        counts["passages_skipped:restates_question"] += len(restating)
+        counts["passages_skipped:restates_question_only"] += len([h for h in restating if h not in competing])
         fired_by_kind[kind] += len(flagged)
         fired_by_kind[f"{kind}:passages"] += len(hits)
         clean = len(hits) - len(flagged)

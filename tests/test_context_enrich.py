@@ -6,9 +6,11 @@ import pytest
 from metrics.checks import content_stems
 from metrics.evidence_checks import (
     competing_candidates,
+    focus_word,
     names_all,
     opens_with_pronoun,
     question_names,
+    restating_sentences,
     title_name,
 )
 from programs.context_enrich import (
@@ -290,3 +292,54 @@ def test_code_merge_never_sets_the_key_evidence_before_a_sentence_whose_pronoun_
     plain = "Bella lives in Forks . Edward Cullen is a vampire . The novels sold well ."
     positions = {insert_sentence(plain, key, seed).index(key) for seed in range(30)}
     assert len(positions) > 1  # where no pronoun follows, the position still varies with the seed
+
+
+GESTALT_Q = "today gestalt psychology ideas are part of which branch of psychology"
+GESTALT_A = ["Berlin School of experimental psychology", "experimental psychology"]
+
+
+def test_background_that_restates_the_question_without_its_answer_is_found():
+    """Reviewed invalid (session 9): background recast Gestalt as Freud's "branch that deals with the
+    unconscious mind", a second answer to "which branch" that no typed check sees."""
+    freud = "Psychoanalysis is the branch of psychology founded by Freud that deals with the unconscious mind ."
+    assert restating_sentences(freud + " Vienna is a city .", GESTALT_Q, GESTALT_A) == [freud]
+    # naming the answer is not a rival answer
+    assert restating_sentences("Gestalt ideas shaped the Berlin School of experimental psychology .", GESTALT_Q,
+                               GESTALT_A) == []
+    # one subject word is a related topic, not a restatement
+    assert restating_sentences("Freud founded psychoanalysis in Vienna .", GESTALT_Q, GESTALT_A) == []
+    assert focus_word(GESTALT_Q) == "branch"
+    assert focus_word("what type of circuit is used to tune a radio") == "circuit"
+    assert focus_word("who sings man i feel like a woman") is None
+    # without a focus word, most of the subject words are needed
+    q = "when did the royal flying doctor service start"
+    assert restating_sentences("A royal flying doctor service began in Cloncurry .", q, ["17 May 1928"])
+    assert not restating_sentences("A doctor flew to Cloncurry .", q, ["17 May 1928"])
+    # a name's words alone are the topic, not the question
+    assert not restating_sentences("The Royal Flying Doctor Service flies from Cloncurry .", q, ["17 May 1928"])
+    assert not restating_sentences("Papua New Guinea became independent in 1975 .",
+                                   "what is the currency of papua new guinea", ["The kina"])
+
+
+def test_passages_and_backgrounds_restating_the_question_are_skipped_then_rejected():
+    freud = "Psychoanalysis is the branch of psychology that deals with the unconscious mind ."
+    hits = [Hit("p0", "Freud", freud), Hit("p1", "Vienna", "Vienna is on the Danube ."),
+            Hit("p2", "Koffka", "Koffka moved to the United States in 1927 .")]
+    kept, skipped = clean_passages(hits, GESTALT_Q, GESTALT_A, 2)
+    assert [h.id for h in kept] == ["p1", "p2"] and [h.id for h in skipped] == ["p0"]
+    sentence = "Gestalt psychology is today seen as part of the Berlin School of experimental psychology ."
+    checks = enrich_checks("Vienna is on the Danube . " + sentence + " " + freud, sentence, GESTALT_A, [], GESTALT_Q)
+    assert checks["no_restated_question"] is False and checks["no_other_candidate"] is True
+    checks = enrich_checks("Vienna is on the Danube . " + sentence, sentence, GESTALT_A, [], GESTALT_Q)
+    assert all(checks.values())
+
+
+def test_a_background_that_names_the_answer_itself_is_rejected():
+    """The passages never name the answer (the retriever excludes them), so a condensed background that
+    does wrote it from the question or memory (reviewed invalid: "... was known as sociological imagination")."""
+    sentence = "The bridge opened in 1932 after six years of work ."
+    checks = enrich_checks("Bridges opened widely in 1932 . Ferries ran often . " + sentence, sentence, ["1932"], [],
+                           "when did the bridge open")
+    assert checks["background_free_of_answer"] is False
+    checks = enrich_checks("Ferries ran often . " + sentence, sentence, ["1932"], [], "when did the bridge open")
+    assert checks["background_free_of_answer"] is True
