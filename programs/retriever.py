@@ -174,21 +174,21 @@ class PassageRetriever:
 
         started = time.perf_counter()
         n = len(self)
-        windows = self._windows(list(range(n)), encoder)
-        first = next(windows, np.zeros((0, 1), np.float32))
-        dim = first.shape[1]  # the first window tells the dimension
-        plan = self.plan or plan_index(n, dim)
-        index = plan.new_index(dim)
-        if plan.train_size(n):
-            sample = strided_sample(n, plan.train_size(n))
-            logger.info("training %s on %d of %d passages", plan.factory, len(sample), n)
-            index.train(np.concatenate(list(self._windows(sample.tolist(), encoder))))
+        # The bar moves batch by batch: a window is 8,192 passages, more than half the shipped pool, and a
+        # bar counted per window sat at 0 for minutes on a fresh machine.
         with tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
+            windows = self._windows(list(range(n)), encoder, bar.update)
+            first = next(windows, np.zeros((0, 1), np.float32))
+            dim = first.shape[1]  # the first window tells the dimension
+            plan = self.plan or plan_index(n, dim)
+            index = plan.new_index(dim)
+            if plan.train_size(n):
+                sample = strided_sample(n, plan.train_size(n))
+                logger.info("training %s on %d of %d passages", plan.factory, len(sample), n)
+                index.train(np.concatenate(list(self._windows(sample.tolist(), encoder))))
             index.add(first)
-            bar.update(len(first))
             for vectors in windows:
                 index.add(vectors)
-                bar.update(len(vectors))
         self.plan, self.index = plan, index
         seconds = time.perf_counter() - started
         self.meta = {
@@ -204,20 +204,23 @@ class PassageRetriever:
         logger.info("embedded %d passages into %s in %.1f s (%.0f/s)", n, plan.factory, seconds,
                     n / max(seconds, 1e-9))
 
-    def _windows(self, rows: list[int], encoder: WindowEncoder | None) -> Iterator[np.ndarray]:
-        """Unit vectors of `rows` in their order, a window at a time."""
+    def _windows(self, rows: list[int], encoder: WindowEncoder | None,
+                 progress: Callable[[int], Any] | None = None) -> Iterator[np.ndarray]:
+        """Unit vectors of `rows` in their order, a window at a time; `progress` gets each batch's size."""
         if encoder is None:
             for start in range(0, len(rows), _WINDOW):
-                yield self._encode_rows(rows[start:start + _WINDOW])
+                yield self._encode_rows(rows[start:start + _WINDOW], progress)
             return
         import faiss
 
         for vectors in encoder([self.embedding_text(i) for i in rows]):
             vectors = np.ascontiguousarray(vectors, dtype=np.float32)
             faiss.normalize_L2(vectors)  # as _encode does: inner product must be cosine
+            if progress is not None:
+                progress(len(vectors))
             yield vectors
 
-    def _encode_rows(self, rows: Sequence[int]) -> np.ndarray:
+    def _encode_rows(self, rows: Sequence[int], progress: Callable[[int], Any] | None = None) -> np.ndarray:
         """Vectors of ``rows`` in their order, embedded longest first in batches of similar length."""
         order = sorted(range(len(rows)), key=lambda j: -len(self.texts[rows[j]]))
         vectors = None
@@ -227,6 +230,8 @@ class PassageRetriever:
             if vectors is None:
                 vectors = np.empty((len(rows), encoded.shape[1]), dtype=np.float32)
             vectors[batch] = encoded
+            if progress is not None:
+                progress(len(batch))
         return vectors if vectors is not None else np.zeros((0, 1), np.float32)
 
     def describe(self) -> dict[str, Any]:

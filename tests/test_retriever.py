@@ -195,3 +195,17 @@ def test_real_pool_returns_three_titles_without_the_source():
         text = squash(r.text)
         assert text not in source and source not in text
         assert not any(f" {normalize_answer(a)} " in f" {normalize_answer(r.text)} " for a in seed.answers)
+
+
+def test_the_build_progress_moves_batch_by_batch(tmp_path, monkeypatch):
+    """A window is 8,192 passages: counted per window, the bar sat at 0 for minutes on a fresh machine."""
+    import programs.retriever as retriever
+
+    monkeypatch.setattr(retriever, "_EMBED_BATCH", 2)
+    monkeypatch.setattr(retriever, "_WINDOW", 4)
+    pool = [p(str(i), f"T{i}", f"passage number {i} about topic {i % 3}") for i in range(9)]
+    built = PassageRetriever(pool, FakeEmbedder(), "0" * 64)
+    steps = []
+    vectors = list(built._windows(list(range(9)), None, steps.append))
+    assert steps == [2, 2, 2, 2, 1]  # batches of 2 within windows of 4, 4 and 1
+    assert sum(len(v) for v in vectors) == 9
