@@ -1,0 +1,32 @@
+"""The archived reviews (docs/reviews/) stay usable: every sampled case has a verdict, and the
+validity figures the README quotes compute from the archive alone, with no run store or MLflow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments.review.sample import read_sample
+from experiments.review.verdicts import load_verdicts
+from experiments.validity.run import run_validity
+
+ARCHIVE = Path(__file__).resolve().parents[1] / "docs" / "reviews"
+RUNS = sorted(p.name for p in ARCHIVE.iterdir() if (p / "cases.jsonl").exists())
+
+
+def test_there_is_an_archived_review():
+    assert RUNS, "docs/reviews holds no reviewed run"
+
+
+@pytest.mark.parametrize("run_id", RUNS)
+def test_an_archived_review_answers_its_whole_sample_and_computes(run_id):
+    review = ARCHIVE / run_id / "review"
+    sample = read_sample(review / "sample.json")
+    verdicts = load_verdicts(sorted(review.glob("*.jsonl")))
+    answered = {str(v.id) for v in verdicts}
+    sampled = [str(c["id"]) for c in sample["cases"]]
+    assert set(sampled) <= answered
+    validity = run_validity(run_id, runs_root=ARCHIVE)
+    assert validity.figures.reviewed_n + validity.figures.undecided_n == len(sampled)
+    assert 0.0 <= validity.figures.human_valid_rate <= 1.0
