@@ -159,6 +159,34 @@ def opens_with_pronoun(sentence: str) -> bool:
     return bool(_PRONOUN_OPENING.match(sentence))
 
 
+
+def _definite(word: str) -> re.Pattern:
+    # In lower case only: "The Joker" is a song's name, "the service" names nothing.
+    return re.compile(rf"\b[Tt]he\s+(?:[a-z][\w-]*\s+)?{re.escape(word)}[a-z]*\b")
+
+
+def leans_on_previous(sentence: str, previous: str, question: str) -> bool:
+    """The sentence refers back by a definite description to a subject word that the sentence before it
+    introduced: "Rhett produced the album" after "Life Changes is the third studio album from ... Thomas
+    Rhett". Kept without that sentence and set after background about another band's album, "the album"
+    became that band's (reviewed invalid, twice)."""
+    before = content_stems(previous)
+    return any(_definite(word).search(sentence) for word in subject_words(question) if word in before)
+
+
+def carries_subject_by_name(text: str, question: str) -> bool:
+    """`carries_subject` with the subject words that stand only in a definite description ("the service")
+    left out: such a phrase names nothing, so among background about an airline "the service 's first
+    official flight" became the airline's (reviewed invalid: "when did the royal flying doctor service
+    start")."""
+    wanted = subject_words(question)
+    if not wanted:
+        return True
+    bare = text
+    for word in wanted:
+        bare = _definite(word).sub(" ", bare)
+    return bool(wanted & content_stems(bare))
+
 # ------------------------------------------------------------------------------ competing answers
 
 _NEAR = 4  # words either side of a question word within which a number counts as "beside" it

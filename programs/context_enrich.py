@@ -15,10 +15,11 @@ from dataclasses import dataclass
 
 import dspy
 
-from metrics.checks import mentions, mentions_any_form
+from metrics.checks import mentions, mentions_any_form, old_name_part_left
 from metrics.evidence_checks import (
-    carries_subject,
+    carries_subject_by_name,
     competing_candidates,
+    leans_on_previous,
     names_all,
     opens_with_pronoun,
     question_names,
@@ -40,7 +41,10 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # 6: the source article's title counts as a question name when the question names it (Kath & Kim).
 # 7: background that restates the question without its answer is skipped (retrieved passages) or
 # rejected (the condensed background): `restating_sentences`; so is a background naming the answer.
-VERSION = "context_enrich/7"
+# 8: the kept evidence names its subject other than by a definite description ("the service"), and
+# does not open on one whose antecedent was cut off ("Rhett produced the album"); a background holding a
+# distinctive word of the answer ("Chandan Shetty" for "rapper Chandan Shetty") names it.
+VERSION = "context_enrich/8"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
@@ -111,10 +115,11 @@ def kept_evidence(evidence: str, candidate: str, question: str, answers: list[st
                 end = start + size - 1
                 if start < 0 or end >= len(sentences):
                     continue
-                if start > 0 and opens_with_pronoun(sentences[start].text):
+                if start > 0 and (opens_with_pronoun(sentences[start].text)
+                                  or leans_on_previous(sentences[start].text, sentences[start - 1].text, question)):
                     continue
                 span = evidence[sentences[start].start:sentences[end].end].strip()
-                if carries_subject(span, question) and names_all(span, names):
+                if carries_subject_by_name(span, question) and names_all(span, names):
                     return KeptEvidence(span, fallback or index != first, None, size)
     return KeptEvidence(None, True, "supporting_sentence_off_topic")
 
@@ -162,7 +167,9 @@ def enrich_checks(merged: str, sentence: str, answers: list[str], known_wrong: l
         "no_restated_question": question is None or not restating_sentences(added, question, answers),
         # The retrieved passages never name the answer, so a background that does got it from the
         # question or the pivot's memory ("... was known as sociological imagination", reviewed invalid).
-        "background_free_of_answer": not mentions_any_form(added, answers),
+        # A distinctive word of the answer counts ("Chandan Shetty emerged as the winner" for "rapper
+        # Chandan Shetty", reviewed invalid).
+        "background_free_of_answer": not mentions_any_form(added, answers) and not old_name_part_left(added, answers),
     }
 
 

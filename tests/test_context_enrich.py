@@ -5,8 +5,10 @@ import pytest
 
 from metrics.checks import content_stems
 from metrics.evidence_checks import (
+    carries_subject_by_name,
     competing_candidates,
     focus_word,
+    leans_on_previous,
     names_all,
     opens_with_pronoun,
     question_names,
@@ -22,6 +24,7 @@ from programs.context_enrich import (
     kept_evidence,
     supporting_sentence,
 )
+from programs.sentences import split_sentences
 
 EVIDENCE = ("The bridge opened in 1932 after six years of work. It was designed by John Bradfield. "
             "Traffic grew quickly in the following decade.")
@@ -343,3 +346,41 @@ def test_a_background_that_names_the_answer_itself_is_rejected():
     assert checks["background_free_of_answer"] is False
     checks = enrich_checks("Ferries ran often . " + sentence, sentence, ["1932"], [], "when did the bridge open")
     assert checks["background_free_of_answer"] is True
+
+
+RHETT = ("Life Changes is the third studio album from American singer Thomas Rhett . Released on September 8 , "
+         "2017 through Valory Music Group , Rhett produced the album alongside Dann Huff , Jesse Frasure , Julian "
+         "Bunetta and Joe London . It includes the chart - topping singles `` Craving You '' with Maren Morris .")
+RFDS = ("Qantas supplied the first aircraft to the fledgling organisation , VH - UER a De Havilland DH. 50 , dubbed "
+        "`` Victory '' . On 17 May 1928 , two days after inception , the service 's first official flight piloted by "
+        "Arthur Affleck departed from Cloncurry , 85 miles to Julia Creek in Central Queensland .")
+
+
+def test_kept_evidence_keeps_the_sentence_a_definite_description_leans_on():
+    """Reviewed invalid (session 10, both copies): "Rhett produced the album" kept alone, after background about
+    Evanescence's album Fallen, made the album Fallen. The sentence introducing the album now comes along."""
+    question = "when does thomas rhett's new album come out"
+    assert leans_on_previous(split_sentences(RHETT)[1].text, split_sentences(RHETT)[0].text, question)
+    kept = kept_evidence(RHETT, "", question, ["September 8 , 2017"], RHETT.index("September"))
+    assert kept.problem is None and kept.text.startswith("Life Changes is the third studio album")
+    # "The Joker" is a name, not a definite description
+    assert not leans_on_previous("The Joker was a hit .", "A joker played cards .", "who sings the joker is me")
+
+
+def test_evidence_naming_its_subject_only_as_the_thing_is_refused():
+    """Reviewed invalid (sessions 9 and 10): "the service 's first official flight", set among background about
+    Virgin Australia, read as the airline's flight; the evidence never names the Royal Flying Doctor Service."""
+    question = "when did the royal flying doctor service start"
+    assert not carries_subject_by_name(split_sentences(RFDS)[1].text, question)
+    assert carries_subject_by_name("The Royal Flying Doctor Service flew from Cloncurry .", question)
+    kept = kept_evidence(RFDS, "", question, ["17 May 1928"], RFDS.index("17 May"))
+    assert kept.problem == "supporting_sentence_off_topic"
+
+
+def test_a_background_holding_a_distinctive_word_of_the_answer_names_it():
+    """Reviewed invalid (session 10): the condensed background said "Chandan Shetty emerged as the winner" for the
+    answer "rapper Chandan Shetty"; the whole answer was never there, its name was."""
+    sentence = "The finale took place 28 January 2018 , and rapper Chandan Shetty was declared the winner ."
+    merged = "Chandan Shetty emerged as the winner of this season . " + sentence
+    checks = enrich_checks(merged, sentence, ["rapper Chandan Shetty"], [], "who is the winner of bigg boss kannada")
+    assert checks["background_free_of_answer"] is False
