@@ -416,7 +416,13 @@ def test_shipped_parameters_are_what_the_shipped_study_fits():
     records = [json.loads(line) for line in signals_file.read_text().splitlines()]
     assert {r["condition"] for r in records} == set(ctl.CONDITIONS)
     refit = fit_and_measure(records)
-    assert refit["chosen"] == shipped["chosen"] and refit["params"] == shipped["params"]
+    assert refit["chosen"] == shipped["chosen"] and refit["params"]["method"] == shipped["params"]["method"]
+    # Equal to the last few bits only: a fresh install's numpy / scikit-learn round the logistic fit's
+    # last digits differently (seen: -1.093894763436768 against -1.0938947634367677).
+    for kind, weights in shipped["params"].get("weights", {}).items():
+        assert refit["params"]["weights"][kind] == pytest.approx(weights, rel=1e-9, abs=1e-12)
+    assert refit["params"]["thresholds"] == pytest.approx(shipped["params"]["thresholds"], rel=1e-9)
+    assert set(refit["params"]) == set(shipped["params"])
     for variant, result in shipped["methods"].items():
         for condition, accuracy in result["held_out"].items():
             assert refit["results"][variant]["held_out"][condition]["n"] == accuracy["n"]
