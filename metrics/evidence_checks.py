@@ -117,10 +117,10 @@ def focus_word(question: str) -> str | None:
     match = _FOCUS.search(question.lower())
     if not match:
         return None
-    stems = content_stems(match.group(0)) - {"which", "what", "type", "kind", "sort", "form", "part"}
     if "branch" in match.group(0):
-        stems = {"branch"}
-    return next(iter(stems & subject_words(question)), None)
+        return "branch"
+    stems = content_stems(match.group(1)) & subject_words(question)
+    return next(iter(stems), None)  # one word: the group is a single word
 
 
 def restating_sentences(passage: str, question: str, answers: list[str]) -> list[str]:
@@ -161,8 +161,9 @@ def opens_with_pronoun(sentence: str) -> bool:
 
 
 def _definite(word: str) -> re.Pattern:
-    # In lower case only: "The Joker" is a song's name, "the service" names nothing.
-    return re.compile(rf"\b[Tt]he\s+(?:[a-z][\w-]*\s+)?{re.escape(word)}[a-z]*\b")
+    # "the" right before the word, in lower case: "The Joker" is a song's name, "the service" names
+    # nothing. No word between: "The bridge opened" is not a definite description of "opened".
+    return re.compile(rf"\b[Tt]he\s+{re.escape(word)}[a-z]*\b")
 
 
 def leans_on_previous(sentence: str, previous: str, question: str) -> bool:

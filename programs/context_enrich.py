@@ -44,7 +44,9 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # 8: the kept evidence names its subject other than by a definite description ("the service"), and
 # does not open on one whose antecedent was cut off ("Rhett produced the album"); a background holding a
 # distinctive word of the answer ("Chandan Shetty" for "rapper Chandan Shetty") names it.
-VERSION = "context_enrich/8"
+# 9: a definite description is "the" right before the subject word (/8 allowed a word between, so "The
+# bridge opened" hid "opened", and which subject word was stripped first depended on set order).
+VERSION = "context_enrich/9"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
