@@ -33,6 +33,7 @@ import numpy as np
 from metrics.normalize import normalize_answer
 from programs.embedders import DEFAULT_BACKEND, DEFAULT_EMBEDDER, Embedder
 from programs.retrieval.index_plan import IndexPlan, plan_index, strided_sample
+from programs.retrieval.passages import PassageTable, embedding_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -45,9 +46,9 @@ _EMBED_BATCH = 256
 # Passages sorted by length and embedded at a time: long enough that sorting groups similar
 # lengths, short enough that a build holds only this many vectors outside the index (12 MB at 384-d).
 _WINDOW = 8192
-# Texts in corpus order → their vectors, in the same order, one window after another (a Ray Data
-# pipeline over a cluster's workers, experiments.executors.ray_embedding). None: this process encodes.
-WindowEncoder = Callable[[list[str]], Iterator[np.ndarray]]
+# (passages, rows) → the rows' vectors, in their order, one window after another (a Ray Data pipeline
+# whose workers read the rows themselves, experiments.executors.ray_embedding). None: this process encodes.
+WindowEncoder = Callable[[PassageTable, Sequence[int]], Iterator[np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -78,17 +79,6 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "embedder"
 
 
-def _as_records(passages: datasets.Dataset | Sequence[Mapping[str, Any]]) -> tuple[list, list, list]:
-    if hasattr(passages, "column_names"):  # a datasets.Dataset: column access avoids row dicts
-        titles = passages["title"] if "title" in passages.column_names else [""] * len(passages)
-        return [str(i) for i in passages["id"]], [t or "" for t in titles], list(passages["text"])
-    return (
-        [str(p["id"]) for p in passages],
-        [p.get("title") or "" for p in passages],
-        [p["text"] for p in passages],
-    )
-
-
 class PassageRetriever:
     """Top-k passages for a query from a fixed passage pool; call :meth:`build_or_load` first."""
 
@@ -100,10 +90,12 @@ class PassageRetriever:
         *,
         plan: IndexPlan | None = None,
     ):
-        self.ids, self.titles, self.texts = _as_records(passages)
+        # Rows are read on demand (memory-mapped Arrow for a datasets.Dataset): nothing per passage is held.
+        self.passages = PassageTable(passages)
+        self.ids_sha256, duplicate = self.passages.scan_ids()
+        if duplicate is not None:
+            raise ValueError(f"passage ids must be unique; {duplicate!r} occurs more than once")
         self.plan = plan  # None: chosen by corpus size when the index is built
-        if len(set(self.ids)) != len(self.ids):
-            raise ValueError("passage ids must be unique")
         self.embedder = embedder
         self.corpus_sha256 = corpus_sha256
         self.index = None
@@ -111,17 +103,15 @@ class PassageRetriever:
         # Normalised forms are computed on first look: a query inspects only its top hits.
         self._squashed: dict[int, str] = {}
         self._tokens: dict[int, str] = {}
-        # Empty titles (BoolQ passages) never collide: each passage is its own "title".
-        self._title_keys = [" ".join(t.casefold().split()) or f"\0id:{i}" for i, t in enumerate(self.titles)]
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.passages)
 
     def index_dir(self, cache_root: str | Path) -> Path:
         return Path(cache_root) / "indexes" / f"{self.corpus_sha256[:16]}-{_safe_name(self.embedder.name)}"
 
     def embedding_text(self, i: int) -> str:
-        return f"{self.titles[i]}: {self.texts[i]}" if self.titles[i] else self.texts[i]
+        return self.passages.embedding_texts([i])[0]
 
     # ----------------------------------------------------------------------------------- index
 
@@ -140,10 +130,9 @@ class PassageRetriever:
 
         try:
             meta = json.loads((directory / "meta.json").read_text())
-            ids = json.loads((directory / "ids.json").read_text())
         except (OSError, ValueError):
             return False
-        if meta.get("format") != INDEX_FORMAT or ids != self.ids:
+        if meta.get("format") != INDEX_FORMAT or not self._same_ids(directory, meta):
             logger.warning("index cache %s does not match this corpus or format; rebuilding", directory)
             return False
         started = time.perf_counter()
@@ -152,8 +141,8 @@ class PassageRetriever:
         except RuntimeError as e:  # FAISS raises RuntimeError for a missing or truncated file
             logger.warning("index cache %s is unreadable (%s); rebuilding", directory, e)
             return False
-        if index.ntotal != len(ids):
-            logger.warning("index %s: %d vectors, %d ids; rebuilding", directory, index.ntotal, len(ids))
+        if index.ntotal != len(self):
+            logger.warning("index %s: %d vectors, %d passages; rebuilding", directory, index.ntotal, len(self))
             return False
         plan = IndexPlan(**meta["plan"]) if "plan" in meta else IndexPlan("flat")
         if self.plan is not None and self.plan.factory != plan.factory:
@@ -169,6 +158,15 @@ class PassageRetriever:
         logger.info("loaded index of %d passages from %s", self.index.ntotal, directory)
         return True
 
+    def _same_ids(self, directory: Path, meta: dict) -> bool:
+        if "ids_sha256" in meta:
+            return meta["ids_sha256"] == self.ids_sha256
+        try:  # a cache written before the digest: its id list, read once
+            ids = json.loads((directory / "ids.json").read_text())
+        except (OSError, ValueError):
+            return False
+        return len(ids) == len(self) and ids == [pid for chunk in self.passages.id_chunks() for pid in chunk]
+
     def _build(self, encoder: WindowEncoder | None = None) -> None:
         from tqdm.auto import tqdm
 
@@ -177,7 +175,7 @@ class PassageRetriever:
         # The bar moves batch by batch: a window is 8,192 passages, more than half the shipped pool, and a
         # bar counted per window sat at 0 for minutes on a fresh machine.
         with tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
-            windows = self._windows(list(range(n)), encoder, bar.update)
+            windows = self._windows(range(n), encoder, bar.update)
             first = next(windows, np.zeros((0, 1), np.float32))
             dim = first.shape[1]  # the first window tells the dimension
             plan = self.plan or plan_index(n, dim)
@@ -185,7 +183,7 @@ class PassageRetriever:
             if plan.train_size(n):
                 sample = strided_sample(n, plan.train_size(n))
                 logger.info("training %s on %d of %d passages", plan.factory, len(sample), n)
-                index.train(np.concatenate(list(self._windows(sample.tolist(), encoder))))
+                index.train(np.concatenate(list(self._windows(sample, encoder))))
             index.add(first)
             for vectors in windows:
                 index.add(vectors)
@@ -195,6 +193,7 @@ class PassageRetriever:
             "format": INDEX_FORMAT,
             "embedder": self.embedder.name,
             "corpus_sha256": self.corpus_sha256,
+            "ids_sha256": self.ids_sha256,
             "count": int(index.ntotal),
             "dim": int(dim),
             "plan": asdict(plan),
@@ -204,7 +203,7 @@ class PassageRetriever:
         logger.info("embedded %d passages into %s in %.1f s (%.0f/s)", n, plan.factory, seconds,
                     n / max(seconds, 1e-9))
 
-    def _windows(self, rows: list[int], encoder: WindowEncoder | None,
+    def _windows(self, rows: Sequence[int], encoder: WindowEncoder | None,
                  progress: Callable[[int], Any] | None = None) -> Iterator[np.ndarray]:
         """Unit vectors of `rows` in their order, a window at a time; `progress` gets each batch's size."""
         if encoder is None:
@@ -213,7 +212,7 @@ class PassageRetriever:
             return
         import faiss
 
-        for vectors in encoder([self.embedding_text(i) for i in rows]):
+        for vectors in encoder(self.passages, rows):
             vectors = np.ascontiguousarray(vectors, dtype=np.float32)
             faiss.normalize_L2(vectors)  # as _encode does: inner product must be cosine
             if progress is not None:
@@ -222,11 +221,12 @@ class PassageRetriever:
 
     def _encode_rows(self, rows: Sequence[int], progress: Callable[[int], Any] | None = None) -> np.ndarray:
         """Vectors of ``rows`` in their order, embedded longest first in batches of similar length."""
-        order = sorted(range(len(rows)), key=lambda j: -len(self.texts[rows[j]]))
+        _, titles, texts = self.passages.rows(rows)  # one read per window
+        order = sorted(range(len(rows)), key=lambda j: -len(texts[j]))
         vectors = None
         for start in range(0, len(order), _EMBED_BATCH):
             batch = order[start : start + _EMBED_BATCH]
-            encoded = self._encode([self.embedding_text(rows[j]) for j in batch])
+            encoded = self._encode([embedding_text(titles[j], texts[j]) for j in batch])
             if vectors is None:
                 vectors = np.empty((len(rows), encoded.shape[1]), dtype=np.float32)
             vectors[batch] = encoded
@@ -255,7 +255,6 @@ class PassageRetriever:
         tmp.chmod(0o755)  # mkdtemp's 0700 would lock a team-shared REEVAL_CACHE_DIR to one user
         try:
             faiss.write_index(self.index, str(tmp / "index.faiss"))
-            (tmp / "ids.json").write_text(json.dumps(self.ids))
             (tmp / "meta.json").write_text(json.dumps(self.meta, indent=2))
             if directory.exists():  # stale (format or corpus mismatch): move it aside first
                 stale = Path(tempfile.mkdtemp(dir=directory.parent, prefix=f".{directory.name}-stale-"))
@@ -358,28 +357,31 @@ class PassageRetriever:
         for score, i in zip(scores.tolist(), hits.tolist(), strict=True):
             if i < 0:
                 break
-            if distinct_titles and self._title_keys[i] in titles_used:
+            pid, title, text = self.passages.row(i)
+            # Empty titles (BoolQ passages) never collide: each passage is its own "title".
+            title_key = " ".join(title.casefold().split()) or f"\0id:{i}"
+            if distinct_titles and title_key in titles_used:
                 continue
-            if sources and self._is_source(i, sources):
+            if sources and self._is_source(i, text, sources):
                 continue
-            if answers and self._has_answer(i, answers):
+            if answers and self._has_answer(i, text, answers):
                 continue
-            titles_used.add(self._title_keys[i])
+            titles_used.add(title_key)
             rank = len(chosen) + 1
-            chosen.append(RetrievedPassage(self.ids[i], self.titles[i], self.texts[i], float(score), rank))
+            chosen.append(RetrievedPassage(pid, title, text, float(score), rank))
             if len(chosen) == k:
                 break
         return chosen
 
-    def _is_source(self, i: int, sources: list[str]) -> bool:
+    def _is_source(self, i: int, text: str, sources: list[str]) -> bool:
         if i not in self._squashed:
-            self._squashed[i] = squash(self.texts[i])
+            self._squashed[i] = squash(text)
         text = self._squashed[i]
         return bool(text) and any(text in s or s in text for s in sources)
 
-    def _has_answer(self, i: int, answers: list[str]) -> bool:
+    def _has_answer(self, i: int, text: str, answers: list[str]) -> bool:
         if i not in self._tokens:
-            self._tokens[i] = _padded_tokens(self.texts[i])
+            self._tokens[i] = _padded_tokens(text)
         return any(a in self._tokens[i] for a in answers)
 
 

@@ -190,3 +190,28 @@ def test_an_index_embedded_by_ray_data_on_the_workers_equals_the_local_build(ray
     np.testing.assert_allclose(spread.index.reconstruct_n(0, 600), local.index.reconstruct_n(0, 600), atol=1e-6)
     for query in ("topic 3", "word599 passage", "T5"):
         assert [h.id for h in spread.search(query, k=5)] == [h.id for h in local.search(query, k=5)]
+
+
+def test_ray_data_workers_read_a_memory_mapped_corpus_themselves(ray_cluster, tmp_path):
+    """At 21M passages the texts (13 GB) must not pass through the driver: the driver sends row numbers
+    and a corpus that pickles as its Arrow files' paths; the workers read the rows. The index is the
+    local build's."""
+    import pickle
+
+    import datasets
+
+    from experiments.executors.ray_embedding import RayDataEncoder
+    from programs.retrieval.passages import PassageTable
+    from programs.retriever import PassageRetriever
+    from tests.test_retriever import FakeEmbedder
+
+    rows = [{"id": f"m{i}", "title": f"T{i % 5}", "text": f"mapped passage {i} on subject {i % 11} " * 8}
+            for i in range(300)]
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "corpus"))
+    mapped = datasets.load_from_disk(str(tmp_path / "corpus"))
+    assert len(pickle.dumps(PassageTable(mapped))) < sum(len(r["text"]) for r in rows) / 20
+    local = PassageRetriever(mapped, FakeEmbedder(), "2" * 64).build_or_load(tmp_path / "local")
+    encoder = RayDataEncoder(_fake_embedder, workers=2, batch_size=40)
+    spread = PassageRetriever(mapped, FakeEmbedder(), "2" * 64).build_or_load(tmp_path / "ray", encoder)
+    np.testing.assert_allclose(spread.index.reconstruct_n(0, 300), local.index.reconstruct_n(0, 300), atol=1e-6)
+    assert [h.id for h in spread.search("subject 4", k=4)] == [h.id for h in local.search("subject 4", k=4)]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import zlib
@@ -128,10 +129,11 @@ def test_index_is_cached_on_disk_and_reloaded_without_embedding(tmp_path):
     retriever, first = make(pool, tmp_path, sha="ab" * 32)
     assert first.texts == 7
     directory = tmp_path / "indexes" / f"{'ab' * 8}-fake-bow"
-    assert sorted(f.name for f in directory.iterdir()) == ["ids.json", "index.faiss", "meta.json"]
+    # the ids are checked by digest: no id list beside the index (300 MB of JSON at 21M passages)
+    assert sorted(f.name for f in directory.iterdir()) == ["index.faiss", "meta.json"]
     meta = json.loads((directory / "meta.json").read_text())
     assert meta["count"] == 7 and meta["dim"] == DIM and meta["build_seconds"] >= 0
-    assert json.loads((directory / "ids.json").read_text()) == [f"x{i}" for i in range(7)]
+    assert meta["ids_sha256"] == hashlib.sha256(b"".join(f"x{i}".encode() + b"\0" for i in range(7))).hexdigest()
     assert not [f for f in (tmp_path / "indexes").iterdir() if f.name.startswith(".")]  # no temp left
 
     reloaded, second = make(pool, tmp_path, embedder=FakeEmbedder(), sha="ab" * 32)
@@ -148,6 +150,46 @@ def test_index_is_cached_on_disk_and_reloaded_without_embedding(tmp_path):
     (directory / "index.faiss").write_bytes(b"truncated")  # a damaged cache is rebuilt, not trusted
     make(pool[:3], tmp_path, embedder=(repaired := FakeEmbedder()), sha="ab" * 32)
     assert repaired.texts == 3
+
+
+def test_an_index_cached_before_the_id_digest_is_still_used(tmp_path):
+    """Caches written by earlier versions keep an ids.json and no digest: they load, and a mismatched
+    id list still forces a rebuild."""
+    pool = [p(f"x{i}", f"T{i}", f"alpha beta {i}") for i in range(5)]
+    make(pool, tmp_path, sha="ef" * 32)
+    directory = tmp_path / "indexes" / f"{'ef' * 8}-fake-bow"
+    meta = json.loads((directory / "meta.json").read_text())
+    del meta["ids_sha256"]
+    (directory / "meta.json").write_text(json.dumps(meta))
+    (directory / "ids.json").write_text(json.dumps([f"x{i}" for i in range(5)]))
+    _, again = make(pool, tmp_path, embedder=FakeEmbedder(), sha="ef" * 32)
+    assert again.texts == 0
+    (directory / "ids.json").write_text(json.dumps([f"y{i}" for i in range(5)]))
+    _, rebuilt = make(pool, tmp_path, embedder=FakeEmbedder(), sha="ef" * 32)
+    assert rebuilt.texts == 5
+
+
+def test_duplicate_ids_are_named(tmp_path):
+    pool = [p("a", "T", "one"), p("b", "T", "two"), p("a", "U", "three")]
+    with pytest.raises(ValueError, match="'a' occurs more than once"):
+        make(pool, tmp_path)
+
+
+def test_passages_are_read_by_row_from_a_memory_mapped_dataset(tmp_path):
+    """A datasets.Dataset on disk is read row by row: the retriever keeps no per-passage lists, and
+    search gives what the same passages as a list give."""
+    import datasets
+
+    rows = [p(f"x{i}", f"T{i % 4}", f"gamma delta {i} topic{i % 5}") for i in range(40)]
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "ds"))
+    mapped = datasets.load_from_disk(str(tmp_path / "ds"))
+    from_disk, _ = make(mapped, tmp_path / "a")
+    from_list, _ = make(rows, tmp_path / "b")
+    assert not any(isinstance(v, list) and len(v) == 40 for v in vars(from_disk).values())
+    for query in ("topic3 gamma", "delta 17"):
+        assert from_disk.search(query, k=3) == from_list.search(query, k=3)
+    assert from_disk.passages.rows([7, 2]) == (["x7", "x2"], ["T3", "T2"],
+                                               ["gamma delta 7 topic2", "gamma delta 2 topic2"])
 
 
 def test_unknown_embedder_name_suggests_the_shipped_one():
@@ -179,7 +221,8 @@ def test_real_pool_returns_three_titles_without_the_source():
     assert retriever.describe()["retrieval.index"] == "Flat"
     # the pool holds some paragraphs twice: NQ-tokenised and as plain Wikipedia text
     pool_ids: dict[str, set[str]] = {}
-    for pid, text in zip(retriever.ids, retriever.texts, strict=True):
+    ids, _, texts = retriever.passages.rows(range(len(retriever)))
+    for pid, text in zip(ids, texts, strict=True):
         pool_ids.setdefault(squash(text), set()).add(pid)
     seeds = [e for e in seeds if squash(e.context) in pool_ids]
     unfiltered = retriever.search_batch([e.question for e in seeds], k=5, distinct_titles=False)

@@ -1,15 +1,18 @@
 """Embedding a corpus on a Ray cluster with Ray Data, for an index build.
 
-The passages go through one Ray Data pipeline: `map_batches` with an actor class, so each of the
-`workers` actors loads the embedder once and encodes batch after batch; the driver reads the vectors
-back in corpus order (`preserve_order`), a window at a time, and adds them to the FAISS index as a
-local build does. The embedder is named, not shipped: every machine loads its own copy (installed by
+Row numbers go through one Ray Data pipeline: `map_batches` with an actor class, so each of the
+`workers` actors loads the embedder once, reads its batch's passages itself and encodes them; the
+driver reads the vectors back in corpus order (`preserve_order`), a window at a time, and adds them
+to the FAISS index as a local build does. The driver never holds the texts (13 GB at 21M passages):
+a memory-mapped corpus pickles as its Arrow files' paths, so every actor maps the same files (on a
+cluster they must sit at the same path on every machine: a shared file system, as for the shards).
+The embedder is named, not shipped: every machine loads its own copy (installed by
 `scripts/install.sh`), and the index is cached under that name as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,14 +21,15 @@ WINDOW = 8192  # vectors handed to the index at a time, as in a local build
 
 
 class _Embed:
-    """One worker's embedder, loaded once per actor."""
+    """One worker's embedder, loaded once per actor, and its view of the passages."""
 
-    def __init__(self, make_embedder: Callable[[], Any]):
+    def __init__(self, make_embedder: Callable[[], Any], passages: Any):
         self.embedder = make_embedder()
+        self.passages = passages
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        vectors = np.asarray(self.embedder.encode([str(t) for t in batch["text"]]), dtype=np.float32)
-        return {"vector": vectors}
+        texts = self.passages.embedding_texts(batch["data"].tolist())
+        return {"vector": np.asarray(self.embedder.encode(texts), dtype=np.float32)}
 
 
 class NamedEmbedder:
@@ -41,7 +45,8 @@ class NamedEmbedder:
 
 
 class RayDataEncoder:
-    """`texts → vector windows in order` (programs.retriever.WindowEncoder) on the connected Ray cluster."""
+    """`(passages, rows) → vector windows in order` (programs.retriever.WindowEncoder) on the connected
+    Ray cluster."""
 
     def __init__(self, make_embedder: Callable[[], Any], workers: int, batch_size: int = 64,
                  cpus_per_worker: float = 1.0):
@@ -51,14 +56,18 @@ class RayDataEncoder:
         self.cpus_per_worker = cpus_per_worker
         self.description = f"ray data: {workers} workers × {cpus_per_worker:g} CPU, batches of {batch_size}"
 
-    def __call__(self, texts: list[str]) -> Iterator[np.ndarray]:
+    def __call__(self, passages: Any, rows: Sequence[int]) -> Iterator[np.ndarray]:
         import ray.data
 
         context = ray.data.DataContext.get_current()
         context.execution_options.preserve_order = True  # vectors must line up with the passage ids
         context.enable_progress_bars = False
-        dataset = ray.data.from_items([{"text": t} for t in texts], override_num_blocks=max(1, self.workers * 4))
-        encoded = dataset.map_batches(_Embed, fn_constructor_kwargs={"make_embedder": self.make_embedder},
+        # Row numbers only (a column "data"), in a few blocks per worker; not repartitioned: that would need
+        # CPUs the embedding actors already hold.
+        blocks = np.array_split(np.asarray(rows, dtype=np.int64), max(1, min(len(rows), self.workers * 4)))
+        dataset = ray.data.from_numpy([b for b in blocks if len(b)] or [np.zeros(0, np.int64)])
+        encoded = dataset.map_batches(_Embed, fn_constructor_kwargs={"make_embedder": self.make_embedder,
+                                                                     "passages": passages},
                                       batch_size=self.batch_size, concurrency=self.workers,
                                       num_cpus=self.cpus_per_worker, batch_format="numpy")
         for batch in encoded.iter_batches(batch_size=WINDOW, batch_format="numpy"):
