@@ -87,6 +87,14 @@ def measured(runs: Path) -> dict[str, float]:
     for run in by_task["context_enrich"]:
         seeds = {r["seed_id"]: r["seconds"] for r in first(run) if "seconds" in r}
         enrich += list(seeds.values())
+    missing = [what for values, what in ((short, "an answer-swap run without a judge (the pivot's short calls)"),
+                                         (rewrite, "an unanswerable run without a judge (the pivot's rewrites)"),
+                                         (judge, "a judged answer-swap or unanswerable run (the judge's calls)"),
+                                         (enrich, "a context-enriching run")) if not values]
+    if missing:
+        raise SystemExit(f"{runs}: the estimate reads per-call seconds from finished runs, and it lacks "
+                         + "; ".join(missing) + ". Run those configs (experiments/configs/nq_*.yaml, with or "
+                         "without models.judge) or point --runs at a folder that has them.")
     # A seed whose calls came from the cache took a fraction of one call: only cold seeds measure the work.
     out["pivot_short_call"] = sum(s for s, _ in short) / sum(n for _, n in short)
     enrich = [s for s in enrich if s > 2 * out["pivot_short_call"]] or enrich

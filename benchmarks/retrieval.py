@@ -21,6 +21,7 @@ Prints tables and one JSON line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -106,7 +107,8 @@ def encoding(backends: list[str], stride: int, rounds: int, queries: int, thread
         batch = [texts[i] for i in chunk]
         for backend in backends:
             w, c = time.perf_counter(), time.process_time()
-            vectors[backend][chunk] = embedders[backend].encode(batch)
+            with getattr(embedders[backend], "bulk", contextlib.nullcontext)():  # torch: as an index build runs
+                vectors[backend][chunk] = embedders[backend].encode(batch)
             wall[backend] += time.perf_counter() - w
             cpu[backend] += time.process_time() - c
         done += len(chunk)
@@ -280,12 +282,16 @@ def pool_index(index_root: Path, backend: str, limit: int | None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    available = [b for b in BACKENDS if b == "torch" or importlib.util.find_spec(_REQUIRES[b])]
+    from programs.embedders import native_bf16
+
+    available = [b for b in BACKENDS if b == "torch" or (b == "torch-bf16" and native_bf16())
+                 or (b in _REQUIRES and importlib.util.find_spec(_REQUIRES[b]))]
     parser.add_argument("--backends", default=",".join(available), help=f"default: {','.join(available)}")
     parser.add_argument("--stride", type=int, default=7, help="every Nth pool passage (default 7: 2,082)")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--queries", type=int, default=200, help="held-out NQ questions for recall@10")
-    parser.add_argument("--threads", type=int, default=1, help="per backend, as in a run (default 1)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per backend (default 1, as a run's queries; torch builds take this many)")
     parser.add_argument("--vectors", type=int, default=1_000_000, help="synthetic vectors for the scale part")
     parser.add_argument("--nprobe", default="4,8,16,32,64")
     parser.add_argument("--synthetic", choices=("clustered", "mixture"), default="mixture")
@@ -296,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="also write the JSON result here")
     args = parser.parse_args(argv)
     apply_offline_defaults()
+    os.environ["REEVAL_THREADS"] = str(args.threads)  # torch's bulk encoding takes its cores from here
 
     result: dict = {"machine": {"cpus": os.cpu_count(), "load_avg_at_start": os.getloadavg()}}
     anchors = None

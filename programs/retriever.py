@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,7 +175,10 @@ class PassageRetriever:
         n = len(self)
         # The bar moves batch by batch: a window is 8,192 passages, more than half the shipped pool, and a
         # bar counted per window sat at 0 for minutes on a fresh machine.
-        with tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
+        # A build runs alone, so a local embedder may use every core (queries later encode on one).
+        bulk = getattr(self.embedder, "bulk", None) if encoder is None else None
+        with bulk() if bulk else nullcontext(), \
+                tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
             windows = self._windows(range(n), encoder, bar.update)
             first = next(windows, np.zeros((0, 1), np.float32))
             dim = first.shape[1]  # the first window tells the dimension

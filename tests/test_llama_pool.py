@@ -8,10 +8,10 @@ import mlflow
 import pytest
 import yaml
 
+import programs.cores as cores_module
 from experiments import runner
 from experiments.config import load_config
 from experiments.lm import engine as llama_engine
-from experiments.lm import pool as llama_pool
 from experiments.lm.pool import ContextPool, CoreSplit, available_cores, decoding_slots, plan_split
 from experiments.run_store import RunStore
 from tests.fakes import ConcurrencyProbe, PromptFakeLlama
@@ -34,8 +34,8 @@ def test_split_of_the_benchmark():
 
 def test_cores_come_from_reeval_threads_else_the_affinity(monkeypatch):
     monkeypatch.delenv("REEVAL_THREADS", raising=False)
-    monkeypatch.setattr(llama_pool.os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
-    monkeypatch.setattr(llama_pool.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(cores_module.os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    monkeypatch.setattr(cores_module.os, "cpu_count", lambda: 64)
     assert available_cores() == 3  # a container or taskset narrows what os.cpu_count() says
     monkeypatch.setenv("REEVAL_THREADS", "1")
     assert available_cores() == 1

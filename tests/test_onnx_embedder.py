@@ -13,36 +13,12 @@ pytest.importorskip("onnxruntime")
 
 from programs.retrieval import onnx_export  # noqa: E402
 from programs.retrieval.onnx_embedder import OnnxEmbedder  # noqa: E402
-
-WORDS = "the a bridge harbour was designed by john bradfield cheese from somerset river city old new".split()
-TEXTS = [
-    "the bridge was designed by john bradfield",
-    "cheese",
-    "the old city by the river was new and the harbour was old " * 3,
-    "a bridge from somerset",
-]
+from tests.tiny_model import TEXTS, build_tiny_model  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer import modules as models
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    root = tmp_path_factory.mktemp("tiny")
-    (root / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n")
-    hf = root / "hf"
-    BertTokenizerFast(vocab_file=str(root / "vocab.txt")).save_pretrained(str(hf))
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=5 + len(WORDS), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)
-    BertModel(config).save_pretrained(str(hf))
-    model = SentenceTransformer(modules=[models.Transformer(str(hf), max_seq_length=48),
-                                         models.Pooling(32, "mean"), models.Normalize()], device="cpu")
-    directory = root / "st"
-    model.save(str(directory))
-    return directory, model.encode(TEXTS, normalize_embeddings=True)
+    return build_tiny_model(tmp_path_factory.mktemp("tiny"))
 
 
 @pytest.fixture(scope="module")

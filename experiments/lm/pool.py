@@ -15,12 +15,15 @@ calls decoding at once ≤ contexts, even when cases call different models at th
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from programs.cores import available_cores
+
+__all__ = ["ContextPool", "CoreSplit", "available_cores", "decoding_slots", "plan_split"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,17 +38,6 @@ class CoreSplit:
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
-
-
-def available_cores() -> int:
-    """REEVAL_THREADS when set (jobs sharing a machine split it), else the cores this process may
-    run on (its CPU affinity, which containers and taskset narrow), else os.cpu_count()."""
-    if os.environ.get("REEVAL_THREADS"):
-        return max(1, int(os.environ["REEVAL_THREADS"]))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def plan_split(parallel: int, contexts: int | None = None, cores: int | None = None) -> CoreSplit:
