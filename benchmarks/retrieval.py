@@ -282,10 +282,7 @@ def pool_index(index_root: Path, backend: str, limit: int | None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    from programs.embedders import native_bf16
-
-    available = [b for b in BACKENDS if b == "torch" or (b == "torch-bf16" and native_bf16())
-                 or (b in _REQUIRES and importlib.util.find_spec(_REQUIRES[b]))]
+    available = [b for b in BACKENDS if b == "torch" or importlib.util.find_spec(_REQUIRES[b])]
     parser.add_argument("--backends", default=",".join(available), help=f"default: {','.join(available)}")
     parser.add_argument("--stride", type=int, default=7, help="every Nth pool passage (default 7: 2,082)")
     parser.add_argument("--rounds", type=int, default=4)

@@ -149,8 +149,8 @@ def index(
     corpus: Annotated[str, typer.Option(help="wiki_passages, JSONL/Parquet shards, or hf:org/name@revision")] =
     "wiki_passages",
     embedder: Annotated[str, typer.Option(help="embedder name")] = "all-MiniLM-L6-v2",
-    backend: Annotated[str, typer.Option(help="torch, torch-bf16 (CPUs with native bfloat16: 1.8x torch "
-                                                "here), onnx, onnx-int8 or openvino")] = "torch",
+    backend: Annotated[str, typer.Option(help="torch, onnx, onnx-int8 or openvino (bfloat16 on CPUs that "
+                                                "have it: about 2x torch)")] = "torch",
     ray_address: Annotated[str | None, typer.Option(help="embed with Ray Data on this cluster (host:port of "
                                                          "`ray start --head`, or 'local')")] = None,
     workers: Annotated[int | None, typer.Option(help="Ray Data embedding actors (default: the cluster's CPUs)")]

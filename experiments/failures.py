@@ -61,7 +61,6 @@ USER_ERRORS: tuple[str, ...] = (
     "programs.embedders:UnknownEmbedderError",
     "programs.embedders:EmbedderNotInstalledError",
     "programs.embedders:EmbedderIntegrityError",
-    "programs.embedders:UnsupportedBackendError",
 )
 
 _err = Console(stderr=True)

@@ -34,15 +34,15 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
-#: How passages are encoded: sentence-transformers on torch as shipped, in float32 or under bfloat16
-#: autocast (CPUs with native bfloat16: AVX512-BF16 or AMX), or the same model exported to ONNX (see
-#: programs/retrieval/onnx_export.py) and run by onnxruntime in float32 or int8, or by OpenVINO.
-#: ``benchmarks/retrieval.py`` measures their speed and recall@10 against torch float32.
-BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino")
+#: How passages are encoded: sentence-transformers on torch as shipped, or the same model exported
+#: to ONNX (see programs/retrieval/onnx_export.py) and run by onnxruntime in float32 or int8, or by
+#: OpenVINO (in bfloat16 where the CPU has it natively). ``benchmarks/retrieval.py`` measures their
+#: speed and recall@10 against torch float32.
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
 # Measured (docs/retrieval_at_scale.md): on an AVX2 machine without VNNI torch encoded the most passages
 # per CPU second of the float32 backends, and int8 (1.4x torch) kept only ~0.90 of torch's top 10, short
-# of the 0.95 bar; on an AVX512-BF16 machine bfloat16 autocast encoded 1.8x torch's passages at recall
-# 0.995. torch stays the default (its vectors name the cached indexes older runs used).
+# of the 0.95 bar; on an AVX512-BF16 machine OpenVINO (bfloat16) encoded 2x torch's passages at recall
+# 0.99. torch stays the default: its vectors name the cached indexes older runs used.
 DEFAULT_BACKEND = "torch"
 _BACKEND_PACKAGES = {"onnx": "onnxruntime", "onnx-int8": "onnxruntime", "openvino": "openvino"}
 
@@ -82,35 +82,26 @@ class UnknownBackendError(ValueError):
     pass
 
 
-class UnsupportedBackendError(RuntimeError):
-    pass
-
-
 class SentenceTransformerEmbedder:
-    """A loaded ``SentenceTransformer`` behind the :class:`Embedder` protocol. ``bf16``: encode under
-    bfloat16 autocast (vectors come back float32)."""
+    """A loaded ``SentenceTransformer`` behind the :class:`Embedder` protocol."""
 
-    def __init__(self, name: str, model: SentenceTransformer, batch_size: int = 32, bf16: bool = False):
+    def __init__(self, name: str, model: SentenceTransformer, batch_size: int = 32):
         self.name = name
         self.model = model
         self.batch_size = batch_size
-        self.bf16 = bf16
 
     @property
     def dim(self) -> int:
         return int(self.model.get_embedding_dimension())
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        import torch
-
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-            vectors = self.model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     @contextmanager
@@ -276,8 +267,8 @@ def get_embedder(
 
             cache_root = cache_dir()
         source, local_only = _source(name, Path(cache_root))
-        if backend in ("torch", "torch-bf16"):
-            embedder: Embedder = _torch_embedder(name, source, local_only, bf16=backend == "torch-bf16")
+        if backend == "torch":
+            embedder: Embedder = _torch_embedder(name, source, local_only)
         else:
             embedder = _onnx_embedder(key, backend, _local_dir(source, local_only), Path(cache_root), threads)
         _LOADED[key] = embedder
@@ -301,34 +292,17 @@ def _local_dir(source: str, local_only: bool) -> Path:
     return Path(snapshot_download(source, local_files_only=local_only))
 
 
-def native_bf16() -> bool:
-    """Whether the CPU computes bfloat16 natively (AVX512-BF16 or AMX); elsewhere torch emulates it,
-    slower than float32."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        flags = []
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-def _torch_embedder(name: str, source: str, local_only: bool, bf16: bool = False) -> SentenceTransformerEmbedder:
+def _torch_embedder(name: str, source: str, local_only: bool) -> SentenceTransformerEmbedder:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    if bf16 and not native_bf16():
-        raise UnsupportedBackendError(
-            "embedder backend 'torch-bf16' needs a CPU with native bfloat16 (AVX512-BF16 or AMX), which this "
-            "one lacks (torch would emulate it, slower than float32); choose backend 'torch' or 'onnx-int8'"
-        )
-
-    # The embedder shares the process (and 2 cores) with llama.cpp: torch's spinning worker
-    # threads slowed a query encode from ~11 ms to ~480 ms beside it, and one thread built the
-    # index no slower than two on this machine.
+    # Queries share the process (and 2 cores) with llama.cpp: torch's spinning worker threads slowed a
+    # query encode from ~11 ms to ~480 ms beside it. An index build, which runs alone, takes every core
+    # (SentenceTransformerEmbedder.bulk).
     torch.set_num_threads(1)
     logger.info("loading embedder %s from %s", name, source)
     model = SentenceTransformer(source, device="cpu", local_files_only=local_only)
-    return SentenceTransformerEmbedder(embedder_name(name, "torch-bf16") if bf16 else name, model, bf16=bf16)
+    return SentenceTransformerEmbedder(name, model)
 
 
 def _onnx_embedder(key: str, backend: str, model_dir: Path, cache_root: Path, threads: int) -> Embedder:

@@ -71,11 +71,36 @@ def test_changed_weights_get_a_new_export(tiny_model, tmp_path, offline):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("openvino") is None, reason="openvino is not installed")
-def test_openvino_runs_the_same_graph(tiny_model, cache, offline):
+def test_openvino_runs_the_same_graph_and_names_its_precision(tiny_model, cache, offline):
+    """OpenVINO computes in bfloat16 where the CPU has it: other vectors, so another index cache name."""
     directory, expected = tiny_model
     path, meta = onnx_export.exported(directory, cache)
-    vectors = OnnxEmbedder("tiny@openvino", path, meta, runtime="openvino").encode(TEXTS)
-    np.testing.assert_allclose(vectors, expected, atol=1e-4)
+    embedder = OnnxEmbedder("tiny@openvino", path, meta, runtime="openvino")
+    vectors = embedder.encode(TEXTS)
+    if embedder.precision == "f32":
+        assert embedder.name == "tiny@openvino"
+        np.testing.assert_allclose(vectors, expected, atol=1e-4)
+    else:
+        assert embedder.name == f"tiny@openvino-{embedder.precision}"
+        assert (vectors * expected).sum(axis=1).min() > 0.99
+
+
+def test_an_index_build_gets_a_session_on_every_core(tiny_model, cache, offline, monkeypatch):
+    directory, expected = tiny_model
+    path, meta = onnx_export.exported(directory, cache)
+    embedder = OnnxEmbedder("tiny@onnx", path, meta, threads=1)
+    single = embedder._run
+    monkeypatch.setenv("REEVAL_THREADS", "2")
+    with embedder.bulk():
+        assert embedder._run is not single
+        np.testing.assert_allclose(embedder.encode(TEXTS), expected, atol=1e-5)
+    bulk = embedder._bulk_run
+    with embedder.bulk():
+        assert embedder._run is bulk  # made once
+    assert embedder._run is single
+    monkeypatch.setenv("REEVAL_THREADS", "1")
+    with embedder.bulk():
+        assert embedder._run is single  # nothing to gain on one core
 
 
 def test_get_embedder_names_backends_and_refuses_unknown_ones(tiny_model, cache, offline):

@@ -192,6 +192,37 @@ def test_passages_are_read_by_row_from_a_memory_mapped_dataset(tmp_path):
                                                ["gamma delta 7 topic2", "gamma delta 2 topic2"])
 
 
+class _ThreadProbe:
+    """A SentenceTransformer stand-in that records torch's thread count at every encode."""
+
+    def __init__(self):
+        self.threads: list[int] = []
+
+    def encode(self, texts, **_):
+        import torch
+
+        self.threads.append(torch.get_num_threads())
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+
+def test_an_index_build_uses_every_core_and_queries_one(tmp_path, monkeypatch):
+    """A build runs alone, so torch may use every core (2 threads encoded 1.9x one thread's passages on
+    this 2-core machine); queries run beside llama.cpp and stay on one thread."""
+    import torch
+
+    from programs.embedders import SentenceTransformerEmbedder
+
+    monkeypatch.setenv("REEVAL_THREADS", "2")
+    torch.set_num_threads(1)
+    probe = _ThreadProbe()
+    passages = [p(f"p{i}", "", f"text {i}") for i in range(5)]
+    retriever = PassageRetriever(passages, SentenceTransformerEmbedder("probe", probe), "3" * 64)
+    retriever.build_or_load(tmp_path)
+    assert probe.threads == [2]
+    retriever.search("a query", k=1)
+    assert probe.threads == [2, 1] and torch.get_num_threads() == 1
+
+
 def test_unknown_embedder_name_suggests_the_shipped_one():
     with pytest.raises(UnknownEmbedderError, match="all-MiniLM-L6-v2"):
         check_embedder_name("all-MiniLM-L6-v3")
