@@ -81,6 +81,13 @@ def check_inputs(mlflow_run, config, models: dict, allow_code_change: bool = Fal
             if identity.get("file_sha256") != pinned:
                 raise InputChanged(f"model changed: {label} {identity['name']} was {identity.get('file_sha256')}, "
                                    f"now {pinned}")
+            from experiments.lm.engine import build_features
+
+            recorded_build, build = identity.get("llama_cpp_features"), build_features()
+            if recorded_build and recorded_build != build:
+                logger.warning("%s: the run's llama.cpp build used %s, this one uses %s; greedy tokens can differ "
+                               "where their kernels round differently (calls in the cache are replayed as made)",
+                               label, recorded_build, build)
     commit, now = tags.get("git.commit"), git_state()["git.commit"]
     if commit and commit != now:
         message = f"code changed: the run was made at commit {commit[:10]}, this checkout is {now[:10]}"

@@ -152,6 +152,9 @@ def test_parallel_cases_run_on_several_contexts_with_the_same_records(isolated, 
 
     models = mlflow.artifacts.load_dict(f"runs:/{two.mlflow_run_id}/models.json")
     assert (models["pivot"]["n_contexts"], models["pivot"]["n_threads"], models["pivot"]["cores"]) == (2, 1, 2)
+    # the llama.cpp build's CPU features: install.sh builds for the CPU, and another build may round otherwise
+    assert models["pivot"]["llama_cpp_features"] == llama_engine.build_features()
+    assert "SSE3" in models["pivot"]["llama_cpp_features"].split()
     params = mlflow.get_run(one.mlflow_run_id).data.params
     assert (params["lm.pivot.n_contexts"], params["lm.pivot.n_threads"]) == ("1", "2")
     assert params["executor"] == "local" and params["executor.threads"] == "1"

@@ -25,6 +25,15 @@ _POOLS_LOCK = threading.Lock()
 PROMPT_CACHE_BYTES = 1 << 29
 
 
+def build_features() -> str:
+    """The CPU features the installed llama.cpp build uses ("AVX2 AVX512 AVX512_VNNI …"). scripts/install.sh
+    builds for the CPU it runs on, and kernels for other instruction sets may round differently, so a
+    greedy run on another kind of CPU can pick another token: runs record which build made them."""
+    import llama_cpp
+
+    return " ".join(re.findall(r"(\w+) = 1", llama_cpp.llama_print_system_info().decode()))
+
+
 def new_llama(name: str, n_ctx: int, n_threads: int, cache):
     """One llama.cpp context. The weights are memory-mapped (llama-cpp-python's default load mode),
     so further contexts of the same file share their pages instead of loading a copy."""

@@ -42,9 +42,12 @@ class ResolvedLM:
             "max_tokens": cfg.max_tokens, "seed": cfg.seed, "adapter": cfg.adapter, "cache": cfg.cache,
         }
         if self.is_local:
+            from experiments.lm.engine import build_features
+
             spec = get_spec(cfg.name)
-            # the split: contexts × threads per context, out of the cores of the process that decodes
+            # the build's CPU features; the split: contexts × threads per context, out of the process's cores
             ident.update(file_sha256=spec.sha256, n_ctx=cfg.n_ctx, runtime="llama-cpp-python",
+                         llama_cpp_features=build_features(),
                          n_threads=self.engine.n_threads, n_contexts=self.engine.n_contexts,
                          cores=self.engine.split.cores)
         if cfg.api_base:
