@@ -10,7 +10,8 @@ The second build lives in its own pip target directory, e.g. the portable one:
 
 Each build answers the same ten NQ open-book prompts (greedy, two threads, no prompt cache): prompt
 tokens per second from a one-token completion, generated tokens per second from the extra time of a
-48-token one. The builds run one after the other in child processes, alternating per model.
+48-token one, and how many of the 48-token greedy answers the two builds write alike. The builds run
+one after the other in child processes, alternating per model.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def measure(name: str, prompts: int) -> dict:
                           verbose=False, seed=0)
     rows = load_qa(DATASETS["nq"][0], limit=prompts + 2)[2:]
     prompt_tokens = generated = prompt_s = generate_s = 0.0
+    answers = []
     for row in rows:
         text = f"Context: {row.context}\n\nQuestion: {row.question}\nAnswer in a few words:"
         llm.reset()
@@ -49,11 +51,12 @@ def measure(name: str, prompts: int) -> dict:
         started = time.perf_counter()
         out = llm.create_completion(text, max_tokens=48, temperature=0)
         generated += out["usage"]["completion_tokens"] - 1
+        answers.append(out["choices"][0]["text"])
         generate_s += max(time.perf_counter() - started - first, 1e-9)
     features = " ".join(part.split(" = ")[0].strip() for part in llama_cpp.llama_print_system_info().decode().split("|")
                         if part.strip().endswith("= 1")).replace("CPU : ", "")
     return {"model": name, "features": features, "prompt_tok_s": round(prompt_tokens / prompt_s, 1),
-            "gen_tok_s": round(generated / generate_s, 1), "prompt_tokens": int(prompt_tokens)}
+            "gen_tok_s": round(generated / generate_s, 1), "prompt_tokens": int(prompt_tokens), "answers": answers}
 
 
 def child(name: str, prompts: int, site: str | None) -> dict:
@@ -84,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
             row["against"] = other
             row["prompt_ratio"] = round(installed["prompt_tok_s"] / other["prompt_tok_s"], 2)
             row["gen_ratio"] = round(installed["gen_tok_s"] / other["gen_tok_s"], 2)
+            # greedy: do the two builds write the same 48 tokens?
+            alike = sum(a == b for a, b in zip(installed["answers"], other["answers"], strict=True))
+            row["same_greedy_text"] = f"{alike}/{len(installed['answers'])}"
+        for build in ("installed", "against"):
+            row.get(build, {}).pop("answers", None)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return 0
