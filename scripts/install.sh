@@ -19,15 +19,16 @@ if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 && command -v apt-get
     $SUDO apt-get update -qq
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
 fi
-# llama-cpp-python ships source only (~10 min to build on 2 cores). It is built for this CPU
-# (-DGGML_NATIVE=ON: AVX-512 and VNNI where the CPU has them; on an AVX-512 EPYC 1.3-1.4x the prompt speed of
-# a portable AVX2 build for qwen2.5-1.5b, 1.5x for qwen2.5-0.5b: benchmarks/llama_build.py), once per kind of CPU: the wheel is kept
-# under a key made of the CPU's flags and the build arguments, so a home directory shared by machines with
-# other CPUs never installs a build that uses instructions they lack. CMAKE_ARGS=-DGGML_NATIVE=OFF gives a
-# portable build (the same greedy tokens on every x86-64 machine, slower; the native build wrote 9 of 10
-# 48-token greedy answers of qwen2.5-1.5b alike, 4 of 10 of qwen2.5-0.5b).
+# llama-cpp-python ships source only (~10 min to build on 2 cores). By default a portable build (AVX2, no
+# host-specific flags): the same greedy tokens on every x86-64 machine, so a run reproduces anywhere.
+# CMAKE_ARGS=-DGGML_NATIVE=ON builds for this CPU instead (AVX-512 and VNNI where it has them: on an
+# AVX-512 EPYC prompts 1.3-1.4x faster for qwen2.5-1.5b, 1.5x for 0.5b; benchmarks/llama_build.py), at
+# the price of other greedy tokens than the portable build's (9 of 10 48-token answers of 1.5b alike,
+# 4 of 10 of 0.5b). The wheel is kept under a key of the CPU's flags and the build arguments, so a
+# re-run takes seconds and a home directory shared by machines with other CPUs never installs a build
+# that uses instructions they lack.
 LLAMA_SPEC=$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)
-export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON}"
+export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
 LLAMA_KEY=$( (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m; echo "$LLAMA_SPEC $CMAKE_ARGS") \
     | sha256sum | cut -c1-16)
 LLAMA_WHEELS="${REEVAL_CACHE_DIR:-$HOME/.cache/reeval}/wheels/llama-$LLAMA_KEY"
