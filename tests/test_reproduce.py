@@ -90,3 +90,29 @@ def test_sampled_reruns_are_compared_within_the_recorded_intervals():
     assert compare_metrics(recorded, close, sampled=False, n=50) == [
         "metric acceptance_rate: recorded 0.5, rerun 0.58", "metric cases_accepted: recorded 25, rerun 29",
         "metric f1_mean_tokens: recorded 7.5, rerun 99"]
+
+
+def test_another_llama_build_is_named_before_a_rerun(isolated, small_nq, scripted, monkeypatch, caplog):
+    """A native llama.cpp build for another CPU can pick other greedy tokens: reproduce says so up front."""
+    import logging
+
+    import mlflow
+
+    from experiments.lm import engine
+    from experiments.lm.roster import ROSTER
+    from experiments.reproduce import check_inputs
+
+    first = make_run(isolated, small_nq)
+    run = mlflow.get_run(first.mlflow_run_id)
+    config = mlflow.artifacts.load_dict(f"runs:/{first.mlflow_run_id}/config.json")
+    models = {"pivot": {"kind": "local", "name": "qwen2.5-0.5b", "file_sha256": ROSTER["qwen2.5-0.5b"].sha256,
+                        "llama_cpp_features": "SSE3 AVX2 AVX512 AVX512_VNNI"}}
+    monkeypatch.setattr(engine, "build_features", lambda: "SSE3 AVX2")
+    with caplog.at_level(logging.WARNING, logger="experiments.reproduce"):
+        check_inputs(run, config, models)
+    assert "used SSE3 AVX2 AVX512 AVX512_VNNI, this one uses SSE3 AVX2" in caplog.text
+    caplog.clear()
+    models["pivot"]["llama_cpp_features"] = "SSE3 AVX2"
+    with caplog.at_level(logging.WARNING, logger="experiments.reproduce"):
+        check_inputs(run, config, models)
+    assert "llama.cpp build" not in caplog.text
