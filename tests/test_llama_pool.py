@@ -162,3 +162,33 @@ def test_parallel_cases_run_on_several_contexts_with_the_same_records(isolated, 
 
 def test_threads_and_contexts_do_not_change_the_run_id(tmp_path):
     assert local_config(tmp_path, 1).digest() == local_config(tmp_path, 4).digest()
+
+
+def test_two_contexts_loading_at_once_do_not_silence_the_process(monkeypatch, tmp_path):
+    """llama-cpp-python silences a model load by pointing fds 1 and 2 at /dev/null and back. Two loads in
+    two threads interleaved that and left the process writing to /dev/null (a benchmark's results
+    vanished, exit code 0). Loads are serialised; this fake load does what the real one does, slowly."""
+    import os
+
+    import llama_cpp
+    from llama_cpp._utils import suppress_stdout_stderr
+
+    class SlowLoad:
+        def __init__(self, **_):
+            with suppress_stdout_stderr(disable=False):
+                time.sleep(0.2)
+
+        def set_cache(self, cache):
+            pass
+
+    monkeypatch.setattr(llama_cpp, "Llama", SlowLoad)
+    monkeypatch.setattr(llama_engine, "model_path", lambda name: tmp_path / "model.gguf")
+    before = os.fstat(1)
+    threads = [threading.Thread(target=llama_engine.new_llama, args=("qwen2.5-0.5b", 512, 1, None))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    after = os.fstat(1)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)  # still where it was, not /dev/null

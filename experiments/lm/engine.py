@@ -22,6 +22,10 @@ logger = logging.getLogger(__name__)
 
 _POOLS: dict[tuple[str, int, int], ContextPool] = {}
 _POOLS_LOCK = threading.Lock()
+# One model load at a time in a process. llama-cpp-python silences a load by pointing file descriptors 1
+# and 2 at /dev/null and back; two loads in two threads interleave that, and the second restores the
+# first's /dev/null: every later line of the process (progress, results) was lost, exit code 0.
+_LOAD_LOCK = threading.Lock()
 PROMPT_CACHE_BYTES = 1 << 29
 
 
@@ -41,10 +45,11 @@ def new_llama(name: str, n_ctx: int, n_threads: int, cache):
 
     path = model_path(name)
     logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
-    llama = Llama(
-        model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
-        seed=0, use_mmap=True, verbose=False,
-    )
+    with _LOAD_LOCK:
+        llama = Llama(
+            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+            seed=0, use_mmap=True, verbose=False,
+        )
     llama.set_cache(cache)
     return llama
 
