@@ -32,6 +32,7 @@ def measure(name: str, prompts: int) -> dict:
 
     sys.path.insert(0, str(ROOT))
     from experiments.data import DATASETS, load_qa
+    from experiments.lm.engine import build_features
     from experiments.lm.roster import model_path
 
     llm = llama_cpp.Llama(model_path=str(model_path(name)), n_ctx=4096, n_threads=2, n_threads_batch=2,
@@ -53,9 +54,7 @@ def measure(name: str, prompts: int) -> dict:
         generated += out["usage"]["completion_tokens"] - 1
         answers.append(out["choices"][0]["text"])
         generate_s += max(time.perf_counter() - started - first, 1e-9)
-    features = " ".join(part.split(" = ")[0].strip() for part in llama_cpp.llama_print_system_info().decode().split("|")
-                        if part.strip().endswith("= 1")).replace("CPU : ", "")
-    return {"model": name, "features": features, "prompt_tok_s": round(prompt_tokens / prompt_s, 1),
+    return {"model": name, "features": build_features(), "prompt_tok_s": round(prompt_tokens / prompt_s, 1),
             "gen_tok_s": round(generated / generate_s, 1), "prompt_tokens": int(prompt_tokens), "answers": answers}
 
 

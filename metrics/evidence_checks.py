@@ -159,7 +159,6 @@ def opens_with_pronoun(sentence: str) -> bool:
     return bool(_PRONOUN_OPENING.match(sentence))
 
 
-
 def _definite(word: str) -> re.Pattern:
     # "the" right before the word, in lower case: "The Joker" is a song's name, "the service" names
     # nothing. No word between: "The bridge opened" is not a definite description of "opened".
