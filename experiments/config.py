@@ -71,6 +71,9 @@ class DataConfig(Strict):
     source: str = Field(description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL "
                         "(flat QA, MRQA or multiple-choice, recognised from its rows)")
     limit: int | None = None
+    split: Literal["all", "development", "held_out"] = Field(
+        "all", description="shipped rows generators and checks were developed on, or the rows held out for measuring "
+        "them (experiments/splits.py); taken before offset and filters")
     offset: int = Field(0, ge=0, description="skip this many rows of the source before filtering")
     reeval_filters: bool | None = Field(
         None, description="ReEval's seed filters (dedupe, evidence >= min_evidence_words, answers <= max_answer_words, "
@@ -79,6 +82,15 @@ class DataConfig(Strict):
     min_evidence_words: int = 10
     max_answer_words: int = 5
     max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
+
+    @model_validator(mode="after")
+    def _split_declared(self) -> DataConfig:
+        from experiments.splits import DEVELOPMENT_ROWS
+
+        if self.split != "all" and self.source not in DEVELOPMENT_ROWS:
+            raise ValueError(f"split: {self.source!r} has no declared development rows (only "
+                             f"{', '.join(DEVELOPMENT_ROWS)}); use split: all")
+        return self
 
 
 class RayConfig(Strict):

@@ -47,6 +47,7 @@ def load_data(config: ExperimentConfig) -> LoadedData:
     from experiments.case_sets import is_run_source, load_run_cases, run_cases_path
     from experiments.data import content_sha256, load_multiple_choice, load_qa, resolve_dataset
     from experiments.filters import apply_reeval_filters
+    from experiments.splits import select_split
     from experiments.tasks import TASKS
 
     if is_run_source(config.data.source):
@@ -56,13 +57,15 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
     spec = resolve_dataset(config.data.source)
     path = spec.path
+    split = config.data.split
     if spec.loader in (load_qa, load_multiple_choice) and getattr(TASKS[config.task], "evaluates_files_as_given",
                                                                   False):
         from experiments.external_cases import load_external_cases
 
-        examples = load_external_cases(path)[config.data.offset:]  # rows with originals, options, task
+        examples = load_external_cases(path)  # rows with originals, options, task
     else:
-        examples = spec.loader(path)[config.data.offset:]
+        examples = spec.loader(path)
+    examples = select_split(examples, config.data.source, split)[config.data.offset:]
     counts: dict[str, int] = {}
     if config.applies_reeval_filters() and examples and "context" in examples[0]:
         examples, counts = apply_reeval_filters(
