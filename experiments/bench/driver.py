@@ -20,6 +20,7 @@ from functools import partial
 
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
+from experiments.bench.conflict_run import ConflictRun, conflict_sections, write_conflict_files
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import build_task, generation_metrics, program_version, stage_config
 from experiments.bench.options import SEEDED_TASKS, BenchOptions
@@ -163,14 +164,14 @@ class Bench:
         return cases, metrics, validity
 
     def _generate_stage(self, store: RunStore, *, stage: str, task: str, pivot, options: dict,
-                        replay: list[dict] | None) -> dict[str, float]:
+                        replay: list[dict] | None, examples: list | None = None, data=None) -> dict[str, float]:
         from experiments import tracking
 
-        data = self.cf_data if task == "counterfactual" else self.config.data
+        data = data or (self.cf_data if task == "counterfactual" else self.config.data)
         store.write_config(stage_config(self.config, task, data, pivot.config, options).model_dump(mode="json"))
         generator = build_task(task, pivot, self.judge_lm, self.judge, options, replay)
-        records, new = run_cases(generator, self.data_of(task).examples, store, self.loop_config(stage),
-                                 self.retry_errors, self.progress)
+        records, new = run_cases(generator, self.data_of(task).examples if examples is None else examples, store,
+                                 self.loop_config(stage), self.retry_errors, self.progress)
         tracking.log_programs(generator.programs(), {"": pivot.adapter()})
         return {**generation_metrics(generator, records), "items": len(records), "new_items": new}
 
@@ -212,8 +213,9 @@ class Bench:
             book = DemoBook(cases, self.options.k_shots, self.options.seed)
             the_plan = plan(cases, self.options, list(self.targets), book)
             records = evaluation_records(the_plan, self.evaluate(the_plan, book))
+            conflict = ConflictRun(self).run(calibration) if self.options.knowledge_conflict.enabled else None
             metrics, report = self._report(records, the_plan, cases, generation, validity,
-                                           time.perf_counter() - started)
+                                           time.perf_counter() - started, conflict)
             mlflow.log_metrics(clean_metrics({**metrics, **report.metrics}))
             mlflow.log_artifacts(str(report.dir), artifact_path="report")
             mlflow.log_artifact(str(self.store.dir / "stages.json"), artifact_path="stages")
@@ -238,7 +240,7 @@ class Bench:
 
             tracking.log_params(describe(self.judge_params))
 
-    def _report(self, records, the_plan: Plan, cases, generation, validity, seconds: float):
+    def _report(self, records, the_plan: Plan, cases, generation, validity, seconds: float, conflict=None):
         from experiments import tracking
 
         ran = self.stages.ran
@@ -271,7 +273,11 @@ class Bench:
         report: BenchReport = write_bench_report(
             self.store.dir / "report", records, tasks=self.options.tasks, targets=list(self.targets),
             headline=self.options.headline, tasks_info=info, stages=stage_rows(stage_metrics, ran), sharing=sharing,
-            run_info={"run_id": self.run_id, "config": self.config.name, **tracking.git_state()})
+            run_info={"run_id": self.run_id, "config": self.config.name, **tracking.git_state()},
+            extra_sections=conflict_sections(conflict) if conflict else ())
+        if conflict is not None:
+            metrics.update(conflict.metrics())
+            write_conflict_files(report.dir, conflict)
         return metrics, report
 
 

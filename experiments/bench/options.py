@@ -33,6 +33,43 @@ PAPER_SAMPLED: dict[str, list[str]] = {
 }
 
 
+# ReEval's settings where a known answer meets contrary evidence (AutoDebug Table 6 and the opinion prompt),
+# and FaithEval's task instruction, which offers "conflict" as an answer.
+CONFLICT_SETTINGS: list[str] = ["open_book", "opinion", "task_instruction", "few_shot_clean", "few_shot_adversarial"]
+
+
+class KnowledgeConflict(BaseModel):
+    """options.knowledge_conflict of a bench."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = Field(False, description="scan each target's knowledge and run the conflict experiment")
+    source: str = Field("nq", description="QA rows scanned (a shipped name with a declared split)")
+    split: Literal["all", "development", "held_out"] = Field(
+        "held_out", description="rows of the source scanned (experiments/splits.py)")
+    known_per_target: int = Field(250, ge=1, description="a target's scan stops once it knows this many seeds")
+    max_rows: int | None = Field(None, ge=1, description="rows a scan may ask at most (default: all of the split)")
+    block: int = Field(200, ge=1, description="rows scanned between two looks at the known count")
+    table_rows: int = Field(200, ge=0, description="the first rows of the scan order, asked open-book too: "
+                            "their full 4-way table, and the unknown seeds")
+    unknown_per_target: int = Field(50, ge=0, description="seeds a target reads right but does not know, "
+                                    "perturbed as the comparison")
+    control_seeds: int = Field(40, ge=0, description="known seeds per target also context-enriched (the control)")
+    settings: list[Setting] = Field(default_factory=lambda: list(CONFLICT_SETTINGS),
+                                    description="prompt settings every target answers its perturbed cases in")
+    seed: int = Field(0, description="the scan order")
+    generators: dict[str, dict] = Field(
+        default_factory=lambda: {"answer_swap": {"max_attempts": 3}, "context_enrich": {"k": 3, "lm_merge": False}},
+        description="answer_swap and context_enrich options (seeds: all is forced)")
+
+    @field_validator("generators")
+    @classmethod
+    def _conflict_generators(cls, generators: dict[str, dict]) -> dict[str, dict]:
+        unknown = set(generators) - {"answer_swap", "context_enrich"}
+        if unknown:
+            raise ValueError(f"generators: answer_swap and context_enrich only, got {sorted(unknown)}")
+        return generators
+
+
 class CounterfactualData(BaseModel):
     model_config = ConfigDict(extra="forbid")
     source: str = Field("arc_challenge", description="multiple-choice questions: a shipped name or a JSONL path")
@@ -66,6 +103,8 @@ class BenchOptions(BaseModel):
     headline: Setting = Field("open_book", description="the setting of the main table, transfer matrix and ranks")
     k_shots: int = Field(2, ge=1, description="demonstrations in the few-shot settings")
     seed: int = Field(0, description="draws the demonstrations")
+    knowledge_conflict: KnowledgeConflict = Field(
+        KnowledgeConflict(), description="answer swaps on seeds each target knows (experiments/bench/conflict.py)")
 
     @field_validator("tasks")
     @classmethod

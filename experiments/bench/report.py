@@ -44,12 +44,12 @@ class BenchReport:
 def write_bench_report(out_dir: Path, records: Sequence[Mapping[str, Any]], *, tasks: Sequence[str],
                        targets: Sequence[str], headline: str, tasks_info: Sequence[Mapping[str, Any]],
                        stages: Sequence[Mapping[str, Any]], sharing: Mapping[str, Any],
-                       run_info: Mapping[str, Any]) -> BenchReport:
+                       run_info: Mapping[str, Any], extra_sections: Sequence[Any] = ()) -> BenchReport:
     from experiments.report import jsonable, write_report
 
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = bench_tables(records, tasks=tasks, targets=targets, headline=headline)
-    parts = sections(tables, tasks_info, stages, sharing)
+    parts = [*sections(tables, tasks_info, stages, sharing), *extra_sections]
     title = f"reeval bench — {run_info.get('run_id', '')}"
     intro = (f"Config {run_info.get('config', '')}, commit {run_info.get('git.commit', '?')[:12]}"
              f"{' (dirty)' if run_info.get('git.dirty') == 'true' else ''}. Targets: {', '.join(targets)}. "

@@ -1,0 +1,107 @@
+"""The knowledge-conflict experiment of a bench: answer swaps on seeds each target already knows (and, as
+the comparison, on seeds it reads right but does not know), context enriching on known seeds as the
+control that should not move it; every target asked on its own seeds, every answer classified as the
+evidence's, its memory's, or neither (metrics.conflict).
+
+Seeds come from each target's knowledge scan (experiments.bench.knowledge), not from the pivot's seed
+table: the generator runs with `seeds: all` on the union of the targets' seeds, so a seed two targets
+know is perturbed once. Its seed-selection record says so (`seed_source: knowledge_scan`) instead of
+holding pivot answers that were never asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import dspy
+
+from experiments.bench.demos import DemoBook
+from experiments.bench.knowledge import is_known, is_unknown
+from experiments.bench.options import FEW_SHOT, KnowledgeConflict
+from experiments.bench.sharing import Ask
+from metrics.conflict import classify, conflict_table, in_conflict, matches, memory_answers
+
+CONFLICT_TASKS = ("answer_swap", "context_enrich")
+
+
+@dataclass
+class TargetSeeds:
+    """One target's scan outcome: the seeds it knows and its comparison seeds, with its closed-book answers."""
+
+    known: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    closed: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_scan(cls, records: list[dict], order: list[str], options: KnowledgeConflict) -> TargetSeeds:
+        by_id = {r["seed_id"]: r for r in records}
+        scanned = [by_id[i] for i in order if i in by_id]
+        return cls(known=[r["seed_id"] for r in scanned if is_known(r)][: options.known_per_target],
+                   unknown=[r["seed_id"] for r in scanned if is_unknown(r)][: options.unknown_per_target],
+                   closed={r["seed_id"]: r.get("closed_answer", "") for r in scanned})
+
+
+def seeds_to_generate(seeds: dict[str, TargetSeeds], order: list[str], control_seeds: int) -> dict[str, list[str]]:
+    """Per task, the union of the targets' seeds in scan order: swaps on known and unknown seeds, context
+    enriching on the first known seeds of each target."""
+    swap = {s for t in seeds.values() for s in (*t.known, *t.unknown)}
+    enrich = {s for t in seeds.values() for s in t.known[:control_seeds]}
+    return {"answer_swap": [s for s in order if s in swap], "context_enrich": [s for s in order if s in enrich]}
+
+
+def replay_records(examples: list[dspy.Example]) -> list[dict]:
+    """Seed-selection records for generators that take every seed: no pivot answer was asked."""
+    return [{"question": e.question, "original_context": e.context, "pivot_closed_answer": "",
+             "pivot_open_answer": "", "status": "accepted"} for e in examples]
+
+
+def conflict_asks(cases: dict[str, list[dspy.Example]], seeds: dict[str, TargetSeeds], settings: list[str],
+                  book: DemoBook) -> tuple[dict[str, Ask], list[dict]]:
+    """Every target asked on the perturbed cases of its own seeds: the distinct asks and one use per
+    (target, seed kind, task, setting, case)."""
+    asks: dict[str, Ask] = {}
+    uses: list[dict] = []
+    for target, own in seeds.items():
+        kinds = {**{s: "unknown" for s in own.unknown}, **{s: "known" for s in own.known}}
+        for task, task_cases in cases.items():
+            for case in task_cases:
+                kind = kinds.get(str(case.seed_id))
+                if kind is None or (task == "context_enrich" and kind != "known"):
+                    continue
+                for setting in settings:
+                    demos = (book.key(f"conflict.{task}", case.seed_id, setting) or "") if setting in FEW_SHOT else ""
+                    if setting in FEW_SHOT and not demos:
+                        continue
+                    ask = Ask(target, setting, "greedy", case.question, case.context, demos)
+                    asks.setdefault(ask.id, ask)
+                    uses.append({"target": target, "seeds": kind, "task": task, "setting": setting,
+                                 "case_id": str(case.id), "seed_id": str(case.seed_id), "ask_id": ask.id,
+                                 "question": case.question, "evidence_answers": list(case.answers),
+                                 "original_answers": list(case.original_answers),
+                                 "closed_answer": own.closed.get(str(case.seed_id), "")})
+    return asks, uses
+
+
+def classified(uses: list[dict], answers: dict[str, dict]) -> list[dict]:
+    """Each use with the target's answer and its class; `label` is `no_conflict` where the target's memory
+    already says what the evidence says, and absent where the answer errored."""
+    out = []
+    for use in uses:
+        answer = answers.get(use["ask_id"], {})
+        record = {**use, "prediction": answer.get("prediction"), "status": answer.get("status", "error:missing")}
+        if record["status"] == "ok":
+            memory = memory_answers(use["closed_answer"], use["original_answers"], use["seeds"] == "known")
+            if use["task"] == "context_enrich":
+                # Enriched evidence still states the original answer, which a known seed's memory holds too:
+                # the control asks only whether the answer survives the added text.
+                record["label"] = "evidence" if matches(record["prediction"], use["evidence_answers"]) else "other"
+            elif not in_conflict(use["evidence_answers"], memory):
+                record["label"] = "no_conflict"
+            else:
+                record["label"] = classify(record["prediction"], use["evidence_answers"], memory)
+        out.append(record)
+    return out
+
+
+def table(records: list[dict]) -> list[dict]:
+    return conflict_table(records, by=("target", "task", "seeds", "setting"))

@@ -1,0 +1,200 @@
+"""The knowledge-conflict stages of a bench, in order (each a nested MLflow run, checkpointed, resumable):
+
+1. `knowledge.<target>` — the target's knowledge scan (experiments.bench.knowledge);
+2. `conflict.generate.<task>.<pivot>` — answer swaps on every target's known and comparison seeds,
+   context enriching on the first known ones (checks and judge as in any generation stage);
+3. `conflict.evaluate.<target>` — the target on the perturbed cases of its own seeds, in every setting;
+
+then the memory / evidence / other table (experiments.bench.conflict), logged to MLflow and the report.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import partial
+
+from experiments.bench.answering import TargetAsker
+from experiments.bench.cases import accepted_cases
+from experiments.bench.conflict import (
+    CONFLICT_TASKS,
+    TargetSeeds,
+    classified,
+    conflict_asks,
+    replay_records,
+    seeds_to_generate,
+    table,
+)
+from experiments.bench.demos import DemoBook
+from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_order, scan_summary
+from experiments.bench.stages import digest, run_cases
+from experiments.bench.summary import validity_figure
+from programs.target_reader import VERSION as READER_VERSION
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ConflictResult:
+    scans: dict[str, dict[str, float]] = field(default_factory=dict)  # target -> scan summary
+    seeds: dict[str, TargetSeeds] = field(default_factory=dict)
+    generation: dict[str, dict[str, float]] = field(default_factory=dict)  # "task.pivot" -> stage metrics
+    validity: dict[str, str] = field(default_factory=dict)  # "task.pivot" -> validity figure
+    cases: dict[str, int] = field(default_factory=dict)  # task -> accepted cases
+    records: list[dict] = field(default_factory=list)  # classified answers
+    rows: list[dict] = field(default_factory=list)  # the table
+
+    def metrics(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for target, scan in self.scans.items():
+            out.update({f"conflict.scan.{target}.{k}": v for k, v in scan.items()})
+        for row in self.rows:
+            key = f"conflict.{row['target']}.{row['task']}.{row['seeds']}.{row['setting']}"
+            out[f"{key}.n"] = float(row["n"])
+            for label in ("evidence", "memory", "other"):
+                out[f"{key}.{label}"] = row[f"{label}_share"]
+        return out
+
+
+class ConflictRun:
+    def __init__(self, bench):
+        from experiments.runner import load_data
+
+        self.bench = bench
+        self.options = kc = bench.options.knowledge_conflict
+        data = bench.config.data.model_copy(update={"source": kc.source, "split": kc.split, "limit": None,
+                                                    "offset": 0})
+        self.data_config = data
+        self.data = load_data(bench.config.model_copy(update={"data": data}))
+        self.by_id = {str(e.id): e for e in self.data.examples}
+        ordered = scan_order(self.data.examples, kc.seed)
+        self.ordered = ordered[: kc.max_rows] if kc.max_rows else ordered
+        self.order = [str(e.id) for e in self.ordered]
+
+    def run(self, calibration: dict[str, float]) -> ConflictResult:
+        result = ConflictResult()
+        for name, target in self.bench.targets.items():
+            records = self.scan(name, target)
+            result.scans[name] = scan_summary(records, len(self.ordered))
+            result.seeds[name] = TargetSeeds.from_scan(records, self.order, self.options)
+            logger.info("knowledge scan %s: %d rows, knows %d seeds", name, len(records),
+                        len(result.seeds[name].known))
+        wanted = seeds_to_generate(result.seeds, self.order, self.options.control_seeds)
+        cases = {}
+        for task in CONFLICT_TASKS:
+            cases[task] = []
+            for pivot_name, pivot in self.bench.pivots.items():
+                stage = self.generate(task, pivot_name, pivot, [self.by_id[s] for s in wanted[task]])
+                store = self.bench.stages.store(stage)
+                result.generation[f"{task}.{pivot_name}"] = self.bench.stages.ledger.stages[stage]["metrics"]
+                result.validity[f"{task}.{pivot_name}"] = validity_figure(store.run_id, calibration)
+                cases[task].extend(accepted_cases(store))
+            result.cases[task] = len(cases[task])
+        book = DemoBook({f"conflict.{t}": c for t, c in cases.items()}, self.bench.options.k_shots,
+                        self.bench.options.seed)
+        asks, uses = conflict_asks(cases, result.seeds, list(self.options.settings), book)
+        answers = {}
+        for name, target in self.bench.targets.items():
+            answers.update(self.evaluate(name, target, book, [a for a in asks.values() if a.target == name]))
+        result.records = classified(uses, answers)
+        result.rows = table(result.records)
+        return result
+
+    def scan(self, name: str, target) -> list[dict]:
+        kc = self.options
+        stage = f"knowledge.{name}"
+        inputs = digest([VERSION, READER_VERSION, self.data.sha256, self.order, kc.known_per_target, kc.table_rows,
+                         kc.block])
+        self.bench.stages.run(stage, inputs, partial(self._scan_stage, stage=stage, target=target))
+        return self.bench.stages.store(stage).records()
+
+    def _scan_stage(self, store, *, stage: str, target) -> dict[str, float]:
+        kc, b = self.options, self.bench
+        probe = KnowledgeProbe.for_target(target, set(self.order[: kc.table_rows]))
+        upto, records, new = 0, [], 0
+        while upto < len(self.ordered):
+            upto = min(len(self.ordered), max(upto + kc.block, kc.table_rows))
+            records, done_now = run_cases(probe, self.ordered[:upto], store, b.loop_config(stage), b.retry_errors,
+                                          b.progress)
+            new += done_now
+            if sum(is_known(r) for r in records) >= kc.known_per_target:
+                break
+        return {**scan_summary(records, len(self.ordered)), "items": len(records), "new_items": new}
+
+    def generate(self, task: str, pivot_name: str, pivot, examples: list) -> str:
+        b = self.bench
+        stage = f"conflict.generate.{task}.{pivot_name}"
+        options = {**self.options.generators.get(task, {}), "seeds": "all"}
+        from experiments.bench.generate import program_version
+
+        inputs = digest([[e.id for e in examples], options, program_version(task), b.judge_params])
+        b.stages.run(stage, inputs, partial(b._generate_stage, stage=stage, task=task, pivot=pivot, options=options,
+                                            replay=replay_records(examples), examples=examples,
+                                            data=self.data_config))
+        return stage
+
+    def evaluate(self, name: str, target, book: DemoBook, asks: list) -> dict[str, dict]:
+        b = self.bench
+        stage = f"conflict.evaluate.{name}"
+        asks = sorted(asks, key=lambda a: a.id)
+        b.stages.run(stage, digest([READER_VERSION, *(a.id for a in asks)]),
+                     partial(b._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks))
+        return {r["id"]: r for r in b.stages.store(stage).records()}
+
+
+def _share(row: dict, label: str) -> str:
+    if not row["n"]:
+        return "—"
+    return f"{row[f'{label}_share']:.2f} [{row[f'{label}_low']:.2f}, {row[f'{label}_high']:.2f}]"
+
+
+def conflict_sections(result: ConflictResult) -> list:
+    """The report's part: each target's scan, the memory / evidence / other table, the cases' validity."""
+    from experiments.bench.render import Section
+
+    scan_rows = []
+    for target, s in result.scans.items():
+        scan_rows.append([target, f"{int(s['rows_scanned'])} of {int(s['rows_available'])}",
+                          f"{s['closed_book_accuracy']:.3f}", str(int(s["known"])),
+                          str(len(result.seeds[target].unknown)),
+                          " / ".join(str(int(s.get(f"table.{c}", 0))) for c in (
+                              "open_correct__closed_correct", "open_correct__closed_wrong",
+                              "open_wrong__closed_correct", "open_wrong__closed_wrong")),
+                          str(int(s["table_rows"]))])
+    table_rows = [[r["target"], r["task"].replace("_", " "), r["seeds"], r["setting"], str(r["n"]),
+                   _share(r, "evidence"), _share(r, "memory"), _share(r, "other"), str(r["no_conflict"]),
+                   str(r["errors"])] for r in result.rows]
+    validity_rows = [[key, str(int(result.generation[key].get("cases_accepted", 0))),
+                      str(int(result.generation[key].get("seeds_selected", 0))), figure]
+                     for key, figure in result.validity.items()]
+    return [
+        Section("Knowledge conflict: what each target knows", [
+            "target", "rows scanned", "closed-book accuracy", "known seeds", "comparison seeds",
+            "4-way table of the table rows: OC·CC / OC·CW / OW·CC / OW·CW", "table rows"], scan_rows,
+            note="Each target asked closed-book on held-out rows in one shuffled order until it knew enough seeds; "
+                 "known = right closed-book (strict match) and open-book. The 4-way table covers the first rows "
+                 "of the order, asked both ways (O = open-book, C = closed-book, C = correct, W = wrong)."),
+        Section("Knowledge conflict: memory or evidence", [
+            "target", "task", "seeds", "setting", "n", "evidence", "memory", "other", "no conflict", "errors"],
+            table_rows,
+            note="Answers to perturbed evidence: the answer the evidence states, the target's own closed-book "
+                 "answer (memory), or neither. Shares with 95% Wilson intervals. Known seeds: the target answers "
+                 "them right from memory; unknown: only from the evidence. Context enriching keeps the original "
+                 "answer (the control): its 'evidence' share is the answer surviving the added text."),
+        Section("Knowledge conflict: the cases", ["stage", "accepted", "seeds", "validity"], validity_rows),
+    ]
+
+
+def write_conflict_files(out_dir, result: ConflictResult) -> None:
+    """conflict.json (scans and table) and conflict_answers.jsonl (every classified answer) beside the report."""
+    import json
+
+    from experiments.report import jsonable
+
+    payload = {"scans": result.scans, "seeds": {t: {"known": len(s.known), "unknown": len(s.unknown)}
+                                                for t, s in result.seeds.items()},
+               "cases": result.cases, "validity": result.validity, "table": result.rows}
+    (out_dir / "conflict.json").write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
+    with open(out_dir / "conflict_answers.jsonl", "w", encoding="utf-8") as handle:
+        for record in result.records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
