@@ -20,8 +20,9 @@ from .surface_forms import mentions_in_any_form
 
 Label = Literal["evidence", "memory", "other"]
 LABELS: tuple[str, ...] = ("evidence", "memory", "other")
-# A prediction inside a longer gold counts only when it covers at least this share of the gold's tokens:
-# "Tokyo" for "Tokyo, Japan" knows it, "Party" for "the Democratic Party" does not.
+# A prediction inside a longer gold counts only when it covers more than this share of the gold's tokens:
+# "New York" for "New York City" knows it; "Party" for "the Democratic Party" does not, and neither does
+# "Washington" for "George Washington" (a known answer that is a sliver of the gold would let a guess in).
 MIN_COVER = 0.5
 
 
@@ -45,7 +46,7 @@ def matches(prediction: str | None, answers: str | Iterable[str] | None) -> bool
             continue
         if pred == gold or _contains_run(pred, gold) or mentions_in_any_form(str(prediction), answer):
             return True
-        if _contains_run(gold, pred) and len(pred) >= MIN_COVER * len(gold):
+        if _contains_run(gold, pred) and len(pred) > MIN_COVER * len(gold):
             return True
     return False
 

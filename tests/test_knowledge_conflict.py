@@ -1,0 +1,169 @@
+"""The knowledge-conflict experiment: the strict 'knows' match, the three-way classification, each target's
+scan and seed choice, and the experiment end to end on the tiny bench world (a stubborn target that knows
+every answer and a follower that knows none)."""
+
+import json
+
+import dspy
+import pytest
+
+from experiments import runner
+from experiments.bench.conflict import TargetSeeds, classified, seeds_to_generate
+from experiments.bench.knowledge import KnowledgeProbe, is_known, is_unknown, scan_order, scan_summary
+from experiments.bench.options import KnowledgeConflict
+from experiments.run_store import RunStore
+from metrics.conflict import classify, conflict_table, in_conflict, knows, matches, memory_answers
+from tests.bench_fakes import SWAPPED
+from tests.test_bench import bench_config, world  # noqa: F401 - the fixture
+
+
+# -- matching and classification ------------------------------------------------------------------------
+
+def test_matches_normalises_and_sees_other_spellings():
+    assert matches("the Beatles.", ["Beatles"])
+    assert matches("It was 4 July 1776", ["July 4, 1776"])
+    assert matches("New York", ["New York City"])  # most of a longer answer
+    assert not matches("Washington", ["George Washington"])  # half of it
+    assert not matches("Party", ["the Democratic Party of the United States"])  # a sliver of it
+    assert not matches("", ["Paris"]) and not matches(None, ["Paris"])
+    assert not matches("Parisian", ["Paris"])
+
+
+def test_knows_is_stricter_than_seed_selection_leniency():
+    from metrics.qa import is_correct
+
+    assert is_correct("Party", ["the Democratic Party"])  # seed selection's lenient direction
+    assert not knows("Party", ["the Democratic Party"])
+    assert knows("Democratic Party", ["the Democratic Party"])
+
+
+def test_classify_three_ways():
+    memory = memory_answers("Seoul", ["Seoul"], known=True)
+    assert classify("Busan", ["Busan"], memory) == "evidence"
+    assert classify("seoul", ["Busan"], memory) == "memory"
+    assert classify("Incheon", ["Busan"], memory) == "other"
+    assert classify("Busan, not Seoul", ["Busan"], memory) == "other"  # a hedge is no choice
+    assert classify(None, ["Busan"], memory) == "other"
+
+
+def test_memory_takes_the_golds_aliases_only_when_the_closed_book_answer_was_right():
+    assert memory_answers("the won", ["won", "South Korean won"], known=True) == ["the won", "won", "South Korean won"]
+    assert memory_answers("yen", ["won"], known=False) == ["yen"]
+    assert memory_answers("", ["won"], known=False) == []
+    # an alias of the gold the closed-book answer did not spell still counts as memory
+    memory = memory_answers("won", ["won", "South Korean won"], known=True)
+    assert classify("South Korean won", ["The yen"], memory) == "memory"
+
+
+def test_a_memory_that_is_also_the_evidence_answer_is_no_conflict():
+    assert not in_conflict(["Zora Quinn"], ["zora quinn"])  # the target's wrong guess is the swapped answer
+    assert not in_conflict(["1990"], ["May 1990"])
+    assert in_conflict(["Zora Quinn"], ["Alice Smith"])
+    assert not in_conflict(["Zora Quinn"], [])  # nothing remembered: nothing to conflict with
+
+
+def test_conflict_table_counts_shares_with_intervals_and_keeps_errors_apart():
+    records = [{"target": "t", "label": "memory"}] * 3 + [{"target": "t", "label": "evidence"}] + [
+        {"target": "t", "label": "no_conflict"}, {"target": "t"}]
+    [row] = conflict_table(records, by=("target",))
+    assert (row["n"], row["memory"], row["evidence"], row["other"], row["no_conflict"], row["errors"]) == (
+        4, 3, 1, 0, 1, 1)
+    assert row["memory_share"] == 0.75 and 0.2 < row["memory_low"] < 0.75 < row["memory_high"] <= 1.0
+    assert row["other_share"] == 0.0 and row["other_low"] == 0.0
+
+
+# -- the scan and its seeds -------------------------------------------------------------------------------
+
+class ScriptedAsker:
+    """Answers closed-book from `memory` and open-book with the gold; records what was asked."""
+
+    def __init__(self, memory: dict[str, str]):
+        self.memory = memory
+        self.asked: list[tuple[str, str]] = []
+        self.target = type("T", (), {"config": type("C", (), {"name": "t"})()})()
+
+    def process(self, ask):
+        self.asked.append((ask.setting, ask.question))
+        answer = self.memory.get(ask.question, "no idea") if ask.setting == "closed_book" else "gold " + ask.question
+        return {"id": ask.id, "prediction": answer, "status": "ok"}
+
+
+def _example(i: int) -> dspy.Example:
+    return dspy.Example(id=f"s{i}", question=f"q{i}", context=f"c{i}", answers=[f"gold q{i}"]).with_inputs(
+        "question", "context")
+
+
+def test_the_probe_asks_open_book_only_where_it_counts():
+    asker = ScriptedAsker({"q1": "gold q1", "q2": "wrong"})
+    probe = KnowledgeProbe(asker, table_ids={"s2"})
+    known, table_row, neither = (probe.process(_example(i)) for i in (1, 2, 3))
+    assert asker.asked == [("closed_book", "q1"), ("open_book", "q1"), ("closed_book", "q2"), ("open_book", "q2"),
+                           ("closed_book", "q3")]
+    assert is_known(known) and not is_unknown(known)
+    assert is_unknown(table_row) and not is_known(table_row)
+    assert "open_correct" not in neither and not is_known(neither) and not is_unknown(neither)
+    summary = scan_summary([known, table_row, neither], rows_available=10)
+    assert summary["rows_scanned"] == 3 and summary["known"] == 1 and summary["table_rows"] == 1
+    assert summary["closed_book_accuracy"] == pytest.approx(1 / 3)
+    assert summary["table.open_correct__closed_wrong"] == 1
+
+
+def test_scan_order_is_fixed_and_shared():
+    examples = [_example(i) for i in range(50)]
+    a, b = scan_order(examples, 0), scan_order(list(reversed(examples)), 0)
+    assert [e.id for e in a] == [e.id for e in b] != [e.id for e in examples]
+    assert [e.id for e in scan_order(examples, 1)] != [e.id for e in a]
+
+
+def test_target_seeds_follow_the_scan_order_and_the_quotas():
+    options = KnowledgeConflict(known_per_target=2, unknown_per_target=1)
+    records = [{"seed_id": s, "status": "ok", "closed_correct": c, "open_correct": o, "in_table": t,
+                "closed_answer": f"a{s}"} for s, c, o, t in [
+        ("s1", True, True, True), ("s2", False, True, True), ("s3", True, True, False), ("s4", True, True, False),
+        ("s5", False, True, True), ("s6", True, False, False)]]
+    seeds = TargetSeeds.from_scan(records, ["s4", "s3", "s2", "s1", "s5", "s6"], options)
+    assert seeds.known == ["s4", "s3"] and seeds.unknown == ["s2"] and seeds.closed["s6"] == "as6"
+    other = TargetSeeds(known=["s1", "s3"], unknown=["s5"])
+    assert seeds_to_generate({"a": seeds, "b": other}, ["s4", "s3", "s2", "s1", "s5"], control_seeds=1) == {
+        "answer_swap": ["s4", "s3", "s2", "s1", "s5"], "context_enrich": ["s4", "s1"]}
+
+
+def test_classified_answers_keep_errors_unlabelled_and_no_conflict_apart():
+    base = {"target": "t", "seeds": "known", "task": "answer_swap", "setting": "open_book",
+            "evidence_answers": ["Busan"], "original_answers": ["Seoul"], "closed_answer": "Seoul"}
+    uses = [{**base, "ask_id": "a"}, {**base, "ask_id": "b"}, {**base, "ask_id": "c", "closed_answer": "Busan",
+                                                               "seeds": "unknown"},
+            {**base, "ask_id": "d", "task": "context_enrich", "evidence_answers": ["Seoul"]}]
+    answers = {"a": {"prediction": "Seoul", "status": "ok"}, "b": {"prediction": None, "status": "error:parse"},
+               "c": {"prediction": "Busan", "status": "ok"}, "d": {"prediction": "Seoul", "status": "ok"}}
+    labels = [r.get("label") for r in classified(uses, answers)]
+    assert labels == ["memory", None, "no_conflict", "evidence"]
+
+
+# -- end to end on the bench world ------------------------------------------------------------------------
+
+def test_the_conflict_experiment_end_to_end(world, isolated):  # noqa: F811 - the fixture
+    config = bench_config(isolated, tasks=[], knowledge_conflict={
+        "enabled": True, "source": str(isolated / "seeds.jsonl"), "split": "all", "known_per_target": 5, "block": 2, "table_rows": 3,
+        "unknown_per_target": 5, "control_seeds": 1, "settings": ["open_book", "opinion", "task_instruction"]})
+    result = runner.run_experiment(config, progress=False)
+    out = RunStore(result.run_id).dir / "report"
+    payload = json.loads((out / "conflict.json").read_text())
+    # the stubborn target knows all three seeds; the follower knows none and reads all three right
+    assert payload["seeds"] == {"qwen2.5-0.5b": {"known": 0, "unknown": 3}, "smollm2-135m": {"known": 3, "unknown": 0}}
+    assert payload["scans"]["smollm2-135m"]["closed_book_accuracy"] == 1.0
+    rows = {(r["target"], r["task"], r["seeds"], r["setting"]): r for r in payload["table"]}
+    # the stubborn target keeps its memory against swapped evidence, except when the evidence is Bob's opinion
+    assert rows[("smollm2-135m", "answer_swap", "known", "open_book")]["memory"] == 3
+    assert rows[("smollm2-135m", "answer_swap", "known", "task_instruction")]["memory"] == 3
+    assert rows[("smollm2-135m", "answer_swap", "known", "opinion")]["evidence"] == 3
+    # its closed-book memory is the original answer, which enriched evidence still states: the control holds
+    # (one control seed, enriched twice: by the question and by the evidence)
+    assert rows[("smollm2-135m", "context_enrich", "known", "open_book")]["evidence"] == 2
+    # the follower has no memory of these seeds ("no idea" is no answer): the evidence wins
+    follower = rows[("qwen2.5-0.5b", "answer_swap", "unknown", "open_book")]
+    assert follower["evidence"] == 3 and follower["memory"] == 0
+    answers = [json.loads(line) for line in (out / "conflict_answers.jsonl").read_text().splitlines()]
+    assert {a["prediction"] for a in answers if a["target"] == "qwen2.5-0.5b"} == {SWAPPED}
+    assert "Knowledge conflict: memory or evidence" in (out / "bench.md").read_text()
+    assert result.metrics["conflict.smollm2-135m.answer_swap.known.open_book.memory"] == 1.0
