@@ -16,7 +16,6 @@ from metrics.conflict import classify, conflict_table, in_conflict, knows, match
 from tests.bench_fakes import SWAPPED
 from tests.test_bench import bench_config, world  # noqa: F401 - the fixture
 
-
 # -- matching and classification ------------------------------------------------------------------------
 
 def test_matches_normalises_and_sees_other_spellings():
@@ -144,7 +143,8 @@ def test_classified_answers_keep_errors_unlabelled_and_no_conflict_apart():
 
 def test_the_conflict_experiment_end_to_end(world, isolated):  # noqa: F811 - the fixture
     config = bench_config(isolated, tasks=[], knowledge_conflict={
-        "enabled": True, "source": str(isolated / "seeds.jsonl"), "split": "all", "known_per_target": 5, "block": 2, "table_rows": 3,
+        "enabled": True, "source": str(isolated / "seeds.jsonl"), "split": "all", "known_per_target": 5, "block": 2,
+        "table_rows": 3,
         "unknown_per_target": 5, "control_seeds": 1, "settings": ["open_book", "opinion", "task_instruction"]})
     result = runner.run_experiment(config, progress=False)
     out = RunStore(result.run_id).dir / "report"
