@@ -16,7 +16,7 @@ def kept(question: str, title: str | None = None):
                               row["title"] if title is None else title)
 
 
-def test_she_whose_sister_is_never_named_is_not_kept_alone():
+def test_she_who_is_never_named_is_not_kept_alone():
     """ "After she discovered that her brother , Brian , was Missy 's killer" was set after The Last Song's
     plot, where "she" is Ronnie. The evidence never names her: no run can be kept (the title alone, which
     the evidence never names either, would refuse it too; checked without it)."""
