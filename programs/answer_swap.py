@@ -7,6 +7,8 @@ around the swapped spans, and that edit is kept only if the checks still pass.
 
 from __future__ import annotations
 
+import re
+
 import dspy
 
 from metrics import is_correct
@@ -23,7 +25,8 @@ from metrics.checks import (
     similarity_outside,
     stale_glosses,
 )
-from programs.span_edit import EditResult, replace_forms
+from metrics.traces import descriptions_left, gloss_traces, inside_words
+from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 
 # 2: the old answer is looked for and replaced in every surface form (dates, numbers, a name's
@@ -39,7 +42,14 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # 7: the old name's gloss (pronunciation, own script) after a swapped name rejects the case; an "-ism"
 # answer's family ("Darwinists") counts as the old answer's name part.
 # 8: a currency sign is not doubled ("$$20 trillion").
-VERSION = "answer_swap/8"
+# 9 (issue 25): no trace of the old answer, each kind a status of its own (`rejected:old_answer_trace:<kind>`):
+# the gloss after a replaced span of any answer kind (pronunciation, own script, symbol, code: "The won ( / wʌn
+# / ; ... symbol : ₩ ; code : KRW )"), a name part inside a longer name ("Chandragupta II" for "Gupta"), a
+# description with names in apposition or in a gold alias ("a British Overseas Territory , located at the
+# southern tip of the Iberian Peninsula"); a new answer's article is dropped after a determiner ("A single
+# The yen"), and a capitalised article left mid-sentence rejects the case (`new_answer_fits_grammar`).
+VERSION = "answer_swap/9"
+TRACE_KINDS = ("pronunciation", "script", "symbol", "code", "inside_word", "description")
 RETRY_TEMPERATURE = 0.8
 
 
@@ -75,6 +85,12 @@ def swap_checks(original: str, edited: str, golds: list[str], new: str, min_simi
     similarity = similarity_outside(original, edited, removed or golds, added or [new])
     checks = {"old_forms_replaceable": not edit.unreplaced} if edit is not None else {}
     spans = [(r.start, r.end, r.new) for r in edit.replacements] if edit else []
+    glosses = {kind for kind, _ in gloss_traces(original, [end for _, end, _ in spans])}
+    traces = {
+        **{kind: kind in glosses for kind in ("pronunciation", "script", "symbol", "code")},
+        "inside_word": bool(inside_words(edited, golds, keep=[new])),
+        "description": bool(descriptions_left(edited, original, golds, "naming")),
+    }
     return {
         **checks,
         "new_answer_present": mentions_any_form(edited, [new]),
@@ -83,9 +99,25 @@ def swap_checks(original: str, edited: str, golds: list[str], new: str, min_simi
         "old_name_gloss_absent": not stale_glosses(original, spans, golds),
         "chronology_kept": not chronology_flips(original, spans),
         "old_answer_not_derivable": not any(derivation(edited, gold) for gold in golds),
+        # After the checks above, so that each kind counts the swaps that only it removes.
+        **{f"old_answer_trace:{kind}": not found for kind, found in traces.items()},
+        "new_answer_fits_grammar": not misplaced_articles(edited, spans),
         "rest_unchanged": similarity >= min_similarity,
         "similarity": round(similarity, 4),
     }
+
+
+def misplaced_articles(edited: str, spans: list[tuple[int, int, str]]) -> list[str]:
+    """New answers whose own article follows another determiner in the edited text ("A single The yen");
+    or a capitalised word mid-sentence ("the Korean Republic The yen"); an article after other words stays
+    ("recorded by The Beatles")."""
+    found = []
+    for new in {n for _, _, n in spans if re.match(r"(?:the|a|an)\s", n, re.IGNORECASE)}:
+        for m in re.finditer(re.escape(new), edited):
+            before = edited[:m.start()]
+            if DETERMINER_BEFORE.search(before) or re.search(r"\w\s+[A-Z][\w'’-]*\s+$", before):
+                found.append(edited[max(0, m.start() - 20):m.end()])
+    return found
 
 
 def failed_check(checks: dict) -> str | None:

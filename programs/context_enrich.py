@@ -3,28 +3,30 @@
 Keep the sentence of the evidence that supports the answer; retrieve related Wikipedia
 passages twice (query = question, query = evidence); condense each set into a background
 paragraph; merge it with the supporting sentence, which stays verbatim. Two copies per seed.
-The LM's merge is kept only if the checks pass; otherwise the sentence is inserted between
-background sentences in code, and the record says which merge was used.
+The copy puts the kept evidence first and the background after it; an LM merge is kept only if it
+does so and the checks pass, otherwise the code merge is used, and the record says which.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass
 
 import dspy
 
-from metrics.checks import mentions, mentions_any_form, old_name_part_left
+from metrics.checks import content_stems, mentions, mentions_any_form, old_name_part_left
+from metrics.background_checks import background_drops, without
 from metrics.evidence_checks import (
     carries_subject_by_name,
     competing_candidates,
     leans_on_previous,
     names_all,
+    opens_on_missing_referent,
     opens_with_pronoun,
     question_names,
     restating_sentences,
     title_name,
+    unintroduced_pronoun,
 )
 from metrics.normalize import normalize_answer
 from programs.sentences import sentence_at, split_sentences
@@ -46,12 +48,21 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # distinctive word of the answer ("Chandan Shetty" for "rapper Chandan Shetty") names it.
 # 9: a definite description is "the" right before the subject word (/8 allowed a word between, so "The
 # bridge opened" hid "opened", and which subject word was stripped first depended on set order).
-VERSION = "context_enrich/9"
+# 10 (issue 30): the copy is the kept evidence first, then the background (`evidence_first`); the kept run
+# opens on no pronoun or "this / these" even as the excerpt's first sentence, names a person before any
+# "he / she / his / her" of it, holds the words of the article title the question names that the evidence
+# holds ("Pakistan"), up to five sentences; background sentences leaning on the evidence, claiming
+# priority for another name where the question asks "first", or dating the subject against the evidence
+# are dropped (`metrics.background_checks`).
+VERSION = "context_enrich/10"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: see the README's context-enriching section).
 FETCH_FACTOR = 4
-MAX_KEPT_SENTENCES = 4  # the answer sentence, two antecedents, one naming sentence (as in context_enrich/3)
+# The answer sentence, its antecedents and a naming sentence: 5 since context_enrich/10, where a pronoun
+# must find its name inside the kept run ("Conan ... Queen Taramis" is four sentences before "He is to
+# escort the Queen 's niece , Jehnna ( Olivia d'Abo )").
+MAX_KEPT_SENTENCES = 5
 FOCUSES = ("question", "evidence")
 
 
@@ -110,6 +121,10 @@ def kept_evidence(evidence: str, candidate: str, question: str, answers: list[st
     titled = title_name(question, title)
     if titled is not None and not any(name <= titled for name in names):
         names.append(titled)
+    elif titled is not None and not any(titled & content_stems(evidence) <= name for name in names):
+        # The title's words the evidence holds are named too: "The National Assembly ... 332 members" kept
+        # without "Pakistan" read as India's parliament inside background about it (issue 30, read invalid).
+        names.append(titled & content_stems(evidence))
     for index in [first, *(i for i in holding if i != first)]:
         for size in range(1, MAX_KEPT_SENTENCES + 1):
             # backwards first: a subject is usually named before what is said about it
@@ -117,10 +132,15 @@ def kept_evidence(evidence: str, candidate: str, question: str, answers: list[st
                 end = start + size - 1
                 if start < 0 or end >= len(sentences):
                     continue
-                if start > 0 and (opens_with_pronoun(sentences[start].text)
-                                  or leans_on_previous(sentences[start].text, sentences[start - 1].text, question)):
+                # The evidence is itself an excerpt: its first sentence opening on "This feat" leans on
+                # text nobody kept (issue 30: after background on Shearer's 100 goals it read as his).
+                opening = sentences[start].text
+                if (opens_on_missing_referent(opening) if start == 0 else
+                        opens_with_pronoun(opening) or leans_on_previous(opening, sentences[start - 1].text, question)):
                     continue
                 span = evidence[sentences[start].start:sentences[end].end].strip()
+                if unintroduced_pronoun(span, evidence):
+                    continue
                 if carries_subject_by_name(span, question) and names_all(span, names):
                     return KeptEvidence(span, fallback or index != first, None, size)
     return KeptEvidence(None, True, "supporting_sentence_off_topic")
@@ -139,17 +159,14 @@ def complete_sentences(text: str) -> str:
     return text
 
 
-_THIRD_PERSON = re.compile(r"\b(he|she|it|they|his|her|hers|its|their|theirs|him|them)\b", re.IGNORECASE)
-
-
-def insert_sentence(background: str, sentence: str, seed: int) -> str:
-    """The key evidence between background sentences, at a seeded position where the sentence after it
-    has no third-person pronoun (or at the end): "Elena reunites with Damon" set before "On their
-    honeymoon, she becomes pregnant by Edward" made Edward her partner (reviewed invalid)."""
-    parts = [s.text for s in split_sentences(background)] or [background]
-    safe = [p for p in range(len(parts) + 1) if p == len(parts) or not _THIRD_PERSON.search(parts[p])]
-    position = random.Random(seed).choice(safe)
-    return " ".join([*parts[:position], sentence, *parts[position:]])
+def evidence_first(background: str, evidence: str) -> str:
+    """The copy: the kept evidence, then the background. Placing the evidence among background sentences
+    let its pronouns and definite descriptions take the background's referents ("she" became The Last
+    Song's Ronnie, "This feat" Shearer's 100 goals, "The National Assembly" India's; issue 30, read
+    invalid), and a small pivot's merge cannot be trusted to place it better. First, the evidence can
+    only lean on itself, which `kept_evidence` makes sufficient; what follows it is cleaned of sentences
+    that would lean on it instead (`metrics.background_checks`)."""
+    return f"{evidence} {background}".strip()
 
 
 def enrich_checks(merged: str, sentence: str, answers: list[str], known_wrong: list[str],
@@ -164,6 +181,7 @@ def enrich_checks(merged: str, sentence: str, answers: list[str], known_wrong: l
     return {
         "answer_span_present": mentions_any_form(merged, answers),
         "key_sentence_kept": contains_verbatim(merged, sentence),
+        "evidence_first": _squash(merged).startswith(_squash(sentence)),
         "longer_than_sentence": len(_squash(merged)) > len(_squash(sentence)) + 20,
         "no_other_candidate": not others and not introduced,
         "no_restated_question": question is None or not restating_sentences(added, question, answers),
@@ -206,7 +224,7 @@ class ContextEnrich(dspy.Module):
         self.merge = dspy.Predict(MergeEvidence, max_tokens=LONG_OUTPUT_TOKENS)
         self.retriever = retriever  # not a predictor: assigned by the task, never saved with the state
         self.k = k
-        self.seed = seed
+        self.seed = seed  # unused since context_enrich/10 (the evidence always comes first); kept so configs load
         self.lm_merge = lm_merge
 
     def forward(self, question: str, context: str, answers: list[str], answer_start: int | None = None,
@@ -230,18 +248,21 @@ class ContextEnrich(dspy.Module):
                 continue
             background = complete_sentences(str(self.condense(question=question,
                                                               passages=[h.text for h in hits]).background))
+            drops = background_drops(background, sentence, question, answers, question_names(question, context))
+            background = without(background, drops)
             merge, merged, checks = "code", None, {}
             if self.lm_merge:
                 merged = str(self.merge(background=background, key_sentence=sentence).passage)
                 checks = enrich_checks(merged, sentence, answers, known_wrong or [], question)
                 merge = "lm" if failed_check(checks) is None else f"code (lm merge failed: {failed_check(checks)})"
             if merge != "lm":
-                merged = insert_sentence(background, sentence, self.seed)
+                merged = evidence_first(background, sentence)
                 checks = enrich_checks(merged, sentence, answers, known_wrong or [], question)
             copies.append({
                 "focus": focus, "context": merged, "background": background, "merge": merge,
                 "retrieved": [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in hits],
                 "skipped": skipped_ids,
+                "background_dropped": [{"rule": rule, "sentence": text} for rule, text in drops],
                 "checks": checks, "rejection": failed_check(checks),
             })
         return dspy.Prediction(rejection=None, copies=copies, sentence=sentence, sentence_fallback=fallback,

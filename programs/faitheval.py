@@ -14,9 +14,10 @@ import random
 
 import dspy
 
-from metrics.arithmetic import derivation
+from metrics.arithmetic import derivation, majority_size
 from metrics.checks import echoes_option, mentions_any_form, old_name_part_left, talks_about_the_test
 from metrics.normalize import answer_tokens
+from metrics.traces import descriptions_left
 from programs.answer_swap import AnswerSwap
 from programs.sentences import split_sentences
 from signatures.faitheval import (
@@ -34,7 +35,11 @@ from signatures.faitheval import (
 # beside "The Florida Gators defeated …"); a new answer's article is not doubled ("The The Florida Gators").
 # 7: as answer_swap/7 (a swapped name's stale gloss; "social Darwinists" left by an unanswerable rewrite).
 # 8: as answer_swap/8.
-VERSION = "faitheval/8"
+# 9 (issue 30): an unanswerable rewrite leaves no phrase that stood in apposition to the answer and identifies
+# it ("her brother , Brian" → "her brother"; a rewrite keeping one is dropped like one naming the answer), and
+# no majority that gives a count answer ("172 seats ... majority" for a chamber of 332); rejections
+# `old_answer_trace:description` and `old_answer_trace:majority`. Inconsistent: as answer_swap/9.
+VERSION = "faitheval/9"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8
@@ -65,7 +70,7 @@ class Unanswerable(dspy.Module):
                 continue
             out = self.rewrite(question=question, sentence=sentence.text, answer=answers[0])
             new = " ".join(str(out.rewritten_sentence).split())
-            if new and not gives_answer(new, answers):
+            if new and not gives_answer(new, answers) and not descriptions_left(new, sentence.text, answers):
                 parts.append(new)
                 edits.append({"from": sentence.text, "to": new, "justification": out.justification})
             else:
@@ -75,6 +80,9 @@ class Unanswerable(dspy.Module):
             "old_answer_absent": not mentions_any_form(edited, answers),
             "old_name_part_absent": not old_name_part_left(edited, answers),
             "old_answer_not_derivable": not any(derivation(edited, a) for a in answers),
+            # Named "old_answer_trace:<kind>" so that a run's rejection table counts each kind.
+            "old_answer_trace:description": not descriptions_left(edited, context, answers),
+            "old_answer_trace:majority": not any(majority_size(edited, a) for a in answers),
             "rest_kept": len(edited) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)

@@ -100,6 +100,10 @@ def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
 
 _ARTICLE = re.compile(r"(the|a|an)\s+", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)(the|a|an)\s+$", re.IGNORECASE)
+# A determiner or quantifier already before the span takes the new answer without its article: "A single
+# won is divided" swapped to "The yen" read "A single The yen is divided" (issue 25, read invalid).
+DETERMINER_BEFORE = re.compile(r"(?<!\w)(the|a|an|single|one|each|every|this|that|per|any|no|its|their|his|her|"
+                                r"our|whose|[\w-]+ 's|[\w-]+'s)\s+$", re.IGNORECASE)
 _CURRENCY = "$£€¥₹"
 
 
@@ -113,7 +117,7 @@ def _drop_repeated_prefix(before: str, rewritten: str | None) -> str | None:
     sign = before.rstrip()[-1:]
     if sign and sign in _CURRENCY and rewritten.startswith(sign):
         return rewritten[1:].lstrip() or rewritten
-    article = _ARTICLE.match(rewritten) if _ARTICLE_BEFORE.search(before) else None
+    article = _ARTICLE.match(rewritten) if DETERMINER_BEFORE.search(before) else None
     return rewritten[article.end():] if article and rewritten[article.end():] else rewritten
 
 

@@ -212,3 +212,51 @@ def test_derivation_within_one_sentence_by_sums_and_products():
     assert derivation("One of the 2 towers .", "3") is None  # answers below 5: chance
     assert numbers_in("twenty - one , 1,200 and seven") == [21, 1200, 7]
     assert answer_number("86 episodes") is None and answer_number("twelve") == 12
+
+
+# --- issue 25: a swap leaves no trace of the old answer; each kind is a rejection of its own
+
+
+def _swap(question: str, new: str, answers: list[str] | None = None):
+    from programs.answer_swap import failed_check, swap_checks
+    from programs.span_edit import replace_forms
+    from tests.shipped import nq_row
+
+    row = nq_row(question)
+    golds = answers or row["answers"]
+    edit = replace_forms(row["context"], golds, new)
+    checks = swap_checks(row["context"], edit.text, golds, new, 0.9, edit)
+    return edit.text, checks, failed_check(checks)
+
+
+def test_the_wons_pronunciation_symbol_and_code_are_traces():
+    """Read invalid: won → "The yen" kept "/ wʌn /", "₩", "KRW" and wrote "A single The yen"."""
+    text, checks, failed = _swap("what is the money called in south korea", "The yen")
+    assert failed == "old_answer_trace:pronunciation"
+    assert not any(checks[f"old_answer_trace:{k}"] for k in ("pronunciation", "script", "symbol", "code"))
+    assert "A single yen is divided" in text and "A single The yen" not in text
+    assert checks["new_answer_fits_grammar"] is False  # "the Korean Republic The yen"
+
+
+def test_a_ruler_named_after_the_old_dynasty_is_a_trace():
+    """Read invalid: "Gupta kings" → "British kings" kept "Chandragupta II"."""
+    text, checks, failed = _swap("who issued gold coins for the first time in india", "British Empire")
+    assert "Chandragupta II" in text and failed == "old_answer_trace:inside_word"
+
+
+def test_the_old_answers_description_is_a_trace():
+    """Read invalid: "Ireland , a British Overseas Territory , located at the southern tip of the Iberian
+    Peninsula" still describes Gibraltar."""
+    text, checks, failed = _swap("what territory is spain and the united kingdom in a dispute over", "Ireland",
+                                 ["Gibraltar"])
+    assert text.startswith("Ireland , a British Overseas Territory") and failed == "old_answer_trace:description"
+
+
+def test_a_generic_description_and_an_article_after_a_preposition_stay():
+    from metrics.traces import descriptions_left
+    from programs.answer_swap import misplaced_articles
+
+    original = "Emma Stone , an American actress , played Gwen Stacy ."
+    edited = original.replace("Emma Stone", "Jennifer Lawrence")
+    assert descriptions_left(edited, original, ["Emma Stone"], "naming") == []
+    assert misplaced_articles("It was recorded by The Beatles in 1967 .", [(16, 27, "The Beatles")]) == []

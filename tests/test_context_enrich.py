@@ -20,7 +20,7 @@ from programs.context_enrich import (
     clean_passages,
     complete_sentences,
     enrich_checks,
-    insert_sentence,
+    evidence_first,
     kept_evidence,
     supporting_sentence,
 )
@@ -61,18 +61,17 @@ def test_supporting_sentence_accepts_verbatim_and_falls_back():
 
 def test_checks_reject_extra_years_for_a_year_answer():
     sentence = "The bridge opened in 1932 after six years of work."
-    ok = enrich_checks("Harbours are old. " + sentence + " Ferries ran often.", sentence, ["1932"], [])
+    ok = enrich_checks(sentence + " Harbours are old. Ferries ran often.", sentence, ["1932"], [])
     assert all(ok.values())
+    assert enrich_checks("Harbours are old. " + sentence, sentence, ["1932"], [])["evidence_first"] is False
     bad = enrich_checks("A tunnel opened in 1992. " + sentence, sentence, ["1932"], [])
     assert bad["no_other_candidate"] is False
     wrong = enrich_checks("Some say Joseph Strauss built it. " + sentence, sentence, ["1932"], ["Joseph Strauss"])
     assert wrong["no_other_candidate"] is False
 
 
-def test_insert_sentence_is_seeded():
-    background = "One. Two. Three."
-    assert insert_sentence(background, "KEY.", 0) == insert_sentence(background, "KEY.", 0)
-    assert "KEY." in insert_sentence(background, "KEY.", 3)
+def test_the_copy_is_the_evidence_then_the_background():
+    assert evidence_first("One. Two.", "KEY.") == "KEY. One. Two."
 
 
 KEPT = "The bridge opened in 1932 after six years of work. It was designed by John Bradfield."
@@ -84,7 +83,7 @@ def test_two_copies_and_code_merge_when_lm_merge_paraphrases():
     lm = dspy.utils.DummyLM([
         {"sentence": "It was designed by John Bradfield."},
         {"background": "Harbours have ferries. Many bridges are steel."},
-        {"passage": "Harbours have ferries. " + KEPT + " Many bridges are steel."},
+        {"passage": KEPT + " Harbours have ferries. Many bridges are steel."},
         {"background": "Sydney is a city. It has a harbour."},
         {"passage": "Sydney is a city designed by Bradfield."},  # paraphrased: code merge instead
     ], adapter=dspy.JSONAdapter())
@@ -191,7 +190,7 @@ def test_question_names_come_from_the_evidence_capitals():
 def test_an_answer_sentence_that_cannot_name_the_subject_is_refused():
     """No window of the evidence both holds the answer and names Nagarjuna Sagar."""
     evidence = ("Nagarjuna Sagar is a town . It has a school . The school has a bus . The bus is red . "
-                "The dam has 26 flood gates .")
+                "The bus has a driver . The dam has 26 flood gates .")
     kept = kept_evidence(evidence, "", "how many gates are there in nagarjuna sagar dam", ["26"], None)
     assert kept.problem == "supporting_sentence_off_topic"
 
@@ -279,24 +278,6 @@ def test_a_background_cut_off_by_the_token_limit_loses_its_fragment():
     assert complete_sentences("One fragment only") == "One fragment only"  # nothing better to keep
 
 
-TWILIGHT = ("In Twilight , Bella moves to her father 's home in Forks , Washington , and falls in love with Edward "
-            "Cullen . At the end of Eclipse , Bella becomes engaged to Edward , and they marry in Breaking Dawn . On "
-            "their honeymoon , she becomes pregnant by Edward . Edward turns her into a vampire to save her life .")
-
-
-def test_code_merge_never_sets_the_key_evidence_before_a_sentence_whose_pronoun_would_take_its_subject():
-    """Reviewed invalid: "Elena reunites with Damon ..." followed by "On their honeymoon, she becomes pregnant
-    by Edward" made Edward her partner. Whatever the seed, the sentence after the key one has no
-    third-person pronoun: every Twilight sentence has one ("her", "they", "she"), so only the end is left."""
-    key = "Elena reunites with Damon and the rest of the gang ."
-    for seed in range(20):
-        merged = insert_sentence(TWILIGHT, key, seed)
-        assert merged.endswith(key), seed
-    plain = "Bella lives in Forks . Edward Cullen is a vampire . The novels sold well ."
-    positions = {insert_sentence(plain, key, seed).index(key) for seed in range(30)}
-    assert len(positions) > 1  # where no pronoun follows, the position still varies with the seed
-
-
 GESTALT_Q = "today gestalt psychology ideas are part of which branch of psychology"
 GESTALT_A = ["Berlin School of experimental psychology", "experimental psychology"]
 
@@ -333,7 +314,7 @@ def test_passages_and_backgrounds_restating_the_question_are_skipped_then_reject
     sentence = "Gestalt psychology is today seen as part of the Berlin School of experimental psychology ."
     checks = enrich_checks("Vienna is on the Danube . " + sentence + " " + freud, sentence, GESTALT_A, [], GESTALT_Q)
     assert checks["no_restated_question"] is False and checks["no_other_candidate"] is True
-    checks = enrich_checks("Vienna is on the Danube . " + sentence, sentence, GESTALT_A, [], GESTALT_Q)
+    checks = enrich_checks(sentence + " Vienna is on the Danube .", sentence, GESTALT_A, [], GESTALT_Q)
     assert all(checks.values())
 
 

@@ -162,3 +162,38 @@ def test_unanswerable_rejects_a_context_whose_numbers_still_add_up_to_the_answer
     out = run([{"justification": "no count", "rewritten_sentence": "The series ran over six seasons ."}],
               Unanswerable(), question="how many episodes of the sopranos are there", context=context, answers=["86"])
     assert out.rejection == "old_answer_not_derivable" and out.checks["old_answer_not_derivable"] is False
+
+
+# --- issue 30: an unanswerable rewrite leaves no description of the answer and no arithmetic that yields it
+
+
+def test_a_rewrite_that_keeps_her_brother_is_dropped():
+    """Read invalid: "Brian" removed, "her brother" left, and "who killed Missy" still answered."""
+    from tests.shipped import nq_row
+
+    row = nq_row("who killed missy in a bend in the road")
+    out = run([{"justification": "no name", "rewritten_sentence": "After she discovered that her brother was "
+                                                                 "Missy 's killer she was torn apart ."}],
+              Unanswerable(), question=row["question"], context=row["context"], answers=row["answers"])
+    assert out.edits[0]["to"] is None and "her brother" not in out.context and out.rejection is None
+
+
+def test_a_description_left_in_another_sentence_rejects_the_context():
+    context = ("The band 's lead singer , Chris Martin , wrote the song . The band 's lead singer grew up in Devon . "
+               "It charted in 2000 .")
+    out = run([{"justification": "x", "rewritten_sentence": "The song was written in a studio ."}],
+              Unanswerable(), question="who wrote the song", context=context, answers=["Chris Martin"])
+    assert out.rejection == "old_answer_trace:description"
+
+
+def test_a_majority_that_gives_the_chamber_size_rejects_the_context():
+    """Read invalid: "332 members" removed, "A political party must secure 172 seats to obtain and preserve a
+    majority" left."""
+    from tests.shipped import nq_row
+
+    row = nq_row("total number of mna in pakistan national assembly")
+    rewrite = ("The National Assembly is a democratically elected body whose members are referred to as Members of "
+               "the National Assembly ( MNAs ) .")
+    out = run([{"justification": "no count", "rewritten_sentence": rewrite}],
+              Unanswerable(), question=row["question"], context=row["context"], answers=row["answers"])
+    assert out.rejection == "old_answer_trace:majority"

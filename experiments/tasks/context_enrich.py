@@ -29,7 +29,7 @@ class ContextEnrichTask(JudgedTask):
                                  "(bfloat16 on CPUs that have it: about 2x torch)")
         corpus: str = Field("wiki_passages", description="wiki_passages, JSONL/Parquet shards (a glob or directory) "
                                                          "or hf:org/name@revision[:split]")
-        seed: int = Field(0, description="where a code merge inserts the key sentence")
+        seed: int = Field(0, description="unused since context_enrich/10: the key evidence always comes first")
         lm_merge: bool = Field(True, description="ask the pivot to merge; a merge failing the checks falls back "
                                                  "to inserting the key sentence in code")
 

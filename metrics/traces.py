@@ -1,0 +1,145 @@
+"""Traces of an old answer that a removed or swapped answer leaves behind (issues 25 and 30).
+
+Each finder returns what it found, so a check can name its kind in the case's status
+(`rejected:old_answer_trace:<kind>`) and a run's rejection table counts the swaps each one removes:
+
+- `description`: a phrase that described the answer in apposition to it ("her brother , Brian" → "her
+  brother" still answers "who killed Missy"; "Gibraltar , a British Overseas Territory , located at the
+  southern tip of the Iberian Peninsula" swapped to "Ireland , a British Overseas Territory , ..."),
+  or the rest of a gold alias that is the answer plus its description;
+- `pronunciation`, `script`, `symbol`, `code`: the parenthetical gloss after the replaced answer ("The
+  won ( / wʌn / ; Korean : 원 ; symbol : ₩ ; code : KRW )");
+- `inside_word`: a name part of the old answer inside a longer capitalised word ("Chandragupta II" after
+  "Gupta kings" became "British kings").
+
+What these do not see: a description that fits only the old answer without standing in apposition to
+it or in a gold alias ("the only territory on the Iberian Peninsula ruled from London").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from .normalize import answer_tokens
+from .qa import _contains_run
+from .surface_forms import find_forms, name_parts
+
+# A description in apposition: a determiner- or possessive-led phrase of up to six words right before
+# ", <answer>" or right after "<answer> ,".
+_DETERMINER = r"(?:the|a|an|her|his|their|its|[A-Z]?[\w-]+ 's|[\w-]+’s)"
+_BEFORE = re.compile(rf"(?:^|(?<=[\s,;(]))({_DETERMINER}(?:\s+[\w'’-]+){{1,5}})\s*,\s*$", re.IGNORECASE)
+_AFTER = re.compile(rf"^\s*,\s*((?:the|a|an)\s+[^,;()]+?)\s*(?:,|\.|;|$)", re.IGNORECASE)
+_FUNCTION = frozenset("the a an her his their its of and or in on at to for by with from".split())
+
+
+def _meaningful(phrase: str) -> bool:
+    return len([w for w in answer_tokens(phrase) if w not in _FUNCTION]) >= 1
+
+
+def appositive_descriptions(original: str, answers: Iterable[str]) -> list[str]:
+    """Phrases of the original text standing in apposition to an answer, and the description part of an
+    alias that is another alias plus more ("Gibraltar , a British Overseas Territory , ...")."""
+    answers = [a for a in answers if a and a.strip()]
+    found: list[str] = []
+    for answer in answers:
+        for form in find_forms(original, answer):
+            before = _BEFORE.search(original[:form.start])
+            if before and _meaningful(before.group(1)) and len(before.group(1).split()) >= 2:
+                found.append(before.group(1).strip())
+            after = _AFTER.match(original[form.end:])
+            if after and _meaningful(after.group(1)):
+                found.append(after.group(1).strip())
+    found.extend(alias_descriptions(answers))
+    return list(dict.fromkeys(found))
+
+
+def alias_descriptions(answers: Iterable[str]) -> list[str]:
+    """The rest of a gold alias that is a shorter alias plus a description."""
+    answers = [a for a in answers if a and a.strip()]
+    found = []
+    for alias in answers:
+        for short in answers:
+            if short != alias and alias.lower().startswith(short.lower()) and len(alias) > len(short) + 10:
+                rest = alias[len(short):].strip(" ,;")
+                if _meaningful(rest):
+                    found.append(rest)
+    return found
+
+
+def _identifies(phrase: str) -> bool:
+    # "her brother", "the band 's lead singer": one person or thing; "an American actress" is one of many.
+    return not re.match(r"(?:a|an)\s", phrase, re.IGNORECASE)
+
+
+def _names_things(phrase: str) -> bool:
+    # "a British Overseas Territory": two capitalised words past the first; "an American actress" has one.
+    return len(re.findall(r"(?<=\s)[A-Z][\w'’-]*", phrase)) >= 2
+
+
+def descriptions_left(edited: str, original: str, answers: Iterable[str], which: str = "identifying") -> list[str]:
+    """The answer's descriptions (`appositive_descriptions`) still standing in the edited text.
+    `which`: "identifying" (what an unanswerable rewrite may not leave: a definite or possessive phrase, "her
+    brother", which still answers "who") or "naming" (what a swap may not keep beside the new answer: a
+    phrase with names in it, "a British Overseas Territory , located at ... the Iberian Peninsula", which
+    fits the old answer; "an American actress" fits many and stays). A gold alias's description counts
+    for both."""
+    tokens = answer_tokens(edited)
+    keep = _identifies if which == "identifying" else _names_things
+    aliases = set(alias_descriptions(answers))
+    return [d for d in appositive_descriptions(original, answers)
+            if (d in aliases or keep(d)) and _contains_run(tokens, answer_tokens(d))]
+
+
+_IPA = re.compile(r"[ˈˌːɒəæɑɪʊʃʒθðŋɡɛɔʌɜɐ]|/\s*[^/\s][^/]*/")
+_CODE = re.compile(r"\b(?:code|ISO|abbreviation|abbr\.?|symbol|ticker)\s*:?\s*([A-Z]{2,5})\b")
+
+
+def _parenthetical(text: str, start: int) -> str | None:
+    """The bracketed text opening right after `start` (nested brackets included), or None."""
+    m = re.match(r"\s*\(", text[start:])
+    if not m:
+        return None
+    depth, i = 0, start + m.end() - 1
+    for j in range(i, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        if depth == 0:
+            return text[i + 1:j]
+    return text[i + 1:]
+
+
+def gloss_traces(original: str, ends: Iterable[int]) -> list[tuple[str, str]]:
+    """(kind, text) for what the gloss after each replaced span (its end offset in `original`) says about
+    the old answer: a pronunciation, its own script, a currency or other symbol, a code."""
+    found = []
+    for end in ends:
+        body = _parenthetical(original, end)
+        if body is None:
+            continue
+        if _IPA.search(body) or "pronunciation" in body.lower():
+            found.append(("pronunciation", body))
+        if any(ch.isalpha() and not unicodedata.name(ch, "").startswith("LATIN") for ch in body):
+            found.append(("script", body))
+        if any(unicodedata.category(ch) in ("Sc", "So") for ch in body):
+            found.append(("symbol", body))
+        if _CODE.search(body):
+            found.append(("code", _CODE.search(body).group(1)))
+    return found
+
+
+def inside_words(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+    """Capitalised words that hold a name part (4+ letters) of an old answer inside them, outside the
+    words of the answers in `keep`: "Chandragupta" for "Gupta"."""
+    kept = {w.casefold() for k in keep for w in re.findall(r"[\w'’-]+", k)}
+    found = []
+    for answer in answers:
+        for part in name_parts(answer):
+            if len(part) < 4:
+                continue
+            for m in re.finditer(r"[A-Z][\w'’-]*", text):
+                word = m.group()
+                if word.casefold() != part.casefold() and part.casefold() in word.casefold() \
+                        and word.casefold() not in kept:
+                    found.append(word)
+    return list(dict.fromkeys(found))
