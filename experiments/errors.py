@@ -9,6 +9,8 @@ JSON), `auth`, `lm` (another provider refusal), `parse` (an answer the adapter c
 
 from __future__ import annotations
 
+import re
+
 from experiments.secrets import redact
 
 
@@ -56,13 +58,37 @@ def error_kind(exc: BaseException) -> str:
     return "exception"
 
 
+def error_status(exc: BaseException) -> str:
+    """`error:<kind>` of a failed call. A reply the adapter could not parse is also evicted from the call
+    cache (experiments/lm/call_cache.py): it is no answer, and kept it would be replayed by every redo."""
+    kind = error_kind(exc)
+    if kind == "parse":
+        from experiments.lm.call_cache import forget_last_call
+
+        forget_last_call()
+    return f"error:{kind}"
+
+
+# The client library's advice, appended to its messages, speaks of its own API and contradicts reeval's
+# (reeval does retry, and its timeout is the config's `timeout`): a stored error keeps the provider's words.
+_CLIENT_ADVICE = (re.compile(r"\n\s*To fix:.*", re.DOTALL),
+                  re.compile(r";?\s*this is lm15's read timeout, not a server failure[^\n]*"))
+
+
+def strip_client_advice(text: str) -> str:
+    for pattern in _CLIENT_ADVICE:
+        text = pattern.sub("", text)
+    return text.rstrip()
+
+
 def error_text(exc: BaseException, limit: int = 2000) -> str:
-    """What a case records about its failure; a provider may echo credentials, so they are taken out."""
-    return redact(f"{type(exc).__name__}: {exc}")[:limit]
+    """What a case records about its failure: the provider's message, without the client library's
+    advice, and without credentials (a provider may echo them)."""
+    return redact(strip_client_advice(f"{type(exc).__name__}: {exc}"))[:limit]
 
 
 def error_record(case_id: str, exc: BaseException) -> dict:
-    return {"id": case_id, "status": f"error:{error_kind(exc)}", "error": error_text(exc)}
+    return {"id": case_id, "status": error_status(exc), "error": error_text(exc)}
 
 
 def check_budget(records: list[dict], budget: float, min_cases: int) -> None:
