@@ -13,11 +13,6 @@ import re
 
 from experiments.secrets import redact
 
-
-class ErrorBudgetExceeded(RuntimeError):
-    pass
-
-
 # DSPy's LMError.code -> our kind; codes not listed are "lm".
 _LM_CODES = {
     "rate_limit": "rate_limit", "server": "server", "timeout": "timeout", "lock_timeout": "timeout",
@@ -91,11 +86,42 @@ def error_record(case_id: str, exc: BaseException) -> dict:
     return {"id": case_id, "status": error_status(exc), "error": error_text(exc)}
 
 
-def check_budget(records: list[dict], budget: float, min_cases: int) -> None:
+class ErrorBudgetExceeded(RuntimeError):
+    """A run stopped on its error budget; `kinds` counts its errored records by `error:<kind>`."""
+
+    def __init__(self, message: str, kinds: dict[str, int] | None = None):
+        super().__init__(message)
+        self.kinds = kinds or {}
+
+
+def error_kinds(records: list[dict]) -> dict[str, int]:
+    """{"error:<kind>": n}, most frequent first."""
+    counts: dict[str, int] = {}
+    for record in records:
+        status = str(record.get("status", ""))
+        if status.startswith("error:"):
+            counts[status] = counts.get(status, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def budget_rule(budget: float, min_cases: int, total: int) -> str:
+    """The rule a run's error budget follows, as its summary states it."""
+    start = min(min_cases, total)
+    return (f"error budget {budget:.0%} of cases (run.error_budget), checked after each case once {start} "
+            f"of {total} are done (run.min_cases_before_budget {min_cases}, or the whole run if smaller)")
+
+
+def check_budget(records: list[dict], budget: float, min_cases: int, total: int | None = None) -> None:
+    """Raise ErrorBudgetExceeded when too large a share of `records` errored. `records` are all of the
+    run's cases so far, earlier invocations' included (a resume obeys the same budget); `total` is
+    the run's number of cases: a run smaller than `min_cases` is judged once all of it is done."""
     done = len(records)
-    errors = sum(1 for r in records if str(r.get("status", "")).startswith("error:"))
-    if done >= min_cases and errors / done > budget:
+    kinds = error_kinds(records)
+    errors = sum(kinds.values())
+    start = min(min_cases, total) if total is not None else min_cases
+    if done and done >= start and errors / done > budget:
+        shown = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
         raise ErrorBudgetExceeded(
-            f"{errors} of {done} cases errored ({errors / done:.0%} > budget {budget:.0%}); stopping. "
-            "Finished cases are saved: fix the cause and resume the run."
-        )
+            f"{errors} of {done} cases errored ({errors / done:.0%} > budget {budget:.0%}): {shown}; stopping. "
+            "Finished cases are saved: fix the cause and resume the run (`--retry-errors` redoes the errored "
+            "ones).", kinds)
