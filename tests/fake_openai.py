@@ -6,9 +6,10 @@ scripted fault applies to the request: `rate_limit` (429 with Retry-After: 0), `
 half), `empty` (a 200 with no body), `echo_auth` (a 500 whose message repeats the request's
 Authorization header, as a careless proxy might), `echo_key` (a 200 whose answer text repeats
 that header) or `unparseable` (a 200 whose answer is prose, not the JSON the adapter asked for).
-`report_usage=False` leaves the usage block out of every reply, as some servers do. Faults are scripted per request: the first
-key of `faults` that the request's last message contains pops its next fault. Past
-`max_requests` every request gets a 400, which no client retries, so a test always stops.
+`report_usage=False` leaves the usage block out of every reply, as some servers do. Faults are
+scripted per request: the first key of `faults` that the request's last message contains pops its
+next fault. Past `max_requests` every request gets a 400, which no client retries, so a test
+always stops.
 `loopback_only` makes any connection to another host fail, so such a test never reaches a network.
 """
 
@@ -112,8 +113,9 @@ class FakeOpenAI:
             content = json.dumps({"answer": f"the key you sent is {request.headers.get('authorization', '')}"})
         if fault == "unparseable":
             content = "I would rather not answer in JSON."
+        message = {"role": "assistant", "content": content}
         reply = {"id": f"fake-{len(self.seen)}", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
+                 "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
         if self.report_usage:
             reply["usage"] = USAGE
         payload = json.dumps(reply)
