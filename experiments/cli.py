@@ -103,13 +103,15 @@ def run(
     fresh: Annotated[bool, typer.Option(help="start a new run even if this config ran before")] = False,
     limit: Annotated[int | None, typer.Option(min=0, help="override data.limit")] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
-    retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind>")] = False,
+    retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind> (a reply that could "
+                                                    "not be parsed is asked for again)")] = False,
     executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
     ray_address: RayAddress = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Run an experiment. Re-running the same config resumes it."""
     _setup_logging(log_level)
+    _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
     if resume:
         _resume(resume, retry_errors, executor, ray_address)
@@ -125,6 +127,19 @@ def run(
 
     cfg = _load_config(config, overrides)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
+
+
+def _end_runs_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a scheduler, `kill`) ends a run as an exception would: its MLflow run is marked
+    FAILED instead of being left RUNNING by a process that no longer exists, and finished cases stay saved."""
+    import signal
+
+    def stop(signum, frame):
+        err.print("reeval: stopped by SIGTERM; finished cases are saved: run the same command again to resume",
+                  style="red", markup=False, highlight=False)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _check_executor_options(executor: str | None, ray_address: str | None) -> None:
@@ -155,6 +170,7 @@ def resume_cmd(run_id: str, retry_errors: bool = False,
                ray_address: RayAddress = None, log_level: LogLevel = "INFO") -> None:
     """Finish an interrupted run without redoing finished cases."""
     _setup_logging(log_level)
+    _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
     _resume(run_id, retry_errors, executor, ray_address)
 
