@@ -151,3 +151,43 @@ def test_a_key_echoed_in_a_reply_never_reaches_the_disk_cache(provider_env):
     blobs = b"".join(p.read_bytes() for p in cache.rglob("*") if p.is_file())
     assert b"the key you sent is Bearer [redacted]" in blobs  # the reply was cached, redacted
     assert KEY.encode() not in blobs
+
+
+
+def test_sigterm_while_a_call_hangs_ends_the_mlflow_run(provider_env):
+    """`timeout 150 reeval run …` sends SIGTERM: the run used to be left RUNNING in MLflow."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import yaml
+
+    with FakeOpenAI(reply=lambda prompt: "{}", default="timeout", hang=120) as server:
+        config = shipped_answer_swap(provider_env, server, limit=1)
+        path = provider_env / "faults.yaml"
+        raw = yaml.safe_load(path.read_text())
+        raw["models"]["pivot"]["timeout"] = 60  # far longer than the test waits
+        path.write_text(yaml.safe_dump(raw))
+        env = {**os.environ, "DSPY_CACHEDIR": str(provider_env / "cli-dspy-cache")}
+        process = subprocess.Popen([sys.executable, "-m", "experiments", "run", str(path), "--log-level", "WARNING"],
+                                   cwd=Path(__file__).resolve().parents[1], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            while not server.seen and process.poll() is None:  # bounded by the module's timeout mark
+                time.sleep(0.1)
+            assert server.seen, process.communicate()
+            process.send_signal(signal.SIGTERM)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM" in stderr
+    from experiments.config import load_config
+
+    run_id = RunStore.new_id(config.name, load_config(path).digest())
+    runs = mlflow.search_runs(search_all_experiments=True, output_format="list",
+                              filter_string=f"tags.`reeval.run_id` = '{run_id}'")
+    assert runs and {r.info.status for r in runs} == {"FAILED"}
