@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import dspy
 
-from experiments.errors import error_kind
+from experiments.errors import error_status
 from experiments.lm.registry import ResolvedLM
 from experiments.validation import validate
 from metrics.attack import attack_score, is_valid
@@ -113,7 +113,7 @@ class AttackScorer:
                 answer = self.readers[target.config.name](setting=self.setting, question=case["question"],
                                                           context=context).answer
         except Exception as exc:  # noqa: BLE001 - a target's failure is that answer's error, not the run's
-            return f"error:{error_kind(exc)}", None
+            return error_status(exc), None
         scored = score_record({"task": case.get("task", ""), "variant": variant, "prediction": answer,
                                "answers": answers, "question": case["question"], "status": "ok"})
         return answer, bool(scored["task_correct"])

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.table import Table
+from typer.core import TyperOption
 
 from experiments.failures import ReportingGroup, UserError
 
@@ -23,6 +24,16 @@ models_app = typer.Typer(help="The local model roster.", invoke_without_command=
 app.add_typer(models_app, name="models")
 console = Console()
 err = Console(stderr=True)
+
+
+def _flag_type(self, ctx):
+    """typer 0.29's help prints a `<bool>` type beside every flag (--fresh, --help), which reads as if the
+    flag took a value that it refuses; a flag shows none."""
+    return None if self.is_flag else _option_type(self, ctx)
+
+
+_option_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_type
 
 LogLevel = Annotated[str, typer.Option("--log-level", "-l", help="DEBUG, INFO, WARNING or ERROR")]
 RayAddress = Annotated[str | None, typer.Option(help="join this Ray cluster (host:port of `ray start --head`); "
@@ -76,7 +87,11 @@ def _print_result(result) -> None:
         console.print(f"{len(result.metrics) - len(shown)} more metrics (every figure of the report) in MLflow")
     if markdown:
         console.print(markdown, markup=False, highlight=False, soft_wrap=True)
-    where = f"report {result.task.dir}/bench.html" if markdown else f"checkpoint runs/{result.run_id}/cases.jsonl"
+    for note in getattr(result, "notes", []):
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
+    from experiments.run_store import RunStore
+
+    where = f"report {result.task.dir}/bench.html" if markdown else f"checkpoint {RunStore(result.run_id).cases_path}"
     console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
                   f"· {where}")
 
@@ -86,15 +101,17 @@ def run(
     config: Annotated[str | None, typer.Argument(help="experiment YAML (default: NQ seed selection)")] = None,
     resume: Annotated[str | None, typer.Option(help="continue this run id")] = None,
     fresh: Annotated[bool, typer.Option(help="start a new run even if this config ran before")] = False,
-    limit: Annotated[int | None, typer.Option(help="override data.limit")] = None,
+    limit: Annotated[int | None, typer.Option(min=0, help="override data.limit")] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
-    retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind>")] = False,
+    retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind> (a reply that could "
+                                                    "not be parsed is asked for again)")] = False,
     executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
     ray_address: RayAddress = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Run an experiment. Re-running the same config resumes it."""
     _setup_logging(log_level)
+    _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
     if resume:
         _resume(resume, retry_errors, executor, ray_address)
@@ -110,6 +127,19 @@ def run(
 
     cfg = _load_config(config, overrides)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
+
+
+def _end_runs_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a scheduler, `kill`) ends a run as an exception would: its MLflow run is marked
+    FAILED instead of being left RUNNING by a process that no longer exists, and finished cases stay saved."""
+    import signal
+
+    def stop(signum, frame):
+        err.print("reeval: stopped by SIGTERM; finished cases are saved: run the same command again to resume",
+                  style="red", markup=False, highlight=False)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _check_executor_options(executor: str | None, ray_address: str | None) -> None:
@@ -140,6 +170,7 @@ def resume_cmd(run_id: str, retry_errors: bool = False,
                ray_address: RayAddress = None, log_level: LogLevel = "INFO") -> None:
     """Finish an interrupted run without redoing finished cases."""
     _setup_logging(log_level)
+    _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
     _resume(run_id, retry_errors, executor, ray_address)
 
@@ -236,7 +267,9 @@ def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
 
     runs = find_runs(run_id)
     if not runs:
-        raise RunNotFound(f"no MLflow run for {run_id!r}: give a reeval run id (the folder names in runs/) "
+        from experiments.paths import runs_dir
+
+        raise RunNotFound(f"no MLflow run for {run_id!r}: give a reeval run id (the folder names in {runs_dir()}) "
                           "or an MLflow run id")
     latest = runs[0]
     table = Table(title=f"{run_id} — MLflow run {latest.info.run_id} ({latest.info.status}), "
@@ -268,7 +301,7 @@ def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:
 
     store = RunStore(run_id)
     if not checkpoint_here(run_id):
-        console.print(f"validity: no cases for {run_id!r} in the run store (runs/{run_id}/cases.jsonl)")
+        console.print(f"validity: no cases for {run_id!r} in the run store ({store.cases_path})", highlight=False)
         return False
     source = _evaluated_run(store)
     if source is not None:

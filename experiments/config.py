@@ -35,8 +35,11 @@ class LMConfig(Strict):
     num_retries: int = Field(3, ge=0, description="provider/server LMs: retries of a rate-limited (429), failed "
                              "(5xx), timed-out or unreachable call, with DSPy's exponential backoff (1, 2, 4 s…) "
                              "or the server's Retry-After")
-    timeout: float | None = Field(None, gt=0, description="provider/server LMs: seconds to wait for a reply "
-                                  "before the call counts as timed out (default: the client's)")
+    # None, not 120, as the default: a run's identity leaves defaults out, and stored configs say `null`.
+    timeout: float | None = Field(None, gt=0, description="provider/server LMs: seconds to wait for the next "
+                                  "byte of a reply before the attempt counts as timed out (default 120; connecting "
+                                  "waits at most 10 s); a hung server ends as error:timeout after about "
+                                  "timeout x (num_retries + 1) seconds plus the backoffs")
     n_ctx: int = 8192
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
@@ -70,7 +73,7 @@ class LMConfig(Strict):
 class DataConfig(Strict):
     source: str = Field(description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL "
                         "(flat QA, MRQA or multiple-choice, recognised from its rows)")
-    limit: int | None = None
+    limit: int | None = Field(None, ge=0, description="use at most this many rows (after the filters)")
     split: Literal["all", "development", "held_out"] = Field(
         "all", description="shipped rows generators and checks were developed on, or the rows held out for measuring "
         "them (experiments/splits.py); taken before offset and filters")

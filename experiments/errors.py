@@ -9,12 +9,9 @@ JSON), `auth`, `lm` (another provider refusal), `parse` (an answer the adapter c
 
 from __future__ import annotations
 
+import re
+
 from experiments.secrets import redact
-
-
-class ErrorBudgetExceeded(RuntimeError):
-    pass
-
 
 # DSPy's LMError.code -> our kind; codes not listed are "lm".
 _LM_CODES = {
@@ -56,20 +53,75 @@ def error_kind(exc: BaseException) -> str:
     return "exception"
 
 
+def error_status(exc: BaseException) -> str:
+    """`error:<kind>` of a failed call. A reply the adapter could not parse is also evicted from the call
+    cache (experiments/lm/call_cache.py): it is no answer, and kept it would be replayed by every redo."""
+    kind = error_kind(exc)
+    if kind == "parse":
+        from experiments.lm.call_cache import forget_last_call
+
+        forget_last_call()
+    return f"error:{kind}"
+
+
+# The client library's advice, appended to its messages, speaks of its own API and contradicts reeval's
+# (reeval does retry, and its timeout is the config's `timeout`): a stored error keeps the provider's words.
+_CLIENT_ADVICE = (re.compile(r"\n\s*To fix:.*", re.DOTALL),
+                  re.compile(r";?\s*this is lm15's read timeout, not a server failure[^\n]*"))
+
+
+def strip_client_advice(text: str) -> str:
+    for pattern in _CLIENT_ADVICE:
+        text = pattern.sub("", text)
+    return text.rstrip()
+
+
 def error_text(exc: BaseException, limit: int = 2000) -> str:
-    """What a case records about its failure; a provider may echo credentials, so they are taken out."""
-    return redact(f"{type(exc).__name__}: {exc}")[:limit]
+    """What a case records about its failure: the provider's message, without the client library's
+    advice, and without credentials (a provider may echo them)."""
+    return redact(strip_client_advice(f"{type(exc).__name__}: {exc}"))[:limit]
 
 
 def error_record(case_id: str, exc: BaseException) -> dict:
-    return {"id": case_id, "status": f"error:{error_kind(exc)}", "error": error_text(exc)}
+    return {"id": case_id, "status": error_status(exc), "error": error_text(exc)}
 
 
-def check_budget(records: list[dict], budget: float, min_cases: int) -> None:
+class ErrorBudgetExceeded(RuntimeError):
+    """A run stopped on its error budget; `kinds` counts its errored records by `error:<kind>`."""
+
+    def __init__(self, message: str, kinds: dict[str, int] | None = None):
+        super().__init__(message)
+        self.kinds = kinds or {}
+
+
+def error_kinds(records: list[dict]) -> dict[str, int]:
+    """{"error:<kind>": n}, most frequent first."""
+    counts: dict[str, int] = {}
+    for record in records:
+        status = str(record.get("status", ""))
+        if status.startswith("error:"):
+            counts[status] = counts.get(status, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def budget_rule(budget: float, min_cases: int, total: int) -> str:
+    """The rule a run's error budget follows, as its summary states it."""
+    start = min(min_cases, total)
+    return (f"error budget {budget:.0%} of cases (run.error_budget), checked after each case once {start} "
+            f"of {total} are done (run.min_cases_before_budget {min_cases}, or the whole run if smaller)")
+
+
+def check_budget(records: list[dict], budget: float, min_cases: int, total: int | None = None) -> None:
+    """Raise ErrorBudgetExceeded when too large a share of `records` errored. `records` are all of the
+    run's cases so far, earlier invocations' included (a resume obeys the same budget); `total` is
+    the run's number of cases: a run smaller than `min_cases` is judged once all of it is done."""
     done = len(records)
-    errors = sum(1 for r in records if str(r.get("status", "")).startswith("error:"))
-    if done >= min_cases and errors / done > budget:
+    kinds = error_kinds(records)
+    errors = sum(kinds.values())
+    start = min(min_cases, total) if total is not None else min_cases
+    if done and done >= start and errors / done > budget:
+        shown = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
         raise ErrorBudgetExceeded(
-            f"{errors} of {done} cases errored ({errors / done:.0%} > budget {budget:.0%}); stopping. "
-            "Finished cases are saved: fix the cause and resume the run."
-        )
+            f"{errors} of {done} cases errored ({errors / done:.0%} > budget {budget:.0%}): {shown}; stopping. "
+            "Finished cases are saved: fix the cause and resume the run (`--retry-errors` redoes the errored "
+            "ones).", kinds)

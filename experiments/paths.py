@@ -18,7 +18,7 @@ def mlruns_dir() -> Path:
 
 def runs_dir() -> Path:
     """Per-run checkpoints (cases.jsonl, resolved config); MLflow holds the summaries."""
-    return Path(os.environ.get("REEVAL_RUNS_DIR", project_root() / "runs"))
+    return Path(os.environ.get("REEVAL_RUNS_DIR", project_root() / "runs")).resolve()
 
 
 def cache_dir() -> Path:

@@ -59,7 +59,7 @@ REPORT_FILE = "report.html"
 TABLES_FILE = "report_tables.json"
 METRIC_LABELS: dict[str, str] = {
     "task_correct": "task accuracy",
-    "correct": "correct (EM or containment)",
+    "correct": "correct (EM or containment; a shorter answer must be half the gold)",
     "em": "exact match",
     "f1": "token F1",
     "keyword_strict": "keyword (strict)",

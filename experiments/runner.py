@@ -15,7 +15,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from experiments.config import ConfigError, ExperimentConfig
-from experiments.errors import check_budget
+from experiments.errors import ErrorBudgetExceeded, budget_rule, check_budget
 from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
 from experiments.lm.offline import apply_offline_defaults
 from experiments.run_store import RunStore
@@ -41,6 +41,7 @@ class RunResult:
     new_cases: int
     seconds: float
     task: object
+    notes: list[str] = field(default_factory=list)  # what the run's summary states besides its metrics
 
 
 def load_data(config: ExperimentConfig) -> LoadedData:
@@ -119,6 +120,9 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     if not data.examples:
         from experiments.data import DataError
 
+        if config.data.limit == 0:
+            raise DataError(f"{config.data.source}: data.limit is 0 (--limit 0): no cases to run; give a limit "
+                            "of 1 or more, or none for every case")
         raise DataError(f"{config.data.source}: no cases left to run after data.offset and the filters "
                         f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
@@ -168,22 +172,38 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
                                     config.validation.calibration_controls, config.validation.min_judge_accuracy,
                                     config.validation.calibration_source, progress)
 
-        spec = WorkerSpec(resolved, judge_params, data.examples, str(store.dir), build_lms)
-        with make_executor(config.run, task, spec, ray_address) as executor:
-            _map_cases(executor, todo, store, config, progress)
-            tracking.log_params(executor.describe())
-        merge_usage(lms, executor.usage())
-
         seed_ids = {e.id for e in data.examples}
+        todo_ids = {e.id for e in todo}
+        # The budget judges the whole run: the cases earlier invocations finished count too.
+        earlier = [r for r in store.records() if r["seed_id"] in seed_ids and r["seed_id"] not in todo_ids]
+        spec = WorkerSpec(resolved, judge_params, data.examples, str(store.dir), build_lms)
+        try:
+            with make_executor(config.run, task, spec, ray_address) as executor:
+                try:
+                    _map_cases(executor, todo, store, config, progress, earlier, len(data.examples))
+                finally:
+                    tracking.log_params(executor.describe())
+                    merge_usage(lms, executor.usage())
+            if not todo:  # nothing left to do: the run's cases still answer to the budget
+                check_budget(earlier, config.run.error_budget, config.run.min_cases_before_budget,
+                             len(data.examples))
+        except ErrorBudgetExceeded:
+            # The stop is recorded where the run is looked at: error kinds, what was spent, and why it stopped.
+            records = [r for r in store.records() if r["seed_id"] in seed_ids]
+            stopped = {**status_counts(records, "error"), "cases_done": len(records),
+                       "wall_seconds": time.perf_counter() - started, **_usage_metrics(lms)}
+            tracking.log_metrics({tracking.metric_name(k): v for k, v in stopped.items()})
+            mlflow.set_tag("reeval.stopped", "error_budget")
+            store.close()
+            raise
+
         records = [r for r in store.records() if r["seed_id"] in seed_ids]
         metrics = task.summarize(records)
         metrics.update(status_counts(records, "error"))
         metrics.update(calibration)
         seconds = time.perf_counter() - started
         metrics["wall_seconds"] = seconds
-        for label, resolved_lm in role_lms(lms):
-            for key, value in resolved_lm.usage().items():
-                metrics[f"lm.{label}.{key}"] = value
+        metrics.update(_usage_metrics(lms))
         metrics = {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
         tracking.log_metrics(metrics)
         for label, resolved_lm in role_lms(lms):
@@ -207,7 +227,15 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
         mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
         mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
     store.close()
-    return RunResult(run_id, parent.info.run_id, records, metrics, len(todo), seconds, task)
+    errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
+    notes = [f"{errors} of {len(records)} cases errored; "
+             + budget_rule(config.run.error_budget, config.run.min_cases_before_budget, len(data.examples))]
+    return RunResult(run_id, parent.info.run_id, records, metrics, len(todo), seconds, task, notes)
+
+
+def _usage_metrics(lms: dict) -> dict[str, float]:
+    return {f"lm.{label}.{key}": value for label, resolved_lm in role_lms(lms)
+            for key, value in resolved_lm.usage().items()}
 
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
@@ -229,9 +257,11 @@ def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
                         f"`reeval resume {store.run_id}`")
 
 
-def _map_cases(executor, todo: list, store: RunStore, config: ExperimentConfig, progress: bool) -> None:
-    """Each finished case is checkpointed before the next result is taken."""
-    records_so_far: list[dict] = []
+def _map_cases(executor, todo: list, store: RunStore, config: ExperimentConfig, progress: bool,
+               earlier: list[dict], total: int) -> None:
+    """Each finished case is checkpointed before the next result is taken; after each, the run's cases so
+    far (`earlier` ones included) answer to the error budget."""
+    records_so_far: list[dict] = list(earlier)
     # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
     with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar:
         for records in executor.map(todo):
@@ -239,4 +269,4 @@ def _map_cases(executor, todo: list, store: RunStore, config: ExperimentConfig, 
             records_so_far.extend(records)
             bar.update(1)
             bar.set_postfix(status=records[-1]["status"][:24])
-            check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget)
+            check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget, total)

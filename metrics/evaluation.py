@@ -35,7 +35,7 @@ from typing import Any
 from .intervals import bootstrap_ci
 from .keywords import TASK_ANSWERS, keyword_match
 from .normalize import answer_tokens, normalize_answer
-from .qa import _contains_run, exact_match, is_correct, token_f1
+from .qa import MIN_GOLD_COVERAGE, _contains_run, exact_match, is_correct, token_f1
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,8 @@ def _entailed(nli: NLI, question: str, prediction: str, golds: Sequence[str]) ->
 def score_record(record: Mapping[str, Any], *, nli: NLI | None = None) -> dict[str, Any]:
     """A copy of the record with scores added.
 
-    em, f1 (token F1), correct (EM or token containment, the lenient rule of seed selection);
+    em, f1 (token F1), correct (EM or token containment; a terse answer inside a longer gold counts
+    when it is at least MIN_GOLD_COVERAGE of the gold's tokens, see metrics.qa.contains_answer);
     keyword_strict / keyword_nonstrict for perturbed or external unanswerable ("unknown") and
     inconsistent ("conflict") cases; mc_correct for counterfactual cases (right option letter, or the option's
     text; naming several options is wrong); entailment only when `nli` is given
@@ -206,7 +207,7 @@ def score_record(record: Mapping[str, Any], *, nli: NLI | None = None) -> dict[s
     task = record.get("task", "")
     out["em"] = exact_match(prediction, golds)
     out["f1"] = token_f1(prediction, golds)
-    out["correct"] = is_correct(prediction, golds)
+    out["correct"] = is_correct(prediction, golds, MIN_GOLD_COVERAGE)
     out["task_correct"] = out["correct"]
     kind = KEYWORD_TASKS.get(task)
     keyword_case = kind is not None and record.get("variant") in ADVERSARIAL_VARIANTS

@@ -61,30 +61,40 @@ def _contains_run(haystack: list[str], needle: list[str]) -> bool:
     return any(haystack[i : i + n] == needle for i in range(len(haystack) - n + 1))
 
 
-def contains_answer(prediction: str | None, golds: Sequence[str]) -> bool:
+def contains_answer(prediction: str | None, golds: Sequence[str], min_gold_coverage: float = 0.0) -> bool:
     """Token containment in either direction, against any gold alias.
 
     True if a normalised gold's tokens occur as a contiguous run in the normalised prediction
     ("It was the Beatles." contains "Beatles"), or if the non-empty normalised prediction occurs
-    as a contiguous run inside a normalised gold ("1990" inside "May 1990"). The first direction
-    forgives verbose answers from chatty models; the second forgives terse answers to long gold
-    spans. The second is lenient (a one-token prediction matching one word of a long gold counts),
-    which is why EM and F1 are always reported alongside. Golds that normalise to '' are ignored:
-    an empty run would be contained in everything.
+    as a contiguous run inside a normalised gold ("1990" inside "May 1990") and covers at least
+    `min_gold_coverage` of the gold's tokens. The first direction forgives verbose answers from
+    chatty models; the second forgives terse answers to long gold spans. With no coverage asked
+    (seed selection's rule) the second is lenient: "Paris" counts against an eight-word gold
+    that merely mentions Paris; scoring asks for half (MIN_GOLD_COVERAGE). Golds that normalise
+    to '' are ignored: an empty run would be contained in everything.
     """
     pred = answer_tokens(prediction)
     if not pred:
         return False
     for gold in _aliases(golds):
         gold_toks = answer_tokens(gold)
-        if _contains_run(pred, gold_toks) or _contains_run(gold_toks, pred):
+        if _contains_run(pred, gold_toks):
+            return True
+        if _contains_run(gold_toks, pred) and len(pred) >= min_gold_coverage * len(gold_toks):
             return True
     return False
 
 
-def is_correct(prediction: str | None, golds: Sequence[str]) -> bool:
-    """Lenient correctness used for seed selection: exact match or token containment."""
-    return exact_match(prediction, golds) == 1.0 or contains_answer(prediction, golds)
+# A terse answer counts against a longer gold when it is at least half of it: "1990" for "May 1990",
+# "Beatles" for "The Beatles", not "Paris" for "the capital of France is Paris on the Seine".
+MIN_GOLD_COVERAGE = 0.5
+
+
+def is_correct(prediction: str | None, golds: Sequence[str], min_gold_coverage: float = 0.0) -> bool:
+    """Lenient correctness: exact match or token containment (see contains_answer). Seed selection uses
+    it with no coverage, the rule its seeds were always chosen by (their golds are at most
+    data.max_answer_words long); scoring an evaluation asks for MIN_GOLD_COVERAGE."""
+    return exact_match(prediction, golds) == 1.0 or contains_answer(prediction, golds, min_gold_coverage)
 
 
 # --- DSPy metric convention: def name(example, prediction, trace=None) ---------------------------

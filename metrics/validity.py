@@ -50,6 +50,7 @@ from .intervals import wilson_interval
 
 NAN = float("nan")
 JUDGE_ALONE = "validity is the judge's alone: no human review of this run"
+CHECKS_ALONE = "validity rests on the string checks alone: no judge and no human review of this run"
 
 
 @dataclass(frozen=True)
@@ -517,7 +518,8 @@ def validity_figures(
         notes.append(f"{undecided} reviewed case(s) have no human majority (tie or unsure only): "
                      "left out, as if missing at random within their stratum")
     if not decided:
-        notes.insert(0, JUDGE_ALONE)
+        # An unjudged run (no judge ran) must not be said to rest on the judge.
+        notes.insert(0, JUDGE_ALONE if judged else CHECKS_ALONE)
         return fig
 
     if judged:

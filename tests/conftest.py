@@ -33,3 +33,26 @@ settings.register_profile("dev", max_examples=40, deadline=None)
 settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, print_blob=True)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="module")
+def module_mlflow(tmp_path_factory):
+    """One MLflow store for a module: creating one costs seconds; each test's runs have their own ids."""
+    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
+
+
+@pytest.fixture
+def provider_env(isolated, module_mlflow, monkeypatch):
+    """For tests against fake OpenAI-compatible servers (tests/fake_openai.py): no host but this one,
+    a provider key, and a DSPy call cache of the test's own (an answer cached by another test would
+    hide this test's faults)."""
+    import dspy
+
+    from tests.fake_openai import loopback_only
+
+    loopback_only(monkeypatch)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", module_mlflow)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-server-key")
+    monkeypatch.setattr(dspy, "cache", dspy.cache)  # restored after the test
+    dspy.configure_cache(disk_cache_dir=str(isolated / "dspy-cache"))
+    return isolated

@@ -3,10 +3,13 @@
 It answers `POST /v1/chat/completions` from a reply function, with a `usage` block, unless a
 scripted fault applies to the request: `rate_limit` (429 with Retry-After: 0), `server` (500),
 `timeout` (holds the reply past the client's timeout), `truncated` (a 200 whose JSON is cut in
-half), `empty` (a 200 with no body) or `echo_auth` (a 500 whose message repeats the request's
-Authorization header, as a careless proxy might). Faults are scripted per request: the first
-key of `faults` that the request's last message contains pops its next fault. Past
-`max_requests` every request gets a 400, which no client retries, so a test always stops.
+half), `empty` (a 200 with no body), `echo_auth` (a 500 whose message repeats the request's
+Authorization header, as a careless proxy might), `echo_key` (a 200 whose answer text repeats
+that header) or `unparseable` (a 200 whose answer is prose, not the JSON the adapter asked for).
+`report_usage=False` leaves the usage block out of every reply, as some servers do. Faults are
+scripted per request: the first key of `faults` that the request's last message contains pops its
+next fault. Past `max_requests` every request gets a 400, which no client retries, so a test
+always stops.
 `loopback_only` makes any connection to another host fail, so such a test never reaches a network.
 """
 
@@ -58,8 +61,9 @@ class Seen:
 
 class FakeOpenAI:
     def __init__(self, reply: Callable[[str], str], faults: dict[str, list[str]] | None = None,
-                 default: str = "ok", hang: float = 2.0, max_requests: int = 200):
+                 default: str = "ok", hang: float = 2.0, max_requests: int = 200, report_usage: bool = True):
         self.reply = reply
+        self.report_usage = report_usage
         self.faults = {key: list(seq) for key, seq in (faults or {}).items()}
         self.default = default
         self.hang = hang
@@ -104,11 +108,17 @@ class FakeOpenAI:
                 await asyncio.sleep(self.hang)
             except asyncio.CancelledError:  # the server stops while a reply is held: end quietly
                 return Response(status_code=503)
-        payload = json.dumps({
-            "id": f"fake-{len(self.seen)}", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": self.reply(prompt)}}],
-            "usage": USAGE})
+        content = self.reply(prompt)
+        if fault == "echo_key":
+            content = json.dumps({"answer": f"the key you sent is {request.headers.get('authorization', '')}"})
+        if fault == "unparseable":
+            content = "I would rather not answer in JSON."
+        message = {"role": "assistant", "content": content}
+        reply = {"id": f"fake-{len(self.seen)}", "object": "chat.completion", "created": 0, "model": body["model"],
+                 "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+        if self.report_usage:
+            reply["usage"] = USAGE
+        payload = json.dumps(reply)
         if fault == "truncated":
             return Response(payload[: len(payload) // 2], media_type="application/json")
         if fault == "empty":

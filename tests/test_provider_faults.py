@@ -7,7 +7,6 @@ the case as `error:<kind>`, the run finishes within its error budget, and a resu
 """
 
 
-import dspy
 import mlflow
 import pytest
 import yaml
@@ -16,30 +15,13 @@ from experiments import runner
 from experiments.config import CONFIG_DIR, load_config
 from experiments.errors import ErrorBudgetExceeded
 from experiments.run_store import RunStore
-from tests.fake_openai import USAGE, FakeOpenAI, loopback_only, replies_from
+from tests.fake_openai import USAGE, FakeOpenAI, replies_from
 from tests.shipped import nq_head
 from tests.test_tasks_end_to_end import scripted_lm
 
 pytestmark = pytest.mark.timeout(300)  # a hang guard, far above what the tests take
 
 CLIENT_TIMEOUT = 1.0  # seconds; the server holds a "timeout" reply for 4x that. Ordinary replies take ms.
-
-
-@pytest.fixture(scope="module")
-def module_mlflow(tmp_path_factory):
-    """One MLflow store for the module: creating one costs seconds; each test's runs have their own ids."""
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow') / 'mlflow.db'}"
-
-
-@pytest.fixture
-def provider_env(isolated, module_mlflow, monkeypatch):
-    loopback_only(monkeypatch)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", module_mlflow)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-server-key")
-    # A DSPy cache of its own: an answer cached by another test would hide this test's faults.
-    monkeypatch.setattr(dspy, "cache", dspy.cache)  # restored after the test
-    dspy.configure_cache(disk_cache_dir=str(isolated / "dspy-cache"))
-    return isolated
 
 
 def shipped_answer_swap(tmp_path, server, limit, **run):

@@ -9,7 +9,7 @@ import dspy
 
 from experiments.bench.demos import DemoBook
 from experiments.bench.sharing import Ask
-from experiments.errors import error_kind
+from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.evaluate import DECODINGS
 from programs.target_reader import TargetReader
@@ -43,7 +43,7 @@ class TargetAsker:
                 out = self.reader(ask.demos)(setting=READER_SETTING.get(ask.setting, ask.setting),
                                              question=ask.question, context=ask.context, config=config)
         except Exception as exc:  # noqa: BLE001 - an unparsed or failed answer is that ask's error
-            return {**record, "prediction": None, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500],
+            return {**record, "prediction": None, "status": error_status(exc), "error": error_text(exc, 500),
                     "seconds": round(time.perf_counter() - started, 3)}
         return {**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok",
                 "seconds": round(time.perf_counter() - started, 3)}

@@ -49,12 +49,19 @@ def build_task(config, lms: dict, judge_params: dict | None):
 
 
 def process_case(task, example) -> list[dict]:
-    """One seed → its records; any failure of the case is that case's error record."""
-    try:
-        result = task.process(example)
-    except Exception as exc:  # noqa: BLE001 - any failure of one case is that case's error
-        logger.debug("case %s failed", example.id, exc_info=True)
-        result = error_record(example.id, exc)
+    """One seed → its records; any failure of the case is that case's error record.
+
+    The case's calls are tracked (`case_keys`) so that a reply the adapter could not parse can be
+    evicted from the call cache (errors.error_status): a redo of the case (`--retry-errors`) then asks
+    the LM again for that call only, instead of replaying the unparseable reply."""
+    from experiments.lm.call_cache import case_keys
+
+    with case_keys():
+        try:
+            result = task.process(example)
+        except Exception as exc:  # noqa: BLE001 - any failure of one case is that case's error
+            logger.debug("case %s failed", example.id, exc_info=True)
+            result = error_record(example.id, exc)
     records = [result] if isinstance(result, dict) else result
     return [{**r, "seed_id": example.id} for r in records]
 

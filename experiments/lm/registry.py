@@ -16,6 +16,12 @@ from experiments.config import LMConfig
 from experiments.lm.pool import CoreSplit, plan_split
 from experiments.lm.roster import get_spec
 
+# Seconds a provider/server call waits for the next byte of a reply (and to send its request) when the
+# config sets no `timeout`; connecting has the client's own 10 s. The client's default read timeout is
+# 600 s per attempt: one hung server would hold a run for most of an hour across the retries.
+DEFAULT_TIMEOUT = 120.0
+CONNECT_TIMEOUT = 10.0  # lm15's (DSPy's native client) connect default, which a number of seconds leaves as it is
+
 
 @dataclass
 class ResolvedLM:
@@ -52,6 +58,9 @@ class ResolvedLM:
                          cores=self.engine.split.cores)
         if cfg.api_base:
             ident["api_base"] = cfg.api_base
+        if not self.is_local:
+            ident["endpoint"] = getattr(self.lm, "cache_endpoint", None)
+            ident["timeout"] = cfg.timeout if cfg.timeout is not None else DEFAULT_TIMEOUT
         return ident
 
     def usage(self) -> dict[str, float]:
@@ -75,8 +84,7 @@ def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> Res
         require_credentials(config.name, role, config.api_base)
 
         extra = {"api_base": config.api_base} if config.api_base else {}
-        if config.timeout is not None:
-            extra["timeout"] = config.timeout
+        extra["timeout"] = config.timeout if config.timeout is not None else DEFAULT_TIMEOUT
         lm = MeteredLM(config.name, num_retries=config.num_retries, **decoding, **extra)
         return ResolvedLM(role, config, lm, None)
     from experiments.lm.engine import LlamaCppEngine

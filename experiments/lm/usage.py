@@ -4,7 +4,9 @@ Local models count their calls in their engine (`EngineStats`). A provider or se
 `MeteredLM`: the same figures (real calls, prompt and completion tokens, seconds, truncated
 replies) from the history entry DSPy writes for each call, plus the cost DSPy prices from
 LiteLLM's cost map where it knows the model, and the calls that failed after DSPy's retries.
-Calls answered from the cache report no usage, so a resumed or cached run shows what it really spent.
+A call answered from the cache is not counted (the cache says it answered), so a resumed or cached
+run shows what it really spent; a real call is counted whether or not the server reported its
+tokens, and token figures are left out (unknown, not 0) when some call's reply had no usage block.
 """
 
 from __future__ import annotations
@@ -58,18 +60,23 @@ class CallMeter:
     def __init__(self):
         self._lock = threading.Lock()
         self.calls = self.prompt_tokens = self.completion_tokens = self.truncated = self.errors = 0
-        self.priced_calls = 0
+        self.priced_calls = self.unreported_calls = 0
         self.cost = 0.0
         self.seconds = 0.0
 
-    def add(self, entries: list[dict], seconds: float) -> None:
+    def add(self, entries: list[dict], seconds: float, cache_hits: int = 0) -> None:
+        """`entries`: the history entries of one top-level call; `cache_hits` of them came from the cache
+        (DSPy writes an entry for those too, with an empty usage)."""
         with self._lock:
             self.seconds += seconds
             for entry in entries:
                 usage = entry.get("usage") or {}
-                if not usage:
-                    continue  # answered from DSPy's cache
+                if not usage and cache_hits > 0:
+                    cache_hits -= 1
+                    continue
                 self.calls += 1
+                if usage.get("prompt_tokens") is None and usage.get("completion_tokens") is None:
+                    self.unreported_calls += 1
                 self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
                 self.completion_tokens += int(usage.get("completion_tokens") or 0)
                 self.truncated += int("length" in _finish_reasons(entry.get("response")))
@@ -88,6 +95,8 @@ class CallMeter:
         with self._lock:
             calls = int(other.get("calls", 0))
             self.calls += calls
+            if "prompt_tokens" not in other:
+                self.unreported_calls += calls
             self.prompt_tokens += int(other.get("prompt_tokens", 0))
             self.completion_tokens += int(other.get("completion_tokens", 0))
             self.truncated += int(other.get("truncated", 0))
@@ -98,8 +107,11 @@ class CallMeter:
                 self.cost += float(other["cost_usd"])
 
     def as_dict(self) -> dict[str, float]:
-        out = {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-               "seconds": round(self.seconds, 3), "truncated": self.truncated, "errors": self.errors}
+        out = {"calls": self.calls, "seconds": round(self.seconds, 3), "truncated": self.truncated,
+               "errors": self.errors}
+        # Tokens a server did not report are unknown, not zero: no token figure unless every call reported them.
+        if not self.unreported_calls:
+            out.update(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
         # An unknown price is not zero: no cost figure unless LiteLLM's map priced every call.
         if self.calls and self.priced_calls == self.calls:
             out["cost_usd"] = round(self.cost, 6)
@@ -122,11 +134,16 @@ _ENTRIES: contextvars.ContextVar[list | None] = contextvars.ContextVar("reeval_l
 
 class MeteredLM(dspy.LM):
     """dspy.LM that adds each call's usage and cost to its `meter`. DSPy writes one history entry
-    per call, cache hits included (with no usage); a failed call writes none."""
+    per call, cache hits included (with no usage); a failed call writes none. Its calls' cache
+    keys hold its endpoint (experiments/lm/call_cache.py)."""
 
     def __init__(self, *args, **kwargs):
+        from experiments.lm.call_cache import endpoint_of, install
+
         super().__init__(*args, **kwargs)
         self.meter = CallMeter()
+        self.cache_endpoint = endpoint_of(self.model, kwargs.get("api_base"))
+        install()
 
     def update_history(self, entry):
         entries = _ENTRIES.get()
@@ -145,14 +162,17 @@ class MeteredLM(dspy.LM):
     @contextlib.contextmanager
     def _metered(self):
         """One top-level call: its entries and seconds to the meter, or a failed call."""
+        from experiments.lm.call_cache import call_scope
+
         token = _ENTRIES.set([])
         started = time.perf_counter()
         try:
-            yield
+            with call_scope(self.cache_endpoint) as scope:
+                yield
         except Exception:
             self.meter.failed(time.perf_counter() - started)
             raise
         else:
-            self.meter.add(_ENTRIES.get(), time.perf_counter() - started)
+            self.meter.add(_ENTRIES.get(), time.perf_counter() - started, scope.hits)
         finally:
             _ENTRIES.reset(token)

@@ -154,6 +154,7 @@ def create_app(session: ReviewSession, allowed_hosts: list[str] | None = None) -
         context = {
             "run_id": session.run_id,
             "annotator": session.annotator,
+            "verdicts_path": str(session.log.path.resolve()),  # where the file is, wherever reeval runs from
             "index": index,
             "total": session.total,
             "answered": session.answered,

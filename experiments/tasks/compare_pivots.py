@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.attack import GENERATORS, AttackScorer
 from experiments.config import ConfigError
-from experiments.errors import error_kind
+from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
 from experiments.lm.usage import measured
 from experiments.tasks.seeded import SEED_RULES, select_seed
@@ -70,7 +70,7 @@ class ComparePivotsTask:
                 selected = SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"])
                 prediction = self.program(**self.generator.inputs(example)) if selected else None
         except Exception as exc:  # noqa: BLE001 - this pivot's case errored; the other pivots' stand
-            return {**record, "seed_id": example.id, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500]}
+            return {**record, "seed_id": example.id, "status": error_status(exc), "error": error_text(exc, 500)}
         record.update(seed, pivot_tokens=cost["tokens"], pivot_seconds=cost["seconds"])
         if prediction is None:
             return {**record, "status": "rejected:seed_not_selected"}

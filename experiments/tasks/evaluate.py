@@ -13,7 +13,7 @@ from typing import Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from experiments.errors import error_kind
+from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
 from metrics.evaluation import answer_position, score_record
 from programs.target_reader import TargetReader
@@ -124,7 +124,7 @@ class EvaluateTask:
             with dspy.context(lm=target.lm, adapter=target.adapter()):
                 out = reader(setting=setting, question=example.question, context=context, config=config)
         except Exception as exc:  # noqa: BLE001 - an unparsed or failed answer is that record's error
-            return {**record, "prediction": None, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500]}
+            return {**record, "prediction": None, "status": error_status(exc), "error": error_text(exc, 500)}
         return score_record({**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok"},
                             nli=self.nli)
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from experiments.attack import GENERATORS, AttackMetric, AttackScorer, seed_case
 from experiments.compiled import BEST, read_meta, save_compiled
 from experiments.config import ConfigError
-from experiments.errors import error_kind
+from experiments.errors import error_kind, error_status, error_text
 from experiments.lm.registry import ResolvedLM
 from metrics.attack import attack_summary, flat_metrics, format_rate
 
@@ -203,7 +203,7 @@ class OptimizeTask:
                     prediction = program(**self.generator.inputs(example))
                 case = self.scorer.assess({**base, **self.generator.to_case(example, prediction)})
             except Exception as exc:  # noqa: BLE001 - that variant's case errored; the others stand
-                case = {**base, "status": f"error:{error_kind(exc)}", "error": str(exc)[:500]}
+                case = {**base, "status": error_status(exc), "error": error_text(exc, 500)}
             records.append({**case, "seconds": round(time.perf_counter() - started, 3)})
         return records
 
