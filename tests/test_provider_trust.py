@@ -106,9 +106,13 @@ def test_a_small_run_stops_on_its_error_budget_and_mlflow_keeps_the_error_kinds(
             runner.run_experiment(config, progress=False)
         assert stop.value.kinds == {"error:server": 4}
         run_id = RunStore.new_id(config.name, config.digest())
-        (parent,) = [r for r in mlflow.search_runs(search_all_experiments=True, output_format="list",
-                                                   filter_string=f"tags.`reeval.run_id` = '{run_id}'")
-                     if "mlflow.parentRunId" not in r.data.tags]
+        (parent,) = [
+            r
+            for r in mlflow.search_runs(
+                search_all_experiments=True, output_format="list", filter_string=f"tags.`reeval.run_id` = '{run_id}'"
+            )
+            if "mlflow.parentRunId" not in r.data.tags
+        ]
         assert parent.info.status == "FAILED" and parent.data.tags["reeval.stopped"] == "error_budget"
         assert parent.data.metrics["error.server"] == 4 and parent.data.metrics["lm.pivot.errors"] == 4
 
@@ -153,7 +157,6 @@ def test_a_key_echoed_in_a_reply_never_reaches_the_disk_cache(provider_env):
     assert KEY.encode() not in blobs
 
 
-
 def test_sigterm_while_a_call_hangs_ends_the_mlflow_run(provider_env):
     """`timeout 150 reeval run …` sends SIGTERM: the run used to be left RUNNING in MLflow."""
     import os
@@ -172,9 +175,14 @@ def test_sigterm_while_a_call_hangs_ends_the_mlflow_run(provider_env):
         raw["models"]["pivot"]["timeout"] = 60  # far longer than the test waits
         path.write_text(yaml.safe_dump(raw))
         env = {**os.environ, "DSPY_CACHEDIR": str(provider_env / "cli-dspy-cache")}
-        process = subprocess.Popen([sys.executable, "-m", "experiments", "run", str(path), "--log-level", "WARNING"],
-                                   cwd=Path(__file__).resolve().parents[1], env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "experiments", "run", str(path), "--log-level", "WARNING"],
+            cwd=Path(__file__).resolve().parents[1],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             while not server.seen and process.poll() is None:  # bounded by the module's timeout mark
                 time.sleep(0.1)
@@ -188,6 +196,7 @@ def test_sigterm_while_a_call_hangs_ends_the_mlflow_run(provider_env):
     from experiments.config import load_config
 
     run_id = RunStore.new_id(config.name, load_config(path).digest())
-    runs = mlflow.search_runs(search_all_experiments=True, output_format="list",
-                              filter_string=f"tags.`reeval.run_id` = '{run_id}'")
+    runs = mlflow.search_runs(
+        search_all_experiments=True, output_format="list", filter_string=f"tags.`reeval.run_id` = '{run_id}'"
+    )
     assert runs and {r.info.status for r in runs} == {"FAILED"}

@@ -16,8 +16,15 @@ from experiments.lm.call_cache import call_scope, endpoint_of, normalise_api_bas
 from experiments.lm.usage import CallMeter
 
 
-@pytest.mark.parametrize("spelling", ["http://127.0.0.1:8000/v1", "HTTP://127.0.0.1:8000/v1/",
-                                      "http://127.0.0.1:8000/v1//", " http://127.0.0.1:8000/v1 "])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "http://127.0.0.1:8000/v1",
+        "HTTP://127.0.0.1:8000/v1/",
+        "http://127.0.0.1:8000/v1//",
+        " http://127.0.0.1:8000/v1 ",
+    ],
+)
 def test_one_endpoint_has_one_spelling(spelling):
     assert normalise_api_base(spelling) == "http://127.0.0.1:8000/v1"
 
@@ -51,8 +58,12 @@ def test_local_model_keys_are_dspys_own_and_provider_keys_hold_the_endpoint():
     from experiments.lm.call_cache import install
 
     install()
-    request = {"model": "local/qwen2.5-0.5b@1d9614638d18", "messages": [{"role": "user", "content": "q"}],
-               "temperature": 0.0, "_fn_identifier": "dspy.clients.lm.litellm_completion"}
+    request = {
+        "model": "local/qwen2.5-0.5b@1d9614638d18",
+        "messages": [{"role": "user", "content": "q"}],
+        "temperature": 0.0,
+        "_fn_identifier": "dspy.clients.lm.litellm_completion",
+    }
     # A local model's call (no endpoint), or a call outside any reeval call: the key DSPy always made,
     # so cache entries written before the endpoint was keyed keep answering local models.
     assert dspy.cache.cache_key(request) == _dspy_key(request)
@@ -124,8 +135,10 @@ def test_a_negative_limit_is_refused_and_limit_zero_says_so(isolated, tmp_path):
 
     source = nq_head(tmp_path, 20)
     path = tmp_path / "limit.yaml"
-    path.write_text(f"name: limit\ntask: seed_selection\ndata: {{source: '{source}'}}\n"
-                    "models: {pivot: {name: openai/m, api_base: 'http://127.0.0.1:9/v1'}}\n")
+    path.write_text(
+        f"name: limit\ntask: seed_selection\ndata: {{source: '{source}'}}\n"
+        "models: {pivot: {name: openai/m, api_base: 'http://127.0.0.1:9/v1'}}\n"
+    )
     negative = _invoke("run", str(path), "--limit", "-1", "--log-level", "WARNING")
     assert negative.exit_code == 2 and "--limit" in negative.output and "greater than or equal to 0" in negative.output
     path.write_text(path.read_text().replace("}\nmodels", ", limit: -3}\nmodels"))

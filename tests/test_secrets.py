@@ -80,6 +80,9 @@ def task_config(root: Path, task: str, api_base: str) -> Path:
                   "options": {"tasks": ["answer_swap", "unanswerable"],
                               "settings": {"answer_swap": ["open_book"], "unanswerable": ["open_book"]}}},
     }[task]
+    # The proxy's echoing error fails one small run's case in four, over the default error budget (which
+    # small runs answer to): this test is about where the key lands, so the run goes on to its end.
+    body = {**body, "run": {**body.get("run", {}), "error_budget": 1.0}}
     path = root / f"{task}.yaml"
     path.write_text(yaml.safe_dump({"name": f"{task}-secrets", "task": task, **body}))
     return path

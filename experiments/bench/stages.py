@@ -160,10 +160,11 @@ def run_cases(unit, examples: list, store: RunStore, config, retry_errors: bool,
 
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in examples if e.id not in done]
+    ids, todo_ids = {e.id for e in examples}, {e.id for e in todo}
+    earlier = [r for r in store.records() if r["seed_id"] in ids and r["seed_id"] not in todo_ids]
     with LocalExecutor(unit, config.run.threads) as executor:
-        _map_cases(executor, todo, store, config, progress)
-    ids = {e.id for e in examples}
+        _map_cases(executor, todo, store, config, progress, earlier, len(examples))
     records = [r for r in store.records() if r["seed_id"] in ids]
     # A stage resumed near its end must still respect the budget over everything it holds.
-    check_budget(records, config.run.error_budget, config.run.min_cases_before_budget)
+    check_budget(records, config.run.error_budget, config.run.min_cases_before_budget, len(examples))
     return records, len(todo)
