@@ -139,8 +139,10 @@ def _default(field) -> str:
 def _model_table(model) -> list[str]:
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
     for name, field in model.model_fields.items():
-        rows.append(f"| `{name}` | {_type_name(field.annotation)} | {_cell(_default(field))} | "
-                    f"{_cell(field.description or '')} |")
+        rows.append(
+            f"| `{name}` | {_type_name(field.annotation)} | {_cell(_default(field))} | "
+            f"{_cell(field.description or '')} |"
+        )
     return rows
 
 
@@ -185,8 +187,12 @@ def config_page() -> str:
                     sections(candidate, f"{key}.")
 
     sections(ExperimentConfig, "")
-    lines += ["## `options` by task", "",
-              "`options` holds the settings of the config's `task`; each task checks them against its own model.", ""]
+    lines += [
+        "## `options` by task",
+        "",
+        "`options` holds the settings of the config's `task`; each task checks them against its own model.",
+        "",
+    ]
     for task, cls in TASKS.items():
         options = getattr(cls, "Options", None)
         lines += [f"### `task: {task}`", ""]
@@ -197,8 +203,11 @@ def config_page() -> str:
             lines += ["No options.", ""]
             continue
         lines += [*_model_table(options), ""]
-        nested = [f for f in options.model_fields.values()
-                  if inspect.isclass(f.annotation) and issubclass(f.annotation, BaseModel)]
+        nested = [
+            f
+            for f in options.model_fields.values()
+            if inspect.isclass(f.annotation) and issubclass(f.annotation, BaseModel)
+        ]
         for field in nested:
             lines += [f"`{field.annotation.__name__}`:", "", *_model_table(field.annotation), ""]
     return "\n".join(lines) + "\n"
