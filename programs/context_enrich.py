@@ -49,7 +49,7 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 VERSION = "context_enrich/9"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
-# then usually found without a second query (measured: see the README's context-enriching section).
+# then usually found without a second query (measured: docs/guides/generate.md, the string checks).
 FETCH_FACTOR = 4
 MAX_KEPT_SENTENCES = 4  # the answer sentence, two antecedents, one naming sentence (as in context_enrich/3)
 FOCUSES = ("question", "evidence")
