@@ -30,7 +30,7 @@ from experiments.bench.options import SEEDED_TASKS, BenchOptions
 from experiments.bench.sharing import plan
 from experiments.config import load_config
 
-# README "Measured": inconsistent 23 min 47 s for 53 selected seeds (judged, seed selection cached);
+# docs/results/speed.md: inconsistent 23 min 47 s for 53 selected seeds (judged, seed selection cached);
 # counterfactual 42 min 35 s for 50 questions (judged); rejudge with the stacked judge 5 min 30 s for 40
 # cases, two calls each; evaluation 675 calls of qwen2.5-0.5b, smollm2-135m, gemma3-270m in 19 min.
 README = {"inconsistent_per_selected": 1427 / 53, "counterfactual_per_question": 2555 / 50,

@@ -341,7 +341,7 @@ def validity(
     log: Annotated[bool, typer.Option(help="log the figures to the run's latest MLflow parent run")] = True,
     log_level: LogLevel = "WARNING",
 ) -> None:
-    """Validity of a run's cases: human review (if any) against the judge, with prediction-powered intervals."""
+    """Validity of a run's cases: the reviews (if any) against the judge, with prediction-powered intervals."""
     _setup_logging(log_level)
     from experiments.lm.offline import apply_offline_defaults
 

@@ -120,7 +120,7 @@ def check_server(uri: str) -> None:
     except requests.RequestException as exc:
         reason = f"no answer in {SERVER_TIMEOUT:.0f} s" if isinstance(exc, requests.Timeout) else "cannot connect"
         raise TrackingUnavailable(f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI): {reason}. Start it "
-                                  "(README: team tracking server) or unset MLFLOW_TRACKING_URI to track into "
+                                  "(docs/guides/tracking.md) or unset MLFLOW_TRACKING_URI to track into "
                                   "mlruns/mlflow.db.") from None
     _answered.add(uri)
 

@@ -132,7 +132,8 @@ def restating_sentences(passage: str, question: str, answers: list[str]) -> list
     never holds the answer (the retriever excludes passages that name it), so what such a sentence says
     is another answer, often of a kind no typed check sees: Freud's "branch that deals with the
     unconscious mind" for "today gestalt psychology ideas are part of which branch of psychology" and a
-    background restating the question as "... was known as ..." (both reviewed invalid, session 9)."""
+    background restating the question as "... was known as ..." (both reviewed invalid in a blind read
+    of a judged NQ context-enriching run)."""
     wanted = subject_words(question)
     if len(wanted) < 2:
         return []

@@ -57,7 +57,7 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 VERSION = "context_enrich/10"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
-# then usually found without a second query (measured: see the README's context-enriching section).
+# then usually found without a second query (measured: docs/guides/generate.md, the string checks).
 FETCH_FACTOR = 4
 # The answer sentence, its antecedents and a naming sentence: 5 since context_enrich/10, where a pronoun
 # must find its name inside the kept run ("Conan ... Queen Taramis" is four sentences before "He is to

@@ -108,7 +108,7 @@ class SentenceTransformerEmbedder:
     def bulk(self) -> Iterator[None]:
         """Every core this process may use while an index is built. Queries encode on one thread (see
         _torch_embedder), but a build runs alone: two threads encoded 1.9x one thread's passages on
-        a quiet 2-core machine (session 11)."""
+        a quiet 2-core AMD EPYC."""
         import torch
 
         before = torch.get_num_threads()

@@ -212,8 +212,8 @@ def test_the_article_title_is_a_question_name_when_the_question_names_it():
 
 
 @pytest.mark.parametrize("evidence, question, answer, title", [
-    # reviewed invalid (bench session 7): the evidence never names its show, so set among another
-    # show's background "The theme song is ..." read as that show's
+    # reviewed invalid (a bench's generate.context_enrich stage): the evidence never names its show, so set
+    # among another show's background "The theme song is ..." read as that show's
     (KATH_AND_KIM, "who sings the joker is me kath and kim", "Gina Riley", "Kath & Kim"),
     (ALICE, "who sings the theme song to the tv show alice", "Linda Lavin", "Alice (TV series)"),
 ])
@@ -283,7 +283,7 @@ GESTALT_A = ["Berlin School of experimental psychology", "experimental psycholog
 
 
 def test_background_that_restates_the_question_without_its_answer_is_found():
-    """Reviewed invalid (session 9): background recast Gestalt as Freud's "branch that deals with the
+    """Reviewed invalid: background recast Gestalt as Freud's "branch that deals with the
     unconscious mind", a second answer to "which branch" that no typed check sees."""
     freud = "Psychoanalysis is the branch of psychology founded by Freud that deals with the unconscious mind ."
     assert restating_sentences(freud + " Vienna is a city .", GESTALT_Q, GESTALT_A) == [freud]
@@ -338,7 +338,7 @@ RFDS = ("Qantas supplied the first aircraft to the fledgling organisation , VH -
 
 
 def test_kept_evidence_keeps_the_sentence_a_definite_description_leans_on():
-    """Reviewed invalid (session 10, both copies): "Rhett produced the album" kept alone, after background about
+    """Reviewed invalid (both copies): "Rhett produced the album" kept alone, after background about
     Evanescence's album Fallen, made the album Fallen. The sentence introducing the album now comes along."""
     question = "when does thomas rhett's new album come out"
     assert leans_on_previous(split_sentences(RHETT)[1].text, split_sentences(RHETT)[0].text, question)
@@ -349,7 +349,7 @@ def test_kept_evidence_keeps_the_sentence_a_definite_description_leans_on():
 
 
 def test_evidence_naming_its_subject_only_as_the_thing_is_refused():
-    """Reviewed invalid (sessions 9 and 10): "the service 's first official flight", set among background about
+    """Reviewed invalid (two runs): "the service 's first official flight", set among background about
     Virgin Australia, read as the airline's flight; the evidence never names the Royal Flying Doctor Service."""
     question = "when did the royal flying doctor service start"
     assert not carries_subject_by_name(split_sentences(RFDS)[1].text, question)
@@ -359,7 +359,7 @@ def test_evidence_naming_its_subject_only_as_the_thing_is_refused():
 
 
 def test_a_background_holding_a_distinctive_word_of_the_answer_names_it():
-    """Reviewed invalid (session 10): the condensed background said "Chandan Shetty emerged as the winner" for the
+    """Reviewed invalid: the condensed background said "Chandan Shetty emerged as the winner" for the
     answer "rapper Chandan Shetty"; the whole answer was never there, its name was."""
     sentence = "The finale took place 28 January 2018 , and rapper Chandan Shetty was declared the winner ."
     merged = "Chandan Shetty emerged as the winner of this season . " + sentence

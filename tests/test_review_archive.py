@@ -1,5 +1,6 @@
-"""The archived reviews (docs/reviews/) stay usable: every sampled case has a verdict, and the
-validity figures the README quotes compute from the archive alone, with no run store or MLflow."""
+"""The archived reviews (docs/reviews/) stay usable: every sampled case has a verdict, the validity
+figures the documentation quotes compute from the archive alone, with no run store or MLflow, and
+each figure says whose reading it rests on (review/reviewers.json)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from experiments.review.sample import read_sample
 from experiments.review.verdicts import load_verdicts
+from experiments.validity.render import statement
 from experiments.validity.run import run_validity
 
 ARCHIVE = Path(__file__).resolve().parents[1] / "docs" / "reviews"
@@ -30,3 +32,9 @@ def test_an_archived_review_answers_its_whole_sample_and_computes(run_id):
     validity = run_validity(run_id, runs_root=ARCHIVE)
     assert validity.figures.reviewed_n + validity.figures.undecided_n == len(sampled)
     assert 0.0 <= validity.figures.human_valid_rate <= 1.0
+
+
+@pytest.mark.parametrize("run_id", RUNS)
+def test_an_archived_review_names_its_reviewers_kind(run_id):
+    text = statement(run_validity(run_id, runs_root=ARCHIVE))
+    assert "by 1 reviewer (reviewer-1: maintainer, blind)" in text

@@ -229,7 +229,7 @@ def test_number_replacement_invariants(words, old, new, spellings):
     assert result.text.count(";") == text.count(";") and result.text.count("boats") == text.count("boats")
 
 
-# -- invalid answer-swap cases found in the blind review of nq-answer-swap (session 4) ------------
+# -- invalid answer-swap cases found in the blind review of nq-answer-swap ------------------------
 
 
 def test_review_a_proposal_naming_the_same_team_is_no_swap():

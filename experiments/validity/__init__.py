@@ -1,4 +1,4 @@
-"""Validity of a run's cases: the human-reviewed sample plus the judge on every case.
+"""Validity of a run's cases: the reviewed sample plus the judge on every case.
 
 `run_validity(run_id)` reads the run store (cases, review sample, verdict files, and the records
 of any evaluate run that scored this run's cases) and computes `metrics.validity` figures;

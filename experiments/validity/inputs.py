@@ -4,7 +4,9 @@
   case of an unjudged run), each in its stratum "<task>/judge_accepted|judge_rejected" or
   "<task>/accepted", the same names the review sample uses;
 - the review sample: runs/<run-id>/review/sample.json (stratum population sizes, sampled ids);
-- the human decisions: runs/<run-id>/review/*.jsonl through `load_verdicts` + `majority_vote`;
+- the reviewers' decisions: runs/<run-id>/review/*.jsonl through `load_verdicts` + `majority_vote`;
+- who the reviewers are: runs/<run-id>/review/reviewers.json (optional), reviewer id -> their kind
+  ("maintainer, blind"), so a figure says whose reading it rests on;
 - target outcomes: the records of every evaluate run whose data source is `run:<run-id>`.
 """
 
@@ -25,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 REVIEW_DIR = "review"
 SAMPLE_FILE = "sample.json"
+REVIEWERS_FILE = "reviewers.json"
 DECISIONS = ("valid", "invalid")
 
 
@@ -39,6 +42,7 @@ class RunInputs:
     failures: dict[str, dict[str, bool]] = field(default_factory=dict)
     evaluate_runs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer id -> "maintainer, blind", …
 
 
 def _judge_decided(record: dict[str, Any]) -> bool:
@@ -82,7 +86,7 @@ def read_sample(run_dir: Path) -> dict[str, Any] | None:
 
 
 def human_decisions(run_dir: Path) -> tuple[dict[str, bool | None], list[str]]:
-    """Case id -> True/False by human majority, None when reviewed without one; and the annotators."""
+    """Case id -> True/False by the reviewers' majority, None when reviewed without one; and the annotators."""
     from experiments.review import load_verdicts, majority_vote
 
     files = sorted((run_dir / REVIEW_DIR).glob("*.jsonl"))
@@ -94,6 +98,14 @@ def human_decisions(run_dir: Path) -> tuple[dict[str, bool | None], list[str]]:
     decisions = {case_id: (vote.decision == "valid" if vote.decision in DECISIONS else None)
                  for case_id, vote in votes.items()}
     return decisions, annotators
+
+
+def reviewer_kinds(run_dir: Path) -> dict[str, str]:
+    """Reviewer id -> their kind, from review/reviewers.json; empty when the file is absent."""
+    path = run_dir / REVIEW_DIR / REVIEWERS_FILE
+    if not path.exists():
+        return {}
+    return {str(k): str(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
 def evaluation_runs(run_id: str, runs_root: Path) -> list[str]:
@@ -161,4 +173,5 @@ def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
         notes.append("no review/sample.json: strata and their sizes are taken from the cases' statuses")
     eval_ids = evaluation_runs(run_id, store.dir.parent)
     failures = target_failures(eval_ids, store.dir.parent)
-    return RunInputs(run_id, population, judged, human, stratum_population, annotators, failures, eval_ids, notes)
+    return RunInputs(run_id, population, judged, human, stratum_population, annotators, failures, eval_ids, notes,
+                     reviewer_kinds(store.dir))

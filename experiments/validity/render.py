@@ -13,6 +13,14 @@ def _pct(x: float) -> str:
     return "—" if x is None or math.isnan(x) else f"{100 * x:.0f}%"
 
 
+def reviewers(rv: RunValidity) -> str:
+    """Who the reviews come from: "1 reviewer (reviewer-1: maintainer, blind)"."""
+    ids = rv.inputs.annotators
+    kinds = rv.inputs.reviewer_kinds
+    named = "; ".join(f"{i}: {kinds[i]}" if kinds.get(i) else i for i in ids)
+    return f"{len(ids)} reviewer{'' if len(ids) == 1 else 's'} ({named})"
+
+
 def statement(rv: RunValidity) -> str:
     """One plain sentence (or two) on what the run's validity rests on."""
     f = rv.figures
@@ -20,17 +28,15 @@ def statement(rv: RunValidity) -> str:
     calib = f"; its accuracy on the calibration controls was {_pct(calibration)}" if calibration is not None else ""
     if f.judge_alone:
         if not f.judged:
-            return (f"Validity rests on the string checks alone: no judge and no human review "
+            return (f"Validity rests on the string checks alone: no judge and no review "
                     f"({f.judged_n} accepted cases).")
-        return (f"Validity is the judge's alone: no human review of this run. The judge accepted "
+        return (f"Validity is the judge's alone: no review of this run. The judge accepted "
                 f"{f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)}){calib}.")
-    annotators = len(rv.inputs.annotators)
-    text = (f"{f.reviewed_n} reviewed case(s) by {annotators} annotator(s): {_pct(f.human_valid_rate)} valid by "
-            f"human majority.")
+    text = f"{f.reviewed_n} reviewed case(s) by {reviewers(rv)}: {_pct(f.human_valid_rate)} valid by their majority."
     ppi, classical = f.accepted_valid_ppi, f.accepted_valid_classical
     if ppi is not None and ppi.defined:
         text += (f" Valid share of the {ppi.n_population} accepted cases: {_pct(ppi.estimate)} "
-                 f"[{_pct(ppi.low)}, {_pct(ppi.high)}] (prediction-powered; humans alone: "
+                 f"[{_pct(ppi.low)}, {_pct(ppi.high)}] (prediction-powered; reviews alone: "
                  f"[{_pct(classical.low)}, {_pct(classical.high)}]).")
     elif ppi is not None:
         text += f" Valid share of accepted cases: not identified ({ppi.note})."
@@ -56,7 +62,7 @@ def validity_rows(rv: RunValidity) -> list[dict[str, Any]]:
                      "n": rv.calibration.get("judge_calibration.n"), "note": ""})
     if f.judge_alone:
         return rows
-    rows.append({"figure": "human-valid share of the reviewed sample (Wilson)", "estimate": f.human_valid_rate,
+    rows.append({"figure": "reviewed-valid share of the reviewed sample (Wilson)", "estimate": f.human_valid_rate,
                  "low": f.human_valid_low, "high": f.human_valid_high, "n": f.reviewed_n,
                  "note": f"{f.undecided_n} without a majority" if f.undecided_n else ""})
     if f.judged:
@@ -64,10 +70,10 @@ def validity_rows(rv: RunValidity) -> list[dict[str, Any]]:
         rows.append(_row("judge recall (stratum-weighted)", f.judge_recall))
         rows.append(_row("judge Cohen's kappa (stratum-weighted)", f.judge_kappa))
     rows.append(_row("valid share of accepted cases — prediction-powered", f.accepted_valid_ppi))
-    rows.append(_row("valid share of accepted cases — humans only", f.accepted_valid_classical))
+    rows.append(_row("valid share of accepted cases — reviews only", f.accepted_valid_classical))
     for key, pair in f.attack_success.items():
         rows.append(_row(f"attack success on valid cases, {key} — prediction-powered", pair["ppi"]))
-        rows.append(_row(f"attack success on valid cases, {key} — humans only", pair["classical"]))
+        rows.append(_row(f"attack success on valid cases, {key} — reviews only", pair["classical"]))
     return rows
 
 

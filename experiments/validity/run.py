@@ -39,7 +39,7 @@ def run_validity(run_id: str, *, calibration: Mapping[str, float] | None = None,
     """Compute a run's validity figures from its run store.
 
     ``calibration``: the run's logged metrics (only ``judge_calibration.*`` are kept), shown with
-    the judge's acceptance when there is no human review.
+    the judge's acceptance when there is no review.
     """
     inputs = load_inputs(run_id, runs_root)
     figures = validity_figures(inputs.population, inputs.human, inputs.stratum_population,
