@@ -56,10 +56,20 @@ def knows(closed_answer: str | None, golds: Sequence[str]) -> bool:
     return matches(closed_answer, golds)
 
 
+# Closed-book replies that say the model does not know: no memory to keep.
+ABSTENTIONS = frozenset({"unknown", "i dont know", "i do not know", "no idea", "not sure", "none", "conflict",
+                         "no answer", "cannot answer", "not known"})
+
+
+def is_abstention(answer: str | None) -> bool:
+    return normalize_answer(answer) in ABSTENTIONS
+
+
 def memory_answers(closed_answer: str | None, golds: Sequence[str], known: bool) -> list[str]:
-    """What the target would say from memory: its closed-book answer, and the gold's aliases when that
-    answer was the gold (a memorised answer may come back in any of its spellings)."""
-    out = [closed_answer] if closed_answer and normalize_answer(closed_answer) else []
+    """What the target would say from memory: its closed-book answer (unless it declined to answer), and
+    the gold's aliases when that answer was the gold (a memorised answer may come back in any spelling)."""
+    out = [closed_answer] if closed_answer and normalize_answer(closed_answer) and not is_abstention(
+        closed_answer) else []
     return out + (list(golds) if known else [])
 
 

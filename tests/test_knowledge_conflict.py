@@ -49,6 +49,8 @@ def test_memory_takes_the_golds_aliases_only_when_the_closed_book_answer_was_rig
     assert memory_answers("the won", ["won", "South Korean won"], known=True) == ["the won", "won", "South Korean won"]
     assert memory_answers("yen", ["won"], known=False) == ["yen"]
     assert memory_answers("", ["won"], known=False) == []
+    assert memory_answers("I don't know.", ["won"], known=False) == []  # declining is no memory
+    assert classify("unknown", ["The yen"], memory_answers("Unknown", ["won"], known=False)) == "other"
     # an alias of the gold the closed-book answer did not spell still counts as memory
     memory = memory_answers("won", ["won", "South Korean won"], known=True)
     assert classify("South Korean won", ["The yen"], memory) == "memory"
