@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from programs.cache import cache_dir
 from programs.cores import available_cores
 
 if TYPE_CHECKING:  # pragma: no cover - sentence_transformers (and torch) are imported lazily
@@ -263,8 +264,6 @@ def get_embedder(
         if key in _LOADED:
             return _LOADED[key]
         if cache_root is None:
-            from experiments.paths import cache_dir  # runtime only: programs must not import experiments
-
             cache_root = cache_dir()
         source, local_only = _source(name, Path(cache_root))
         if backend == "torch":

@@ -30,7 +30,7 @@ def world(isolated, monkeypatch, tmp_path):
     llama_engine.close_pools()
     monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
     monkeypatch.setattr("experiments.lm.roster.model_path", lambda name: tmp_path / f"{name}.gguf")
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
+    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
     previous = dspy.cache
     configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))
     yield models

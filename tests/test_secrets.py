@@ -99,7 +99,7 @@ def keyed_server(tmp_path_factory):
         mp.setenv("REEVAL_CACHE_DIR", str(root / "cache"))
         # Traces are written as the calls happen: an exporter thread would race the run's own writes to sqlite.
         mp.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
-        mp.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
+        mp.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
         store = RunStore("swapped-secrets")
         store.write_config({"name": "swapped"})
         store.append(GENERATED_CASES)

@@ -52,7 +52,7 @@ def scripted(monkeypatch):
                 for role in (*roles, *optional) if getattr(config.models, role) is not None}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
+    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
 
 
 def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
