@@ -16,6 +16,7 @@ import dspy
 
 from experiments.errors import error_kind
 from experiments.lm.registry import ResolvedLM
+from experiments.readers import readers_for
 from experiments.validation import validate
 from metrics.attack import attack_score, is_valid
 from metrics.evaluation import score_record
@@ -78,16 +79,12 @@ class AttackScorer:
 
     def __init__(self, judge_lm: ResolvedLM | None, targets: list[ResolvedLM], strength: float,
                  setting: str = "open_book"):
-        from experiments.tasks.evaluate import readers_for
-
         self.judge_lm, self.targets, self.strength, self.setting = judge_lm, targets, strength, setting
         self.judge = CaseJudge()
         self.readers: dict[str, TargetReader] = readers_for(targets, [])
 
     def prepare(self, examples: list) -> None:
         """Keep base-model demonstrations out of the seeds under attack."""
-        from experiments.tasks.evaluate import readers_for
-
         self.readers = readers_for(self.targets, examples)
 
     def assess(self, case: dict, targets: list[ResolvedLM] | None = None) -> dict:

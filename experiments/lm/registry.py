@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from experiments.config import LMConfig
 from experiments.lm.pool import CoreSplit, plan_split
 from experiments.lm.roster import get_spec
+from experiments.lm.settings import LMConfig
 
 
 @dataclass
