@@ -17,6 +17,7 @@ from pathlib import Path
 
 import dspy
 
+from experiments.config import read_config
 from experiments.run_store import RunNotFound, RunStore
 
 RUN_PREFIX = "run:"
@@ -41,9 +42,10 @@ def _case_set_config(name: str) -> Path | None:
 
 def _latest_finished_run(config_path: Path) -> str | None:
     from experiments import tracking
-    from experiments.config import load_config
 
-    config = load_config(config_path)
+    # The schema alone: the named config is read for its name, task and run id (the loader, which also
+    # checks tasks and data, sits above case sets: it resolves a config's own `run:` source through them).
+    config = read_config(config_path)
     own = RunStore.new_id(config.name, config.digest())
     mlflow = tracking.setup_mlflow()
     experiment = mlflow.get_experiment_by_name(f"reeval/{config.name}")

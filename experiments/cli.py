@@ -38,7 +38,7 @@ def _setup_logging(level: str) -> None:
 
 def _load_config(path: str | None, overrides: dict | None = None):
     from experiments.case_sets import is_run_source, resolve_run_source
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
 
     config = load_config(path, overrides)
     if is_run_source(config.data.source):  # record which run's cases, not "the latest"
@@ -106,7 +106,7 @@ def run(
         overrides["models.pivot.name"] = pivot
     if executor is not None or ray_address is not None:
         overrides["run.executor"] = executor or "ray"  # an address means a cluster
-    from experiments.runner import run_experiment
+    from experiments.launch import run_experiment
 
     cfg = _load_config(config, overrides)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
@@ -120,13 +120,13 @@ def _check_executor_options(executor: str | None, ray_address: str | None) -> No
 
 
 def _resume(run_id: str, retry_errors: bool, executor: str | None = None, ray_address: str | None = None) -> None:
-    from experiments.config import config_from_dict
-    from experiments.run_store import RunStore
-    from experiments.runner import run_experiment
+    from experiments.config_loader import config_from_dict
+    from experiments.launch import run_experiment
+    from experiments.run_store import STORED_CONFIG_HINT, RunStore
 
     store = RunStore(run_id)
     if executor is None and ray_address is None:
-        cfg = store.experiment_config()
+        cfg = config_from_dict(store.read_config(), store.dir / "config.json", hint=STORED_CONFIG_HINT)
     else:  # how a run executes is not part of its identity
         raw = store.read_config()
         raw.setdefault("run", {})["executor"] = executor or "ray"
@@ -175,7 +175,8 @@ def validate(configs: Annotated[list[str], typer.Argument(help="config files")])
     """Check configs (schema, model names, data paths) without calling any LM. Exit 2 on error."""
     failed = False
     for path in configs:
-        from experiments.config import ConfigError, load_config
+        from experiments.config import ConfigError
+        from experiments.config_loader import load_config
 
         try:
             config = load_config(path)

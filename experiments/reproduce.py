@@ -154,8 +154,8 @@ def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], sampled
 
 def reproduce(run_id: str, *, allow_code_change: bool = False, progress: bool = True) -> Reproduction:
     from experiments.config import ExperimentConfig
+    from experiments.launch import run_experiment
     from experiments.run_store import RunNotFound
-    from experiments.runner import run_experiment
     from experiments.tracking import find_runs
 
     runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]

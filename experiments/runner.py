@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from experiments.config import ConfigError, ExperimentConfig
+from experiments.config import EVALUATES_FILES_AS_GIVEN, ConfigError, ExperimentConfig
 from experiments.errors import check_budget
 from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
 from experiments.lm.offline import apply_offline_defaults
@@ -47,7 +47,6 @@ def load_data(config: ExperimentConfig) -> LoadedData:
     from experiments.case_sets import is_run_source, load_run_cases, run_cases_path
     from experiments.data import content_sha256, load_multiple_choice, load_qa, resolve_dataset
     from experiments.filters import apply_reeval_filters
-    from experiments.tasks import TASKS
 
     if is_run_source(config.data.source):
         examples, digest = load_run_cases(config.data.source)
@@ -56,8 +55,7 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
     spec = resolve_dataset(config.data.source)
     path = spec.path
-    if spec.loader in (load_qa, load_multiple_choice) and getattr(TASKS[config.task], "evaluates_files_as_given",
-                                                                  False):
+    if spec.loader in (load_qa, load_multiple_choice) and config.task in EVALUATES_FILES_AS_GIVEN:
         from experiments.external_cases import load_external_cases
 
         examples = load_external_cases(path)[config.data.offset:]  # rows with originals, options, task
@@ -103,8 +101,6 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)
     task_cls = TASKS[config.task]
-    if hasattr(task_cls, "drive"):  # a task that runs stages of its own (bench)
-        return task_cls.drive(config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress)
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     resolved = config.model_dump(mode="json")

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from experiments import runner
-from experiments.config import LMConfig, load_config
+from experiments.config import LMConfig
+from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 

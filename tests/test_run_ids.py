@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.config import CONFIG_DIR, load_config
+from experiments.config import CONFIG_DIR
+from experiments.config_loader import load_config
 
 DIGESTS = {
     "arc_counterfactual.yaml": "25237e1b896d36fde509786a9d0bf910cbc3c0fe89fed4cfe2b6e46faacee0f4",

@@ -15,9 +15,10 @@ import pytest
 import yaml
 
 from experiments import runner
-from experiments.config import ConfigError, load_config
+from experiments.config import ConfigError
+from experiments.config_loader import load_config
+from experiments.launch import TASKS
 from experiments.run_store import RunStore
-from experiments.tasks import TASKS
 from tests.fake_openai import FakeOpenAI, loopback_only, replies_from
 from tests.shipped import nq_head
 from tests.test_context_enrich import FakeRetriever
