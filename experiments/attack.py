@@ -20,6 +20,8 @@ from experiments.readers import readers_for
 from experiments.validation import validate
 from metrics.attack import attack_score, is_valid
 from metrics.evaluation import score_record
+from programs.answer_swap import AnswerSwap
+from programs.faitheval import UNKNOWN, Unanswerable
 from programs.judge import CaseJudge
 from programs.target_reader import TargetReader
 
@@ -45,21 +47,15 @@ def _swap_case(example, out) -> dict:
 
 
 def _unanswerable_case(example, out) -> dict:
-    from programs.faitheval import UNKNOWN
-
     return {"task": "unanswerable", "context": out.context, "answers": [UNKNOWN], "judge_kind": "unanswerable",
             "edits": out.edits, "checks": out.checks, "status": _status(out)}
 
 
 def _answer_swap(max_attempts: int) -> dspy.Module:
-    from programs.answer_swap import AnswerSwap
-
     return AnswerSwap(max_attempts)
 
 
 def _unanswerable(max_attempts: int) -> dspy.Module:
-    from programs.faitheval import Unanswerable
-
     return Unanswerable()
 
 

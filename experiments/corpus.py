@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from experiments.data import DATASETS, DataError, _offline_datasets, content_sha256, load_passages
 from experiments.paths import cache_dir
-from programs.embedders import DEFAULT_BACKEND, DEFAULT_EMBEDDER, get_embedder
+from programs import embedders
+from programs.embedders import DEFAULT_BACKEND, DEFAULT_EMBEDDER
 from programs.retriever import PassageRetriever
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,5 +109,5 @@ def default_retriever(
     """
     root = Path(cache_root) if cache_root is not None else cache_dir()
     passages, sha = load_corpus(corpus)
-    model = get_embedder(embedder, backend=backend, cache_root=root)
+    model = embedders.get_embedder(embedder, backend=backend, cache_root=root)
     return PassageRetriever(passages, model, sha).build_or_load(root)

@@ -14,11 +14,21 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from experiments import tracking
+from experiments.case_sets import is_run_source, load_run_cases, resolve_run_source, run_cases_path
 from experiments.config import EVALUATES_FILES_AS_GIVEN, ConfigError, ExperimentConfig
+from experiments.data import DataError, content_sha256, load_multiple_choice, load_qa, resolve_dataset
 from experiments.errors import check_budget
 from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
+from experiments.external_cases import load_external_cases
+from experiments.filters import apply_reeval_filters
+from experiments.judging.calibration import calibrate
+from experiments.judging.params import describe, resolve_params
+from experiments.lm import registry
 from experiments.lm.offline import apply_offline_defaults
-from experiments.run_store import RunStore
+from experiments.run_store import RunStore, RunStoreError
+from experiments.tasks import TASKS
+from experiments.tracking import flatten
 from metrics.status import status_counts
 
 logger = logging.getLogger(__name__)
@@ -44,10 +54,6 @@ class RunResult:
 
 
 def load_data(config: ExperimentConfig) -> LoadedData:
-    from experiments.case_sets import is_run_source, load_run_cases, run_cases_path
-    from experiments.data import content_sha256, load_multiple_choice, load_qa, resolve_dataset
-    from experiments.filters import apply_reeval_filters
-
     if is_run_source(config.data.source):
         examples, digest = load_run_cases(config.data.source)
         examples = examples[: config.data.limit] if config.data.limit is not None else examples
@@ -56,8 +62,6 @@ def load_data(config: ExperimentConfig) -> LoadedData:
     spec = resolve_dataset(config.data.source)
     path = spec.path
     if spec.loader in (load_qa, load_multiple_choice) and config.task in EVALUATES_FILES_AS_GIVEN:
-        from experiments.external_cases import load_external_cases
-
         examples = load_external_cases(path)[config.data.offset:]  # rows with originals, options, task
     else:
         examples = spec.loader(path)[config.data.offset:]
@@ -72,7 +76,6 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
 
 def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[str, ...] = ()):
-    from experiments.lm.registry import build_lm
 
     split = local_split(config.run)
     lms = {}
@@ -80,23 +83,20 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
         if role in ("targets", "pivots"):
             if not getattr(config.models, role):
                 raise ConfigError(f"models.{role}: task {config.task!r} needs at least one; add it to the config")
-            lms[role] = [build_lm(c, role.removesuffix("s"), split) for c in getattr(config.models, role)]
+            lms[role] = [registry.build_lm(c, role.removesuffix("s"), split) for c in getattr(config.models, role)]
             continue
         lm_config = getattr(config.models, role)
         if lm_config is None:
             if role in optional:
                 continue
             raise ConfigError(f"models.{role}: task {config.task!r} needs one; add it to the config")
-        lms[role] = build_lm(lm_config, role, split)
+        lms[role] = registry.build_lm(lm_config, role, split)
     return lms
 
 
 def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
                    retry_errors: bool = False, progress: bool = True, ray_address: str | None = None) -> RunResult:
     apply_offline_defaults()
-    from experiments import tracking
-    from experiments.case_sets import is_run_source, resolve_run_source
-    from experiments.tasks import TASKS
 
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)
@@ -110,15 +110,11 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
 
     data = load_data(config)
     if not data.examples:
-        from experiments.data import DataError
-
         raise DataError(f"{config.data.source}: no cases left to run after data.offset and the filters "
                         f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false")
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
-        from experiments.judging.params import resolve_params
-
         judge_params = resolve_params(lms["judge"], config.validation.judge_params)
     task, run_judge = build_task(config, lms, judge_params)
     if hasattr(task, "prepare"):
@@ -150,13 +146,9 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
 
         calibration: dict[str, float] = {}
         if judge_params is not None:
-            from experiments.judging.params import describe
-
             tracking.log_params(describe(judge_params))
             mlflow.log_dict(judge_params, "judge_params.json")
         if judge_params is not None and config.validation.calibration_controls:
-            from experiments.judging.calibration import calibrate
-
             calibration = calibrate(lms["judge"], run_judge,
                                     config.validation.calibration_controls, config.validation.min_judge_accuracy,
                                     config.validation.calibration_source, progress)
@@ -205,8 +197,6 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
     """A run directory is one config's: resuming it with another would mix two experiments' cases."""
-    from experiments.run_store import RunStoreError
-    from experiments.tracking import flatten
 
     theirs, ours = flatten(store.experiment_config().identity()), flatten(config.identity())
     differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))

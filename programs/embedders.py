@@ -27,6 +27,8 @@ import numpy as np
 
 from programs.cache import cache_dir
 from programs.cores import available_cores
+from programs.retrieval.onnx_embedder import OnnxEmbedder
+from programs.retrieval.onnx_export import exported
 
 if TYPE_CHECKING:  # pragma: no cover - sentence_transformers (and torch) are imported lazily
     from sentence_transformers import SentenceTransformer
@@ -311,8 +313,6 @@ def _onnx_embedder(key: str, backend: str, model_dir: Path, cache_root: Path, th
             f"embedder backend {backend!r} needs {package}: install the project's local extra "
             "(bash scripts/install.sh), or choose backend 'torch'"
         )
-    from programs.retrieval.onnx_embedder import OnnxEmbedder
-    from programs.retrieval.onnx_export import exported
 
     path, meta = exported(model_dir, cache_root, int8=backend.endswith("int8"))
     logger.info("loading embedder %s from %s", key, path)

@@ -14,8 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.errors import error_kind
 from experiments.lm.registry import ResolvedLM
+from experiments.nli import build_nli
 from experiments.readers import DECODINGS, readers_for
-from metrics.evaluation import answer_position, score_record
+from experiments.report import report_tables, scored_records, write_report
+from experiments.report_metrics import is_detail, report_metrics
+from metrics.evaluation import accuracy_table, answer_position, paired_drop, score_record
 
 Setting = Literal["closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction"]
 
@@ -41,8 +44,6 @@ class EvaluateTask:
     evaluates_files_as_given = True
 
     def __init__(self, lms: dict, options: EvaluateOptions | None = None):
-        from experiments.nli import build_nli
-
         self.options = options or EvaluateOptions()
         self.targets: list[ResolvedLM] = lms["targets"]
         self.nli = build_nli(self.options.nli, lms.get("judge"))
@@ -102,7 +103,6 @@ class EvaluateTask:
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         """Counts, and every figure of the report under a name one can filter on (experiments.report_metrics)."""
-        from experiments.report_metrics import report_metrics
 
         metrics: dict[str, float] = {"evaluations": len(records),
                                      "errors": sum(r["status"].startswith("error:") for r in records)}
@@ -111,21 +111,17 @@ class EvaluateTask:
 
     def summary_metrics(self, metrics: dict[str, float]) -> dict[str, float]:
         """What `reeval run` prints: the headline accuracies; the report's other figures are in MLflow."""
-        from experiments.report_metrics import is_detail
 
         return {k: v for k, v in metrics.items() if not is_detail(k)}
 
     def _report_tables(self, records: list[dict]) -> dict:
         """The report's tables, computed once for the metrics and the page of the same records."""
-        from experiments.report import report_tables, scored_records
 
         if getattr(self, "_tables_of", (None,))[0] is not records:
             self._tables_of = (records, report_tables(scored_records(records)))
         return self._tables_of[1]
 
     def write_artifacts(self, records: list[dict], out_dir, run_info: dict):
-        from experiments.report import write_report
-
         backend = self.nli.name if self.nli else "none (entailment not computed; EM, F1, containment and keywords are)"
         info = {**run_info, "nli_backend": backend,
                 "settings": ", ".join(self.options.settings), "decodings": ", ".join(self.options.decodings)}
@@ -134,7 +130,6 @@ class EvaluateTask:
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         """The paired drops; for cases without originals (a file evaluated unpaired), the accuracy."""
-        from metrics.evaluation import accuracy_table, paired_drop
 
         drops = paired_drop(records, "task_correct")
         if drops:
