@@ -14,7 +14,7 @@ import mlflow
 import pytest
 import yaml
 
-from experiments import runner
+from experiments import launch, runner
 from experiments.config import ConfigError
 from experiments.config_loader import load_config
 from experiments.launch import TASKS
@@ -121,7 +121,7 @@ def test_no_task_logs_a_provider_key(keyed_server, task, tmp_path, monkeypatch):
     if task == "seed_selection":  # a careless proxy: one call fails with the request's key in its text
         server.faults = {examples[0].question: ["echo_auth"]}
     asked = len(server.seen)
-    result = runner.run_experiment(config, progress=False)
+    result = launch.run_experiment(config, progress=False)
 
     sent = {s.authorization for s in server.seen[asked:]}
     assert sent == (SENT if task == "evaluate" else {f"Bearer {MARKERS['OPENAI_API_KEY']}"})  # the keys were used
