@@ -97,9 +97,49 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
 def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
                    retry_errors: bool = False, progress: bool = True, ray_address: str | None = None) -> RunResult:
     apply_offline_defaults()
-
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)
+    run = _prepare(config, run_id, fresh, retry_errors)
+    started = time.perf_counter()
+    tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
+    with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
+        if config.run.autolog_traces:
+            import mlflow
+
+            mlflow.dspy.autolog()
+        _log_inputs(config, run)
+        calibration = _calibrate(config, run, progress)
+        spec = WorkerSpec(run.resolved, run.judge_params, run.data.examples, str(run.store.dir), build_lms)
+        with make_executor(config.run, run.task, spec, ray_address) as executor:
+            _map_cases(executor, run.todo, run.store, config, progress)
+            tracking.log_params(executor.describe())
+        merge_usage(run.lms, executor.usage())
+
+        seed_ids = {e.id for e in run.data.examples}
+        records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
+        seconds = time.perf_counter() - started
+        metrics = _metrics(run, records, calibration, seconds)
+        _log_outputs(config, run, records, metrics)
+    run.store.close()
+    return RunResult(run.run_id, parent.info.run_id, records, metrics, len(run.todo), seconds, run.task)
+
+
+@dataclass
+class _Run:
+    """One run as prepared before tracking starts: its store, seeds, models, task and what is left to do."""
+
+    run_id: str
+    store: RunStore
+    resolved: dict
+    data: LoadedData
+    lms: dict
+    judge_params: dict | None
+    task: object
+    run_judge: object
+    todo: list
+
+
+def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_errors: bool) -> _Run:
     task_cls = TASKS[config.task]
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
@@ -123,81 +163,79 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     todo = [e for e in data.examples if e.id not in done]
     logger.info("run %s: %d cases, %d already finished, %d to do", run_id, len(data.examples),
                 len(data.examples) - len(todo), len(todo))
+    return _Run(run_id, store, resolved, data, lms, judge_params, task, run_judge, todo)
 
-    started = time.perf_counter()
-    tags = {tracking.RUN_ID_TAG: run_id, "reeval.task": config.task, **tracking.git_state()}
-    with tracking.parent_run(f"reeval/{config.name}", run_id, tags) as parent:
-        if config.run.autolog_traces:
-            import mlflow
 
-            mlflow.dspy.autolog()
-        tracking.log_params(tracking.flatten(resolved))
-        tracking.log_params({"run.resumed_cases": len(data.examples) - len(todo)})
-        import mlflow
+def _log_inputs(config: ExperimentConfig, run: _Run) -> None:
+    """The resolved config, the models, the seeds and the judge's parameters, before any case runs."""
+    import mlflow
 
-        mlflow.log_dict(resolved, "config.json")
-        mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
-        tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
-        tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
-        if hasattr(task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
-            tracking.log_params(task.tracking_params())
-        if data.filter_counts:
-            tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+    data, lms = run.data, run.lms
+    tracking.log_params(tracking.flatten(run.resolved))
+    tracking.log_params({"run.resumed_cases": len(data.examples) - len(run.todo)})
+    mlflow.log_dict(run.resolved, "config.json")
+    mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
+    tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
+    tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
+    if hasattr(run.task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
+        tracking.log_params(run.task.tracking_params())
+    if data.filter_counts:
+        tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+    if run.judge_params is not None:
+        tracking.log_params(describe(run.judge_params))
+        mlflow.log_dict(run.judge_params, "judge_params.json")
 
-        calibration: dict[str, float] = {}
-        if judge_params is not None:
-            tracking.log_params(describe(judge_params))
-            mlflow.log_dict(judge_params, "judge_params.json")
-        if judge_params is not None and config.validation.calibration_controls:
-            calibration = calibrate(lms["judge"], run_judge,
-                                    config.validation.calibration_controls, config.validation.min_judge_accuracy,
-                                    config.validation.calibration_source, progress)
 
-        spec = WorkerSpec(resolved, judge_params, data.examples, str(store.dir), build_lms)
-        with make_executor(config.run, task, spec, ray_address) as executor:
-            _map_cases(executor, todo, store, config, progress)
-            tracking.log_params(executor.describe())
-        merge_usage(lms, executor.usage())
+def _calibrate(config: ExperimentConfig, run: _Run, progress: bool) -> dict[str, float]:
+    """The run's judge on held-out control cases, before it judges the run's own."""
+    if run.judge_params is None or not config.validation.calibration_controls:
+        return {}
+    v = config.validation
+    return calibrate(run.lms["judge"], run.run_judge, v.calibration_controls, v.min_judge_accuracy,
+                     v.calibration_source, progress)
 
-        seed_ids = {e.id for e in data.examples}
-        records = [r for r in store.records() if r["seed_id"] in seed_ids]
-        metrics = task.summarize(records)
-        metrics.update(status_counts(records, "error"))
-        metrics.update(calibration)
-        seconds = time.perf_counter() - started
-        metrics["wall_seconds"] = seconds
-        for label, resolved_lm in role_lms(lms):
-            for key, value in resolved_lm.usage().items():
-                metrics[f"lm.{label}.{key}"] = value
-        metrics = {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
-        tracking.log_metrics(metrics)
-        for label, resolved_lm in role_lms(lms):
-            own = f".{tracking.metric_part(resolved_lm.config.name)}."
-            name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
-            with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
-                tracking.log_params(tracking.flatten(resolved_lm.identity()))
-                # a target's own numbers; for single-role tasks, the run's
-                mine = {k: v for k, v in metrics.items() if own in k} if "/" in label else {
-                    k: v for k, v in metrics.items() if not k.startswith("lm.")}
-                tracking.log_metrics(mine)
-        first = next(r for _, r in role_lms(lms))
-        adapters = {name: first.adapter() for name in task.programs()}
-        tracking.log_programs(task.programs(), adapters)
-        if hasattr(task, "write_artifacts"):
-            report = task.write_artifacts(records, store.dir / "report",
-                                          {"run_id": run_id, "config": config.name, **tracking.git_state()})
-            mlflow.log_artifacts(str(report.parent), artifact_path="report")
-        if (store.dir / "compiled").is_dir():
-            mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
-        mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
-        mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
-    store.close()
-    return RunResult(run_id, parent.info.run_id, records, metrics, len(todo), seconds, task)
+
+def _metrics(run: _Run, records: list[dict], calibration: dict[str, float], seconds: float) -> dict[str, float]:
+    metrics = run.task.summarize(records)
+    metrics.update(status_counts(records, "error"))
+    metrics.update(calibration)
+    metrics["wall_seconds"] = seconds
+    for label, resolved_lm in role_lms(run.lms):
+        for key, value in resolved_lm.usage().items():
+            metrics[f"lm.{label}.{key}"] = value
+    return {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
+
+
+def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metrics: dict[str, float]) -> None:
+    """The run's metrics, each model's own under a nested run, the programs, the report and the cases."""
+    import mlflow
+
+    store, task, run_id = run.store, run.task, run.run_id
+    tracking.log_metrics(metrics)
+    for label, resolved_lm in role_lms(run.lms):
+        own = f".{tracking.metric_part(resolved_lm.config.name)}."
+        name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
+        with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
+            tracking.log_params(tracking.flatten(resolved_lm.identity()))
+            # a target's own numbers; for single-role tasks, the run's
+            mine = {k: v for k, v in metrics.items() if own in k} if "/" in label else {
+                k: v for k, v in metrics.items() if not k.startswith("lm.")}
+            tracking.log_metrics(mine)
+    first = next(r for _, r in role_lms(run.lms))
+    adapters = {name: first.adapter() for name in task.programs()}
+    tracking.log_programs(task.programs(), adapters)
+    if hasattr(task, "write_artifacts"):
+        report = task.write_artifacts(records, store.dir / "report",
+                                      {"run_id": run_id, "config": config.name, **tracking.git_state()})
+        mlflow.log_artifacts(str(report.parent), artifact_path="report")
+    if (store.dir / "compiled").is_dir():
+        mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
+    mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
+    mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
 
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
     """A run directory is one config's: resuming it with another would mix two experiments' cases."""
-
     theirs, ours = flatten(store.experiment_config().identity()), flatten(config.identity())
     differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
     if not differ:
