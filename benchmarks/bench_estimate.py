@@ -28,7 +28,7 @@ import dspy
 from experiments.bench.demos import DemoBook
 from experiments.bench.options import SEEDED_TASKS, BenchOptions
 from experiments.bench.sharing import plan
-from experiments.config import load_config
+from experiments.config_loader import load_config
 
 # docs/results/speed.md: inconsistent 23 min 47 s for 53 selected seeds (judged, seed selection cached);
 # counterfactual 42 min 35 s for 50 questions (judged); rejudge with the stacked judge 5 min 30 s for 40

@@ -51,7 +51,7 @@ def main() -> None:
     os.environ.setdefault("MLFLOW_TRACKING_URI", f"sqlite:///{scratch}/mlflow.db")
     os.environ.setdefault("DSPY_CACHEDIR", os.path.join(scratch, "dspy"))
 
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from experiments.lm import engine as llama_engine
     from experiments.lm.pool import available_cores
     from experiments.runner import run_experiment

@@ -29,7 +29,7 @@ def main() -> None:
         os.environ["DSPY_CACHEDIR"] = tempfile.mkdtemp(prefix="reeval-bench-cache-")
     os.environ.setdefault("REEVAL_RUNS_DIR", tempfile.mkdtemp(prefix="reeval-bench-runs-"))
 
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from experiments.runner import run_experiment
 
     config = load_config(args.config, {"data.limit": args.limit})

@@ -16,9 +16,12 @@ import dspy
 
 from experiments.errors import error_status
 from experiments.lm.registry import ResolvedLM
+from experiments.readers import readers_for
 from experiments.validation import validate
 from metrics.attack import attack_score, is_valid
 from metrics.evaluation import score_record
+from programs.answer_swap import AnswerSwap
+from programs.faitheval import UNKNOWN, Unanswerable
 from programs.judge import CaseJudge
 from programs.target_reader import TargetReader
 
@@ -44,21 +47,15 @@ def _swap_case(example, out) -> dict:
 
 
 def _unanswerable_case(example, out) -> dict:
-    from programs.faitheval import UNKNOWN
-
     return {"task": "unanswerable", "context": out.context, "answers": [UNKNOWN], "judge_kind": "unanswerable",
             "edits": out.edits, "checks": out.checks, "status": _status(out)}
 
 
 def _answer_swap(max_attempts: int) -> dspy.Module:
-    from programs.answer_swap import AnswerSwap
-
     return AnswerSwap(max_attempts)
 
 
 def _unanswerable(max_attempts: int) -> dspy.Module:
-    from programs.faitheval import Unanswerable
-
     return Unanswerable()
 
 
@@ -78,16 +75,12 @@ class AttackScorer:
 
     def __init__(self, judge_lm: ResolvedLM | None, targets: list[ResolvedLM], strength: float,
                  setting: str = "open_book"):
-        from experiments.tasks.evaluate import readers_for
-
         self.judge_lm, self.targets, self.strength, self.setting = judge_lm, targets, strength, setting
         self.judge = CaseJudge()
         self.readers: dict[str, TargetReader] = readers_for(targets, [])
 
     def prepare(self, examples: list) -> None:
         """Keep base-model demonstrations out of the seeds under attack."""
-        from experiments.tasks.evaluate import readers_for
-
         self.readers = readers_for(self.targets, examples)
 
     def assess(self, case: dict, targets: list[ResolvedLM] | None = None) -> dict:

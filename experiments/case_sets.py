@@ -17,7 +17,11 @@ from pathlib import Path
 
 import dspy
 
+from experiments import tracking
+from experiments.config import read_config
+from experiments.paths import project_root
 from experiments.run_store import RunNotFound, RunStore
+from experiments.tracking import checkpoint_here
 
 RUN_PREFIX = "run:"
 
@@ -32,18 +36,15 @@ class CaseSetNotRun(FileNotFoundError):
 
 
 def _case_set_config(name: str) -> Path | None:
-    from experiments.paths import project_root
-
     candidates = [Path(name)] if name.endswith((".yaml", ".yml")) else [
         project_root() / "experiments" / "configs" / f"{name}.yaml"]
     return next((p for p in candidates if p.is_file()), None)
 
 
 def _latest_finished_run(config_path: Path) -> str | None:
-    from experiments import tracking
-    from experiments.config import load_config
-
-    config = load_config(config_path)
+    # The schema alone: the named config is read for its name, task and run id (the loader, which also
+    # checks tasks and data, sits above case sets: it resolves a config's own `run:` source through them).
+    config = read_config(config_path)
     own = RunStore.new_id(config.name, config.digest())
     mlflow = tracking.setup_mlflow()
     experiment = mlflow.get_experiment_by_name(f"reeval/{config.name}")
@@ -62,7 +63,6 @@ def _latest_finished_run(config_path: Path) -> str | None:
 
 def resolve_run_source(source: str) -> str:
     """`run:<run id>` as it is; `run:<config>` as `run:<its latest finished run id>`."""
-    from experiments.tracking import checkpoint_here
 
     name = source.removeprefix(RUN_PREFIX)
     if checkpoint_here(name):

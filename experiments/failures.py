@@ -24,6 +24,8 @@ from rich.console import Console
 from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit, TyperException
 
+from experiments.paths import cache_dir
+
 logger = logging.getLogger(__name__)
 
 USER_MISTAKE = 2
@@ -83,8 +85,6 @@ def is_user_error(exc: BaseException) -> bool:
 
 
 def logs_dir() -> Path:
-    from experiments.paths import cache_dir
-
     return cache_dir() / "logs"
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 import dspy
 
 from experiments.config import ConfigError
+from signatures.entailment import Entails
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/nli-deberta-v3-base"
 
@@ -46,8 +47,6 @@ class CrossEncoderNLI:
 
 class JudgeLMNLI:
     def __init__(self, judge_lm):
-        from signatures.entailment import Entails
-
         self.name = f"judge-lm:{judge_lm.config.name}"
         self.judge_lm = judge_lm
         self.ask = dspy.Predict(Entails)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from programs.cache import cache_dir
+
+__all__ = ["cache_dir", "mlruns_dir", "project_root", "runs_dir"]
+
 
 def project_root() -> Path:
     """The repository root (editable install), or REEVAL_HOME when the package is installed elsewhere."""
@@ -19,8 +23,3 @@ def mlruns_dir() -> Path:
 def runs_dir() -> Path:
     """Per-run checkpoints (cases.jsonl, resolved config); MLflow holds the summaries."""
     return Path(os.environ.get("REEVAL_RUNS_DIR", project_root() / "runs")).resolve()
-
-
-def cache_dir() -> Path:
-    """Assembled model files, FAISS indexes and the DSPy call cache."""
-    return Path(os.environ.get("REEVAL_CACHE_DIR", Path.home() / ".cache" / "reeval"))

@@ -16,6 +16,15 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from experiments.case_sets import is_run_source
+from experiments.config import ExperimentConfig
+from experiments.data import content_sha256, resolve_dataset
+from experiments.launch import run_experiment
+from experiments.lm import engine
+from experiments.lm.roster import ROSTER
+from experiments.run_store import RunNotFound
+from experiments.runner import load_data
+from experiments.tracking import find_runs, git_state
 from metrics.intervals import wilson_interval
 
 logger = logging.getLogger(__name__)
@@ -56,13 +65,6 @@ def _recorded(mlflow_run) -> tuple[dict, dict, list[dict]]:
 
 
 def check_inputs(mlflow_run, config, models: dict, allow_code_change: bool = False) -> None:
-    from experiments.case_sets import is_run_source
-    from experiments.config import ExperimentConfig
-    from experiments.data import content_sha256, resolve_dataset
-    from experiments.lm.roster import ROSTER
-    from experiments.runner import load_data
-    from experiments.tracking import git_state
-
     tags = mlflow_run.data.tags
     cfg = ExperimentConfig.model_validate(config)
     if is_run_source(cfg.data.source):
@@ -81,9 +83,7 @@ def check_inputs(mlflow_run, config, models: dict, allow_code_change: bool = Fal
             if identity.get("file_sha256") != pinned:
                 raise InputChanged(f"model changed: {label} {identity['name']} was {identity.get('file_sha256')}, "
                                    f"now {pinned}")
-            from experiments.lm.engine import build_features
-
-            recorded_build, build = identity.get("llama_cpp_features"), build_features()
+            recorded_build, build = identity.get("llama_cpp_features"), engine.build_features()
             if recorded_build and recorded_build != build:
                 logger.warning("%s: the run's llama.cpp build used %s, this one uses %s; greedy tokens can differ "
                                "where their kernels round differently (calls in the cache are replayed as made)",
@@ -153,11 +153,6 @@ def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], sampled
 
 
 def reproduce(run_id: str, *, allow_code_change: bool = False, progress: bool = True) -> Reproduction:
-    from experiments.config import ExperimentConfig
-    from experiments.run_store import RunNotFound
-    from experiments.runner import run_experiment
-    from experiments.tracking import find_runs
-
     runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
     if not runs:
         raise RunNotFound(f"no finished MLflow run for {run_id!r}: give the reeval run id (or MLflow run id) "

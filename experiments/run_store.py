@@ -13,6 +13,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
+from experiments.config import config_from_dict
 from experiments.paths import runs_dir
 from experiments.secrets import redact_json_line, secret_values
 
@@ -35,6 +36,9 @@ def repair_torn_tail(path: Path) -> None:
 
 class RunNotFound(FileNotFoundError):
     """A run id with nothing behind it; the message names the id and where it was looked for."""
+
+
+STORED_CONFIG_HINT = "written by another version of reeval? start the run again with `reeval run <its config> --fresh`"
 
 
 class RunStoreError(ValueError):
@@ -104,12 +108,9 @@ class RunStore:
                                 "`reeval run <its config> --fresh`") from None
 
     def experiment_config(self):
-        """The run's own config, validated; one this code cannot read is a ConfigError naming the file."""
-        from experiments.config import config_from_dict
-
-        return config_from_dict(self.read_config(), self.dir / "config.json",
-                                hint="written by another version of reeval? start the run again with "
-                                     "`reeval run <its config> --fresh`")
+        """The run's own config, validated against the schema; one this code cannot read is a ConfigError
+        naming the file. (Against the task registry too: `experiments.config_loader.config_from_dict`.)"""
+        return config_from_dict(self.read_config(), self.dir / "config.json", hint=STORED_CONFIG_HINT)
 
     def _repair_tail(self) -> None:
         repair_torn_tail(self.cases_path)

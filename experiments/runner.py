@@ -14,11 +14,22 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from experiments.config import ConfigError, ExperimentConfig
+from experiments import tracking
+from experiments.case_sets import is_run_source, load_run_cases, resolve_run_source, run_cases_path
+from experiments.config import EVALUATES_FILES_AS_GIVEN, ConfigError, ExperimentConfig
+from experiments.data import DataError, content_sha256, load_multiple_choice, load_qa, resolve_dataset
 from experiments.errors import ErrorBudgetExceeded, budget_rule, check_budget
 from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
+from experiments.external_cases import load_external_cases
+from experiments.filters import apply_reeval_filters
+from experiments.judging.calibration import calibrate
+from experiments.judging.params import describe, resolve_params
+from experiments.lm import registry
 from experiments.lm.offline import apply_offline_defaults
-from experiments.run_store import RunStore
+from experiments.run_store import RunStore, RunStoreError
+from experiments.splits import select_split
+from experiments.tasks import TASKS
+from experiments.tracking import flatten
 from metrics.status import status_counts
 
 logger = logging.getLogger(__name__)
@@ -45,12 +56,6 @@ class RunResult:
 
 
 def load_data(config: ExperimentConfig) -> LoadedData:
-    from experiments.case_sets import is_run_source, load_run_cases, run_cases_path
-    from experiments.data import content_sha256, load_multiple_choice, load_qa, resolve_dataset
-    from experiments.filters import apply_reeval_filters
-    from experiments.splits import select_split
-    from experiments.tasks import TASKS
-
     if is_run_source(config.data.source):
         examples, digest = load_run_cases(config.data.source)
         examples = examples[: config.data.limit] if config.data.limit is not None else examples
@@ -59,10 +64,7 @@ def load_data(config: ExperimentConfig) -> LoadedData:
     spec = resolve_dataset(config.data.source)
     path = spec.path
     split = config.data.split
-    if spec.loader in (load_qa, load_multiple_choice) and getattr(TASKS[config.task], "evaluates_files_as_given",
-                                                                  False):
-        from experiments.external_cases import load_external_cases
-
+    if spec.loader in (load_qa, load_multiple_choice) and config.task in EVALUATES_FILES_AS_GIVEN:
         examples = load_external_cases(path)  # rows with originals, options, task
     else:
         examples = spec.loader(path)
@@ -78,7 +80,6 @@ def load_data(config: ExperimentConfig) -> LoadedData:
 
 
 def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[str, ...] = ()):
-    from experiments.lm.registry import build_lm
 
     split = local_split(config.run)
     lms = {}
@@ -86,29 +87,92 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
         if role in ("targets", "pivots"):
             if not getattr(config.models, role):
                 raise ConfigError(f"models.{role}: task {config.task!r} needs at least one; add it to the config")
-            lms[role] = [build_lm(c, role.removesuffix("s"), split) for c in getattr(config.models, role)]
+            lms[role] = [registry.build_lm(c, role.removesuffix("s"), split) for c in getattr(config.models, role)]
             continue
         lm_config = getattr(config.models, role)
         if lm_config is None:
             if role in optional:
                 continue
             raise ConfigError(f"models.{role}: task {config.task!r} needs one; add it to the config")
-        lms[role] = build_lm(lm_config, role, split)
+        lms[role] = registry.build_lm(lm_config, role, split)
     return lms
 
 
 def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
                    retry_errors: bool = False, progress: bool = True, ray_address: str | None = None) -> RunResult:
     apply_offline_defaults()
-    from experiments import tracking
-    from experiments.case_sets import is_run_source, resolve_run_source
-    from experiments.tasks import TASKS
-
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)
+    run = _prepare(config, run_id, fresh, retry_errors)
+    started = time.perf_counter()
+    tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
+    with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
+        if config.run.autolog_traces:
+            import mlflow
+
+            mlflow.dspy.autolog()
+        _log_inputs(config, run)
+        calibration = _calibrate(config, run, progress)
+        _map_all(config, run, progress, ray_address, started)
+        seed_ids = {e.id for e in run.data.examples}
+        records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
+        seconds = time.perf_counter() - started
+        metrics = _metrics(run, records, calibration, seconds)
+        _log_outputs(config, run, records, metrics)
+    run.store.close()
+    errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
+    total = len(run.data.examples)
+    notes = [f"{errors} of {len(records)} cases errored; "
+             + budget_rule(config.run.error_budget, config.run.min_cases_before_budget, total)]
+    return RunResult(run.run_id, parent.info.run_id, records, metrics, len(run.todo), seconds, run.task, notes)
+
+
+def _map_all(config: ExperimentConfig, run: _Run, progress: bool, ray_address: str | None, started: float) -> None:
+    """The cases left to do, under the error budget; the cases earlier invocations finished count too. A
+    budget stop is recorded where the run is looked at: error kinds, what was spent, and why it stopped."""
+    import mlflow
+
+    seed_ids = {e.id for e in run.data.examples}
+    todo_ids = {e.id for e in run.todo}
+    total = len(run.data.examples)
+    earlier = [r for r in run.store.records() if r["seed_id"] in seed_ids and r["seed_id"] not in todo_ids]
+    spec = WorkerSpec(run.resolved, run.judge_params, run.data.examples, str(run.store.dir), build_lms)
+    try:
+        with make_executor(config.run, run.task, spec, ray_address) as executor:
+            try:
+                _map_cases(executor, run.todo, run.store, config, progress, earlier, total)
+            finally:
+                tracking.log_params(executor.describe())
+                merge_usage(run.lms, executor.usage())
+        if not run.todo:  # nothing left to do: the run's cases still answer to the budget
+            check_budget(earlier, config.run.error_budget, config.run.min_cases_before_budget, total)
+    except ErrorBudgetExceeded:
+        records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
+        stopped = {**status_counts(records, "error"), "cases_done": len(records),
+                   "wall_seconds": time.perf_counter() - started, **_usage_metrics(run.lms)}
+        tracking.log_metrics({tracking.metric_name(k): v for k, v in stopped.items()})
+        mlflow.set_tag("reeval.stopped", "error_budget")
+        run.store.close()
+        raise
+
+
+@dataclass
+class _Run:
+    """One run as prepared before tracking starts: its store, seeds, models, task and what is left to do."""
+
+    run_id: str
+    store: RunStore
+    resolved: dict
+    data: LoadedData
+    lms: dict
+    judge_params: dict | None
+    task: object
+    run_judge: object
+    todo: list
+
+
+def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_errors: bool) -> _Run:
     task_cls = TASKS[config.task]
-    if hasattr(task_cls, "drive"):  # a task that runs stages of its own (bench)
-        return task_cls.drive(config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress)
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     resolved = config.model_dump(mode="json")
@@ -118,8 +182,6 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
 
     data = load_data(config)
     if not data.examples:
-        from experiments.data import DataError
-
         if config.data.limit == 0:
             raise DataError(f"{config.data.source}: data.limit is 0 (--limit 0): no cases to run; give a limit "
                             "of 1 or more, or none for every case")
@@ -128,8 +190,6 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
-        from experiments.judging.params import resolve_params
-
         judge_params = resolve_params(lms["judge"], config.validation.judge_params)
     task, run_judge = build_task(config, lms, judge_params)
     if hasattr(task, "prepare"):
@@ -138,99 +198,73 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     todo = [e for e in data.examples if e.id not in done]
     logger.info("run %s: %d cases, %d already finished, %d to do", run_id, len(data.examples),
                 len(data.examples) - len(todo), len(todo))
+    return _Run(run_id, store, resolved, data, lms, judge_params, task, run_judge, todo)
 
-    started = time.perf_counter()
-    tags = {tracking.RUN_ID_TAG: run_id, "reeval.task": config.task, **tracking.git_state()}
-    with tracking.parent_run(f"reeval/{config.name}", run_id, tags) as parent:
-        if config.run.autolog_traces:
-            import mlflow
 
-            mlflow.dspy.autolog()
-        tracking.log_params(tracking.flatten(resolved))
-        tracking.log_params({"run.resumed_cases": len(data.examples) - len(todo)})
-        import mlflow
+def _log_inputs(config: ExperimentConfig, run: _Run) -> None:
+    """The resolved config, the models, the seeds and the judge's parameters, before any case runs."""
+    import mlflow
 
-        mlflow.log_dict(resolved, "config.json")
-        mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
-        tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
-        tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
-        if hasattr(task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
-            tracking.log_params(task.tracking_params())
-        if data.filter_counts:
-            tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+    data, lms = run.data, run.lms
+    tracking.log_params(tracking.flatten(run.resolved))
+    tracking.log_params({"run.resumed_cases": len(data.examples) - len(run.todo)})
+    mlflow.log_dict(run.resolved, "config.json")
+    mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
+    tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
+    tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
+    if hasattr(run.task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
+        tracking.log_params(run.task.tracking_params())
+    if data.filter_counts:
+        tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+    if run.judge_params is not None:
+        tracking.log_params(describe(run.judge_params))
+        mlflow.log_dict(run.judge_params, "judge_params.json")
 
-        calibration: dict[str, float] = {}
-        if judge_params is not None:
-            from experiments.judging.params import describe
 
-            tracking.log_params(describe(judge_params))
-            mlflow.log_dict(judge_params, "judge_params.json")
-        if judge_params is not None and config.validation.calibration_controls:
-            from experiments.judging.calibration import calibrate
+def _calibrate(config: ExperimentConfig, run: _Run, progress: bool) -> dict[str, float]:
+    """The run's judge on held-out control cases, before it judges the run's own."""
+    if run.judge_params is None or not config.validation.calibration_controls:
+        return {}
+    v = config.validation
+    return calibrate(run.lms["judge"], run.run_judge, v.calibration_controls, v.min_judge_accuracy,
+                     v.calibration_source, progress)
 
-            calibration = calibrate(lms["judge"], run_judge,
-                                    config.validation.calibration_controls, config.validation.min_judge_accuracy,
-                                    config.validation.calibration_source, progress)
 
-        seed_ids = {e.id for e in data.examples}
-        todo_ids = {e.id for e in todo}
-        # The budget judges the whole run: the cases earlier invocations finished count too.
-        earlier = [r for r in store.records() if r["seed_id"] in seed_ids and r["seed_id"] not in todo_ids]
-        spec = WorkerSpec(resolved, judge_params, data.examples, str(store.dir), build_lms)
-        try:
-            with make_executor(config.run, task, spec, ray_address) as executor:
-                try:
-                    _map_cases(executor, todo, store, config, progress, earlier, len(data.examples))
-                finally:
-                    tracking.log_params(executor.describe())
-                    merge_usage(lms, executor.usage())
-            if not todo:  # nothing left to do: the run's cases still answer to the budget
-                check_budget(earlier, config.run.error_budget, config.run.min_cases_before_budget,
-                             len(data.examples))
-        except ErrorBudgetExceeded:
-            # The stop is recorded where the run is looked at: error kinds, what was spent, and why it stopped.
-            records = [r for r in store.records() if r["seed_id"] in seed_ids]
-            stopped = {**status_counts(records, "error"), "cases_done": len(records),
-                       "wall_seconds": time.perf_counter() - started, **_usage_metrics(lms)}
-            tracking.log_metrics({tracking.metric_name(k): v for k, v in stopped.items()})
-            mlflow.set_tag("reeval.stopped", "error_budget")
-            store.close()
-            raise
+def _metrics(run: _Run, records: list[dict], calibration: dict[str, float], seconds: float) -> dict[str, float]:
+    metrics = run.task.summarize(records)
+    metrics.update(status_counts(records, "error"))
+    metrics.update(calibration)
+    metrics["wall_seconds"] = seconds
+    metrics.update(_usage_metrics(run.lms))
+    return {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
 
-        records = [r for r in store.records() if r["seed_id"] in seed_ids]
-        metrics = task.summarize(records)
-        metrics.update(status_counts(records, "error"))
-        metrics.update(calibration)
-        seconds = time.perf_counter() - started
-        metrics["wall_seconds"] = seconds
-        metrics.update(_usage_metrics(lms))
-        metrics = {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
-        tracking.log_metrics(metrics)
-        for label, resolved_lm in role_lms(lms):
-            own = f".{tracking.metric_part(resolved_lm.config.name)}."
-            name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
-            with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
-                tracking.log_params(tracking.flatten(resolved_lm.identity()))
-                # a target's own numbers; for single-role tasks, the run's
-                mine = {k: v for k, v in metrics.items() if own in k} if "/" in label else {
-                    k: v for k, v in metrics.items() if not k.startswith("lm.")}
-                tracking.log_metrics(mine)
-        first = next(r for _, r in role_lms(lms))
-        adapters = {name: first.adapter() for name in task.programs()}
-        tracking.log_programs(task.programs(), adapters)
-        if hasattr(task, "write_artifacts"):
-            report = task.write_artifacts(records, store.dir / "report",
-                                          {"run_id": run_id, "config": config.name, **tracking.git_state()})
-            mlflow.log_artifacts(str(report.parent), artifact_path="report")
-        if (store.dir / "compiled").is_dir():
-            mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
-        mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
-        mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
-    store.close()
-    errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
-    notes = [f"{errors} of {len(records)} cases errored; "
-             + budget_rule(config.run.error_budget, config.run.min_cases_before_budget, len(data.examples))]
-    return RunResult(run_id, parent.info.run_id, records, metrics, len(todo), seconds, task, notes)
+
+def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metrics: dict[str, float]) -> None:
+    """The run's metrics, each model's own under a nested run, the programs, the report and the cases."""
+    import mlflow
+
+    store, task, run_id = run.store, run.task, run.run_id
+    tracking.log_metrics(metrics)
+    for label, resolved_lm in role_lms(run.lms):
+        own = f".{tracking.metric_part(resolved_lm.config.name)}."
+        name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
+        with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
+            tracking.log_params(tracking.flatten(resolved_lm.identity()))
+            # a target's own numbers; for single-role tasks, the run's
+            mine = {k: v for k, v in metrics.items() if own in k} if "/" in label else {
+                k: v for k, v in metrics.items() if not k.startswith("lm.")}
+            tracking.log_metrics(mine)
+    first = next(r for _, r in role_lms(run.lms))
+    adapters = {name: first.adapter() for name in task.programs()}
+    tracking.log_programs(task.programs(), adapters)
+    if hasattr(task, "write_artifacts"):
+        report = task.write_artifacts(records, store.dir / "report",
+                                      {"run_id": run_id, "config": config.name, **tracking.git_state()})
+        mlflow.log_artifacts(str(report.parent), artifact_path="report")
+    if (store.dir / "compiled").is_dir():
+        mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
+    mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
+    mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
 
 
 def _usage_metrics(lms: dict) -> dict[str, float]:
@@ -240,9 +274,6 @@ def _usage_metrics(lms: dict) -> dict[str, float]:
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
     """A run directory is one config's: resuming it with another would mix two experiments' cases."""
-    from experiments.run_store import RunStoreError
-    from experiments.tracking import flatten
-
     theirs, ours = flatten(store.experiment_config().identity()), flatten(config.identity())
     differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
     if not differ:

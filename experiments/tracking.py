@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from experiments.paths import mlruns_dir, project_root, runs_dir
+from experiments.run_store import is_run_id, stage_run_id
+from experiments.secrets import redact, secret_values
 
 logger = logging.getLogger(__name__)
 
@@ -246,8 +248,6 @@ def log_params(params: dict[str, Any]) -> None:
     (MLflow refuses to change one, and an interrupted invocation's first value is the record)."""
     import mlflow
 
-    from experiments.secrets import redact, secret_values
-
     secrets, logged = secret_values(), _logged("params")
     # Param keys follow the metric name rules (model ids appear in them).
     clean = {metric_name(k): redact(("" if v is None else str(v))[:6000], secrets) for k, v in params.items()
@@ -312,13 +312,11 @@ def render_prompt(predictor, adapter) -> str:
 
 def find_runs(run_id: str):
     """Parent MLflow runs for a reeval run id (or the MLflow run with that id), newest first."""
-    from experiments.run_store import is_run_id
 
     if not is_run_id(run_id):  # no run has it, and quoted into a filter string it would not parse
         return []
     mlflow = setup_mlflow()
     if "/" in run_id:  # a bench stage, "<bench id>/<stage>": the stage's nested runs, those that did work first
-        from experiments.run_store import stage_run_id
 
         bench = run_id.split("/", 1)[0]
         runs = mlflow.search_runs(search_all_experiments=True, filter_string=f"tags.`{RUN_ID_TAG}` = '{bench}'",

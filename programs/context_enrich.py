@@ -29,6 +29,7 @@ from metrics.evidence_checks import (
     unintroduced_pronoun,
 )
 from metrics.normalize import normalize_answer
+from metrics.surface_forms import answer_kind
 from programs.sentences import sentence_at, split_sentences
 from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSupportingSentence
 
@@ -194,8 +195,6 @@ def enrich_checks(merged: str, sentence: str, answers: list[str], known_wrong: l
 
 
 def _is_date(answers: list[str]) -> bool:
-    from metrics.surface_forms import answer_kind
-
     return bool(answers) and answer_kind(answers[0]) == "date"
 
 

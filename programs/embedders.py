@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from programs.cache import cache_dir
 from programs.cores import available_cores
+from programs.retrieval.onnx_embedder import OnnxEmbedder
+from programs.retrieval.onnx_export import exported
 
 if TYPE_CHECKING:  # pragma: no cover - sentence_transformers (and torch) are imported lazily
     from sentence_transformers import SentenceTransformer
@@ -263,8 +266,6 @@ def get_embedder(
         if key in _LOADED:
             return _LOADED[key]
         if cache_root is None:
-            from experiments.paths import cache_dir  # runtime only: programs must not import experiments
-
             cache_root = cache_dir()
         source, local_only = _source(name, Path(cache_root))
         if backend == "torch":
@@ -312,8 +313,6 @@ def _onnx_embedder(key: str, backend: str, model_dir: Path, cache_root: Path, th
             f"embedder backend {backend!r} needs {package}: install the project's local extra "
             "(bash scripts/install.sh), or choose backend 'torch'"
         )
-    from programs.retrieval.onnx_embedder import OnnxEmbedder
-    from programs.retrieval.onnx_export import exported
 
     path, meta = exported(model_dir, cache_root, int8=backend.endswith("int8"))
     logger.info("loading embedder %s from %s", key, path)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics.normalize import normalize_answer
-from programs.embedders import DEFAULT_BACKEND, DEFAULT_EMBEDDER, Embedder
+from programs.embedders import Embedder
 from programs.retrieval.index_plan import IndexPlan, plan_index, strided_sample
 from programs.retrieval.passages import PassageTable, embedding_text
 
@@ -388,26 +388,3 @@ class PassageRetriever:
             self._tokens[i] = _padded_tokens(text)
         return any(a in self._tokens[i] for a in answers)
 
-
-def default_retriever(
-    embedder: str = DEFAULT_EMBEDDER,
-    *,
-    backend: str = DEFAULT_BACKEND,
-    corpus: str = "wiki_passages",
-    cache_root: str | Path | None = None,
-) -> PassageRetriever:
-    """The passages of ``corpus`` (the shipped Wikipedia pool by default; else JSONL or Parquet
-    shards or a pinned Hugging Face dataset, see :func:`experiments.corpus.load_corpus`) behind the
-    named embedder and backend, the index built once and cached by corpus content hash.
-
-    ``cache_root`` defaults to the project cache (``REEVAL_CACHE_DIR``, else ``~/.cache/reeval``).
-    """
-    # Imported here: programs sit below experiments in the import order.
-    from experiments.corpus import load_corpus
-    from experiments.paths import cache_dir
-    from programs.embedders import get_embedder
-
-    root = Path(cache_root) if cache_root is not None else cache_dir()
-    passages, sha = load_corpus(corpus)
-    model = get_embedder(embedder, backend=backend, cache_root=root)
-    return PassageRetriever(passages, model, sha).build_or_load(root)

@@ -9,8 +9,8 @@ import mlflow
 import pytest
 import yaml
 
-from experiments import runner
-from experiments.config import load_config
+from experiments import launch
+from experiments.config_loader import load_config
 from experiments.lm import engine as llama_engine
 from experiments.run_store import RunStore
 from tests.bench_fakes import CONFLICTING, SWAPPED, PromptReadingLlama, follower, pivot_and_judge, stubborn, write_data
@@ -30,7 +30,7 @@ def world(isolated, monkeypatch, tmp_path):
     llama_engine.close_pools()
     monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
     monkeypatch.setattr("experiments.lm.roster.model_path", lambda name: tmp_path / f"{name}.gguf")
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
+    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
     previous = dspy.cache
     configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))
     yield models
@@ -62,7 +62,7 @@ def bench_config(folder, *, cache=True, **options):
 
 def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     config = bench_config(isolated)
-    result = runner.run_experiment(config, progress=False)
+    result = launch.run_experiment(config, progress=False)
     tables = result.task.tables
     main = tables["main"]
 
@@ -150,12 +150,12 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     # the same config again reuses every stage; a fresh run (new id) runs every stage from the call cache
     first, calls = result, {name: len(model.calls) for name, model in world.items()}
 
-    again = runner.run_experiment(config, progress=False)
+    again = launch.run_experiment(config, progress=False)
     assert again.run_id == first.run_id and again.metrics["stages_run"] == 0
     assert again.metrics["lm.calls"] == 0 and again.new_cases == 0
     assert again.task.tables["main"] == first.task.tables["main"]
 
-    fresh = runner.run_experiment(config, fresh=True, progress=False)  # a new run: every stage runs, from the cache
+    fresh = launch.run_experiment(config, fresh=True, progress=False)  # a new run: every stage runs, from the cache
     assert fresh.run_id != first.run_id and fresh.metrics["stages_reused"] == 0
     assert fresh.metrics["lm.calls"] == 0
     assert {name: len(model.calls) for name, model in world.items()} == calls
@@ -167,7 +167,7 @@ def test_kill_between_and_within_stages_resumes_without_redoing(world, isolated)
     follower_model = world["qwen2.5-0.5b"]
     follower_model.interrupt_after = 2  # killed while asking the first target, after two answers
     with pytest.raises(KeyboardInterrupt):
-        runner.run_experiment(config, progress=False)
+        launch.run_experiment(config, progress=False)
     store = RunStore(RunStore.new_id(config.name, config.digest()))
     ledger = json.loads((store.dir / "stages.json").read_text())
     assert set(ledger) == {"seeds.qwen2.5-1.5b", *(f"generate.{t}.qwen2.5-1.5b" for t in TASKS)}
@@ -176,7 +176,7 @@ def test_kill_between_and_within_stages_resumes_without_redoing(world, isolated)
     assert answered == 2
 
     follower_model.interrupt_after = None
-    result = runner.run_experiment(config, progress=False)
+    result = launch.run_experiment(config, progress=False)
     assert len(world["qwen2.5-1.5b"].calls) == pivot_calls  # no seed selection, generation or judging again
     assert result.metrics["stages_reused"] == 6 and result.metrics["stages_run"] == 2
     asks = [r for r in RunStore(f"{store.run_id}/evaluate.qwen2.5-0.5b").records()]

@@ -4,7 +4,7 @@ import pytest
 
 from experiments import runner
 from experiments.case_sets import CaseSetNotRun, load_run_cases, resolve_run_source
-from experiments.config import load_config
+from experiments.config_loader import load_config
 from tests.test_tasks_end_to_end import config_for, scripted  # noqa: F401 - fixture
 
 

@@ -151,7 +151,7 @@ def test_unknown_run_id(isolated, args):
 
 
 def _made_run(isolated, data_rows: list[str]) -> tuple[str, str]:
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from experiments.run_store import RunStore
 
     data = isolated / "cases.jsonl"
@@ -171,7 +171,7 @@ def test_a_run_id_that_would_leave_the_runs_directory_is_refused(isolated, run_i
 
 def test_run_directory_of_another_config(isolated):
     config_path, run_id = _made_run(isolated, [row("a")])
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
 
     other = load_config(config_path).model_dump(mode="json")
     other["data"]["limit"] = 1

@@ -3,7 +3,8 @@ import yaml
 from typer.testing import CliRunner
 
 from experiments.cli import app
-from experiments.config import DEFAULT_CONFIG, ConfigError, load_config
+from experiments.config import DEFAULT_CONFIG, ConfigError
+from experiments.config_loader import load_config
 
 GOOD = {
     "name": "t", "task": "seed_selection", "data": {"source": "nq", "limit": 3},
@@ -89,7 +90,7 @@ def test_a_new_schema_field_with_a_default_keeps_the_run_id(tmp_path):
 
 @pytest.mark.parametrize("path", sorted(DEFAULT_CONFIG.parent.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_shipped_config_is_valid_and_has_its_roles(path):
-    from experiments.tasks import TASKS
+    from experiments.launch import TASKS
 
     raw = yaml.safe_load(path.read_text())
     if str(raw["data"]["source"]).startswith("run:"):
@@ -98,3 +99,12 @@ def test_every_shipped_config_is_valid_and_has_its_roles(path):
     config = load_config(path)  # valid on a fresh clone too: a config-named case set may wait for its run
     for role in TASKS[config.task].roles:
         assert getattr(config.models, role), f"{path.name}: models.{role} missing"
+
+
+def test_schema_knows_which_tasks_evaluate_files_as_given():
+    """The run id depends on data.reeval_filters' default, which the schema reads off EVALUATES_FILES_AS_GIVEN."""
+    from experiments.config import EVALUATES_FILES_AS_GIVEN
+    from experiments.launch import TASKS
+
+    given = {name for name, task in TASKS.items() if getattr(task, "evaluates_files_as_given", False)}
+    assert given == EVALUATES_FILES_AS_GIVEN

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from experiments import runner
-from experiments.config import LMConfig, load_config
+from experiments.config import LMConfig
+from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 
@@ -108,7 +109,7 @@ def test_targets_see_no_demonstration_outside_the_few_shot_setting(monkeypatch):
     """A base model shown one demonstration answered its answer to 287 of 290 bench questions."""
     from types import SimpleNamespace
 
-    from experiments.tasks import evaluate as evaluate_task
+    from experiments import readers as evaluate_task
 
     demos = [dspy.Example(context=f"c{i}", question=f"q{i}", answer=f"a{i}").with_inputs("context", "question")
              for i in range(3)]

@@ -137,7 +137,7 @@ def test_only_if_is_not_asked_when_if_fails():
 def test_every_run_is_calibrated_on_the_held_out_cases_of_the_calibration_study():
     """Comparable judge accuracy across runs, never on the half its parameters were fitted on, and the
     study's cached calls serve every run's calibration."""
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from experiments.judging.controls import (
         CONDITIONS,
         calibration_seeds,

@@ -284,7 +284,7 @@ def test_answer_removed_control_removes_every_form_of_the_answer():
 
 
 def test_calibration_seeds_are_disjoint_from_what_generation_configs_perturb():
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from experiments.runner import load_data
 
     seeds = ctl.calibration_seeds("nq")

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from experiments import runner, tracking
-from experiments.config import load_config
+from experiments.config_loader import load_config
 from experiments.run_store import RunStore
 from tests.fakes import scripted_pivot
 from tests.shipped import nq_head
@@ -27,7 +27,7 @@ CHILD = textwrap.dedent("""
     import mlflow
     from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
     from experiments import runner
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from tests.fakes import scripted_pivot
 
     def build_lms(config, roles, optional=()):

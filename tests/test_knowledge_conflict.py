@@ -7,7 +7,7 @@ import json
 import dspy
 import pytest
 
-from experiments import runner
+from experiments import launch
 from experiments.bench.conflict import TargetSeeds, classified, seeds_to_generate
 from experiments.bench.knowledge import KnowledgeProbe, is_known, is_unknown, scan_order, scan_summary
 from experiments.bench.options import KnowledgeConflict
@@ -148,7 +148,7 @@ def test_the_conflict_experiment_end_to_end(world, isolated):  # noqa: F811 - th
         "enabled": True, "source": str(isolated / "seeds.jsonl"), "split": "all", "known_per_target": 5, "block": 2,
         "table_rows": 3,
         "unknown_per_target": 5, "control_seeds": 1, "settings": ["open_book", "opinion", "task_instruction"]})
-    result = runner.run_experiment(config, progress=False)
+    result = launch.run_experiment(config, progress=False)
     out = RunStore(result.run_id).dir / "report"
     payload = json.loads((out / "conflict.json").read_text())
     # the stubborn target knows all three seeds; the follower knows none and reads all three right

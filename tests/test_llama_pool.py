@@ -10,7 +10,7 @@ import yaml
 
 import programs.cores as cores_module
 from experiments import runner
-from experiments.config import load_config
+from experiments.config_loader import load_config
 from experiments.lm import engine as llama_engine
 from experiments.lm.pool import ContextPool, CoreSplit, available_cores, decoding_slots, plan_split
 from experiments.run_store import RunStore

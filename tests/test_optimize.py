@@ -7,7 +7,8 @@ import yaml
 
 from experiments import runner
 from experiments.compiled import load_compiled
-from experiments.config import LMConfig, load_config
+from experiments.config import LMConfig
+from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 from metrics.attack import attack_score, attack_summary, is_valid

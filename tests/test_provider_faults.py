@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from experiments import runner
-from experiments.config import CONFIG_DIR, load_config
+from experiments.config import CONFIG_DIR
+from experiments.config_loader import load_config
 from experiments.errors import ErrorBudgetExceeded
 from experiments.run_store import RunStore
 from tests.fake_openai import USAGE, FakeOpenAI, replies_from

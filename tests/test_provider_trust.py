@@ -193,7 +193,7 @@ def test_sigterm_while_a_call_hangs_ends_the_mlflow_run(provider_env):
             if process.poll() is None:
                 process.kill()
         assert process.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM" in stderr
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
 
     run_id = RunStore.new_id(config.name, load_config(path).digest())
     runs = mlflow.search_runs(

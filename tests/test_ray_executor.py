@@ -23,7 +23,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'reeval[ray]' (scripts/install.sh does)")
 
 from experiments import runner  # noqa: E402
-from experiments.config import load_config  # noqa: E402
+from experiments.config_loader import load_config  # noqa: E402
 from experiments.run_store import RunStore  # noqa: E402
 from tests.fakes import scripted_pivot  # noqa: E402
 
@@ -110,7 +110,7 @@ def test_ray_and_local_executors_give_identical_records(isolated, ray_cluster, n
 CHILD = textwrap.dedent("""
     import sys
     from experiments import runner
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from tests.test_ray_executor import Scripted
 
     config = load_config(sys.argv[1])

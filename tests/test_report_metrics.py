@@ -9,7 +9,8 @@ import yaml
 from mlflow.utils.validation import _validate_metric_name, _validate_param_name
 
 from experiments import runner
-from experiments.config import LMConfig, load_config
+from experiments.config import LMConfig
+from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.report_metrics import is_detail
 from experiments.run_store import RunStore

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from experiments import runner
-from experiments.config import load_config
+from experiments.config_loader import load_config
 from experiments.reproduce import InputChanged, reproduce
 from tests.fakes import scripted_pivot
 

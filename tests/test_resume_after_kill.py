@@ -13,14 +13,14 @@ import pytest
 import yaml
 
 from experiments import runner
-from experiments.config import load_config
+from experiments.config_loader import load_config
 from experiments.run_store import RunStore
 from tests.fakes import scripted_pivot
 
 CHILD = textwrap.dedent("""
     import sys, time
     from experiments import runner
-    from experiments.config import load_config
+    from experiments.config_loader import load_config
     from tests.fakes import scripted_pivot
 
     def build_lms(config, roles, optional=()):

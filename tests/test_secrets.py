@@ -14,10 +14,11 @@ import mlflow
 import pytest
 import yaml
 
-from experiments import runner
-from experiments.config import ConfigError, load_config
+from experiments import launch, runner
+from experiments.config import ConfigError
+from experiments.config_loader import load_config
+from experiments.launch import TASKS
 from experiments.run_store import RunStore
-from experiments.tasks import TASKS
 from tests.fake_openai import FakeOpenAI, loopback_only, replies_from
 from tests.shipped import nq_head
 from tests.test_context_enrich import FakeRetriever
@@ -102,7 +103,7 @@ def keyed_server(tmp_path_factory):
         mp.setenv("REEVAL_CACHE_DIR", str(root / "cache"))
         # Traces are written as the calls happen: an exporter thread would race the run's own writes to sqlite.
         mp.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
-        mp.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
+        mp.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
         store = RunStore("swapped-secrets")
         store.write_config({"name": "swapped"})
         store.append(GENERATED_CASES)
@@ -123,7 +124,7 @@ def test_no_task_logs_a_provider_key(keyed_server, task, tmp_path, monkeypatch):
     if task == "seed_selection":  # a careless proxy: one call fails with the request's key in its text
         server.faults = {examples[0].question: ["echo_auth"]}
     asked = len(server.seen)
-    result = runner.run_experiment(config, progress=False)
+    result = launch.run_experiment(config, progress=False)
 
     sent = {s.authorization for s in server.seen[asked:]}
     assert sent == (SENT if task == "evaluate" else {f"Bearer {MARKERS['OPENAI_API_KEY']}"})  # the keys were used

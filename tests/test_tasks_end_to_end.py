@@ -7,7 +7,8 @@ import pytest
 import yaml
 
 from experiments import runner
-from experiments.config import LMConfig, load_config
+from experiments.config import LMConfig
+from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 from tests.test_context_enrich import FakeRetriever
@@ -52,7 +53,7 @@ def scripted(monkeypatch):
                 for role in (*roles, *optional) if getattr(config.models, role) is not None}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
-    monkeypatch.setattr("programs.retriever.default_retriever", lambda embedder, **options: FakeRetriever())
+    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
 
 
 def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):

@@ -11,7 +11,7 @@ from experiments.bench.demos import DemoBook
 from experiments.bench.sharing import Ask
 from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
-from experiments.tasks.evaluate import DECODINGS
+from experiments.readers import DECODINGS
 from programs.target_reader import TargetReader
 
 # Both few-shot settings use the reader's few-shot prompt; their demonstrations differ.
@@ -27,7 +27,7 @@ class TargetAsker:
     def reader(self, demos: str) -> TargetReader:
         if demos not in self.readers:
             # No demonstration outside the few-shot settings, base models included (see
-            # experiments.tasks.evaluate.readers_for).
+            # experiments.readers.readers_for).
             self.readers[demos] = TargetReader(self.book.get(demos) if demos else [])
         return self.readers[demos]
 

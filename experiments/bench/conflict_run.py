@@ -10,6 +10,7 @@ then the memory / evidence / other table (experiments.bench.conflict), logged to
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from functools import partial
@@ -26,9 +27,13 @@ from experiments.bench.conflict import (
     table,
 )
 from experiments.bench.demos import DemoBook
+from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_order, scan_summary
+from experiments.bench.render import Section
 from experiments.bench.stages import digest, run_cases
 from experiments.bench.summary import validity_figure
+from experiments.report import jsonable
+from experiments.runner import load_data
 from programs.target_reader import VERSION as READER_VERSION
 
 logger = logging.getLogger(__name__)
@@ -58,8 +63,6 @@ class ConflictResult:
 
 class ConflictRun:
     def __init__(self, bench):
-        from experiments.runner import load_data
-
         self.bench = bench
         self.options = kc = bench.options.knowledge_conflict
         data = bench.config.data.model_copy(update={"source": kc.source, "split": kc.split, "limit": None,
@@ -125,8 +128,6 @@ class ConflictRun:
         b = self.bench
         stage = f"conflict.generate.{task}.{pivot_name}"
         options = {**self.options.generators.get(task, {}), "seeds": "all"}
-        from experiments.bench.generate import program_version
-
         inputs = digest([[e.id for e in examples], options, program_version(task), b.judge_params])
         b.stages.run(stage, inputs, partial(b._generate_stage, stage=stage, task=task, pivot=pivot, options=options,
                                             replay=replay_records(examples), examples=examples,
@@ -150,8 +151,6 @@ def _share(row: dict, label: str) -> str:
 
 def conflict_sections(result: ConflictResult) -> list:
     """The report's part: each target's scan, the memory / evidence / other table, the cases' validity."""
-    from experiments.bench.render import Section
-
     scan_rows = []
     for target, s in result.scans.items():
         scan_rows.append([target, f"{int(s['rows_scanned'])} of {int(s['rows_available'])}",
@@ -187,10 +186,6 @@ def conflict_sections(result: ConflictResult) -> list:
 
 def write_conflict_files(out_dir, result: ConflictResult) -> None:
     """conflict.json (scans and table) and conflict_answers.jsonl (every classified answer) beside the report."""
-    import json
-
-    from experiments.report import jsonable
-
     payload = {"scans": result.scans, "seeds": {t: {"known": len(s.known), "unknown": len(s.unknown)}
                                                 for t, s in result.seeds.items()},
                "cases": result.cases, "validity": result.validity, "table": result.rows}

@@ -18,6 +18,7 @@ import logging
 import time
 from functools import partial
 
+from experiments import tracking
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
 from experiments.bench.conflict_run import ConflictRun, conflict_sections, write_conflict_files
@@ -31,7 +32,12 @@ from experiments.bench.sharing import Plan, plan
 from experiments.bench.stages import StageRunner, clean_metrics, digest, run_cases
 from experiments.bench.summary import stage_rows, task_rows, validity_figure
 from experiments.config import DataConfig, ExperimentConfig
+from experiments.executors import local_split
+from experiments.judging.calibration import calibrate
+from experiments.judging.params import describe, judge_from, resolve_params
+from experiments.lm import registry
 from experiments.run_store import RunStore
+from experiments.runner import RunResult, load_data
 from programs.target_reader import VERSION as READER_VERSION
 
 logger = logging.getLogger(__name__)
@@ -70,9 +76,6 @@ class Bench:
     """One invocation of a bench: its data and models, and what each stage hands the next."""
 
     def __init__(self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool):
-        from experiments.executors import local_split
-        from experiments.lm.registry import build_lm
-        from experiments.runner import load_data
 
         self.config, self.run_id, self.retry_errors, self.progress = config, run_id, retry_errors, progress
         self.options = options = BenchOptions.model_validate(config.options)
@@ -88,13 +91,11 @@ class Bench:
             if data is not None and not data.examples:
                 raise BenchConfigError(f"{name}: no cases left to run (filter counts: {data.filter_counts})")
         split = local_split(config.run)
-        self.pivots = {c.name: build_lm(c, "pivot", split) for c in _pivot_configs(config)}
-        self.judge_lm = build_lm(config.models.judge, "judge", split) if config.models.judge else None
-        self.targets = {c.name: build_lm(c, "target", split) for c in config.models.targets}
+        self.pivots = {c.name: registry.build_lm(c, "pivot", split) for c in _pivot_configs(config)}
+        self.judge_lm = registry.build_lm(config.models.judge, "judge", split) if config.models.judge else None
+        self.targets = {c.name: registry.build_lm(c, "target", split) for c in config.models.targets}
         self.judge = self.judge_params = None
         if self.judge_lm is not None:
-            from experiments.judging.params import judge_from, resolve_params
-
             self.judge_params = resolve_params(self.judge_lm, config.validation.judge_params)
             self.judge = judge_from(self.judge_params)
         self.stages: StageRunner | None = None
@@ -118,7 +119,6 @@ class Bench:
         v = self.config.validation
         if self.judge_lm is None or not v.calibration_controls:
             return {}
-        from experiments.judging.calibration import calibrate
 
         def work(store: RunStore) -> dict[str, float]:
             metrics = calibrate(self.judge_lm, self.judge, v.calibration_controls, v.min_judge_accuracy,
@@ -165,8 +165,6 @@ class Bench:
 
     def _generate_stage(self, store: RunStore, *, stage: str, task: str, pivot, options: dict,
                         replay: list[dict] | None, examples: list | None = None, data=None) -> dict[str, float]:
-        from experiments import tracking
-
         data = data or (self.cf_data if task == "counterfactual" else self.config.data)
         store.write_config(stage_config(self.config, task, data, pivot.config, options).model_dump(mode="json"))
         generator = build_task(task, pivot, self.judge_lm, self.judge, options, replay)
@@ -186,8 +184,6 @@ class Bench:
         return answers
 
     def _evaluate_stage(self, store: RunStore, *, stage: str, asker: TargetAsker, asks: list) -> dict[str, float]:
-        from experiments import tracking
-
         records, new = run_cases(asker, asks, store, self.loop_config(stage), self.retry_errors, self.progress)
         if asker.readers:
             tracking.log_programs({f"reader.{k or 'zero_shot'}".replace(":", "_"): r for k, r in asker.readers.items()},
@@ -198,9 +194,6 @@ class Bench:
 
     def run(self):
         import mlflow
-
-        from experiments import tracking
-        from experiments.runner import RunResult
 
         started = time.perf_counter()
         tags = {tracking.RUN_ID_TAG: self.run_id, "reeval.task": self.config.task, **tracking.git_state()}
@@ -225,8 +218,6 @@ class Bench:
     def _log_inputs(self) -> None:
         import mlflow
 
-        from experiments import tracking
-
         resolved = self.config.model_dump(mode="json")
         tracking.log_params(tracking.flatten(resolved))
         mlflow.log_dict(resolved, "config.json")
@@ -236,13 +227,9 @@ class Bench:
             if data is not None:
                 tracking.log_dataset(data.examples, source, str(data.path), data.sha256, label)
         if self.judge_params is not None:
-            from experiments.judging.params import describe
-
             tracking.log_params(describe(self.judge_params))
 
     def _report(self, records, the_plan: Plan, cases, generation, validity, seconds: float, conflict=None):
-        from experiments import tracking
-
         ran = self.stages.ran
         stage_metrics = {name: self.stages.ledger.stages[name]["metrics"] for name in ran}  # in running order
         ran_now = [s for s, did in ran.items() if did]

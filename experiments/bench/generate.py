@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from experiments.bench.seeds import RecordedSeedSelection
 from experiments.config import ExperimentConfig, ModelsConfig
+from experiments.tasks import TASKS
 from metrics.status import status_counts
+from programs import answer_swap, context_enrich, faitheval, sentences
 
 
 def stage_config(config: ExperimentConfig, task: str, data, pivot, options: dict) -> ExperimentConfig:
@@ -20,8 +22,6 @@ def stage_config(config: ExperimentConfig, task: str, data, pivot, options: dict
 
 
 def build_task(task: str, pivot, judge_lm, judge, options: dict, seed_records: list[dict] | None):
-    from experiments.tasks import TASKS
-
     task_cls = TASKS[task]
     lms = {"pivot": pivot, **({"judge": judge_lm} if judge_lm is not None else {})}
     generator = task_cls(lms, task_cls.Options.model_validate(options))
@@ -35,7 +35,6 @@ def build_task(task: str, pivot, judge_lm, judge, options: dict, seed_records: l
 def program_version(task: str) -> str:
     """The generating program's version: part of a stage's inputs, so a changed generator makes its
     stage run again (from the call cache) instead of reusing cases an older version made."""
-    from programs import answer_swap, context_enrich, faitheval, sentences
 
     versions = {"answer_swap": answer_swap.VERSION, "context_enrich": context_enrich.VERSION}
     generator = versions.get(task, faitheval.VERSION)

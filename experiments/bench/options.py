@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from experiments.data import resolve_dataset
+from experiments.tasks import TASKS as REGISTRY
 
 Task = Literal["answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual"]
 Setting = Literal["closed_book", "open_book", "opinion", "cot", "task_instruction", "few_shot_clean",
@@ -79,8 +82,6 @@ class CounterfactualData(BaseModel):
     @field_validator("source")
     @classmethod
     def _exists(cls, source: str) -> str:
-        from experiments.data import resolve_dataset
-
         try:
             resolve_dataset(source)
         except (ValueError, FileNotFoundError, KeyError) as exc:
@@ -115,10 +116,6 @@ class BenchOptions(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchOptions:
-        from pydantic import ValidationError
-
-        from experiments.tasks import TASKS as REGISTRY
-
         problems = []
         for task, options in self.generators.items():
             try:

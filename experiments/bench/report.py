@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.bench.render import sections, to_html, to_markdown
+from experiments.bench.render import drop_cell, sections, to_html, to_markdown
 from experiments.bench.tables import bench_tables, main_metrics
+from experiments.report import jsonable, write_report
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,6 @@ class BenchReport:
 
     def table_rows(self, records=None) -> tuple[list[str], list[list[str]]]:
         """The main table, for callers that print a table of a run."""
-        from experiments.bench.render import drop_cell
 
         tasks = self.tables.get("tasks", [])
         rows = [[target, *(drop_cell(cells.get(task)) for task in tasks)]
@@ -45,8 +45,6 @@ def write_bench_report(out_dir: Path, records: Sequence[Mapping[str, Any]], *, t
                        targets: Sequence[str], headline: str, tasks_info: Sequence[Mapping[str, Any]],
                        stages: Sequence[Mapping[str, Any]], sharing: Mapping[str, Any],
                        run_info: Mapping[str, Any], extra_sections: Sequence[Any] = ()) -> BenchReport:
-    from experiments.report import jsonable, write_report
-
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = bench_tables(records, tasks=tasks, targets=targets, headline=headline)
     parts = [*sections(tables, tasks_info, stages, sharing), *extra_sections]

@@ -20,8 +20,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from experiments import tracking
 from experiments.errors import check_budget
+from experiments.executors.local import LocalExecutor
+from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore, stage_run_id
+from experiments.runner import _map_cases
+from experiments.validity.inputs import metric_key
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +67,6 @@ class Ledger:
 
 def clean_metrics(metrics: dict[str, float]) -> dict[str, float]:
     """MLflow refuses some characters model names carry (":" in "llama3.1:8b")."""
-    from experiments.validity.inputs import metric_key
 
     return {metric_key(k): float(v) for k, v in metrics.items() if v == v}  # v == v: not NaN
 
@@ -98,8 +102,6 @@ class StageRunner:
         """`work(store)` does what is left (its store holds the checkpoint) and returns the stage's metrics."""
         import mlflow
 
-        from experiments import tracking
-
         store = self.store(stage)
         done = self.ledger.finished(stage, inputs)
         earlier = self.ledger.stages.get(stage)
@@ -122,8 +124,6 @@ class StageRunner:
             finally:
                 store.close()
             if superseded is not None:
-                from experiments.review.carry import carry_reviews
-
                 carry_reviews(superseded, store.dir)
             after = usage_totals(self.lms)
             metrics.update({k: round(after[k] - before.get(k, 0.0), 3) for k in after
@@ -155,8 +155,6 @@ def run_cases(unit, examples: list, store: RunStore, config, retry_errors: bool,
               progress: bool) -> tuple[list[dict], int]:
     """Map `unit.process` over the examples not yet checkpointed; the store's records of all of them, and
     how many were done now."""
-    from experiments.executors.local import LocalExecutor
-    from experiments.runner import _map_cases
 
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in examples if e.id not in done]

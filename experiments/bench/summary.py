@@ -7,13 +7,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from experiments.review import ReviewFormatError
+from experiments.validity import run_validity
+
 logger = logging.getLogger(__name__)
 
 
 def validity_figure(stage_run_id: str, calibration: Mapping[str, float]) -> str:
     """The review-based estimate when the stage's cases were reviewed, else the judge's acceptance."""
-    from experiments.review import ReviewFormatError
-    from experiments.validity import run_validity
 
     try:
         rv = run_validity(stage_run_id, calibration=calibration)

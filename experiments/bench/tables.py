@@ -13,6 +13,7 @@ from typing import Any
 
 from metrics.effects import paired_effect
 from metrics.evaluation import accuracy_table, paired_drop
+from metrics.normalize import normalize_answer
 from metrics.transfer import rank_changes, transfer_matrix
 
 METRIC = "task_correct"
@@ -58,8 +59,6 @@ def common_answers(records: Sequence[Mapping[str, Any]], headline: str, top: int
     cell's accuracy is made of (a target that says "unknown" to everything scores on unanswerable cases
     and fails the originals)."""
     from collections import Counter
-
-    from metrics.normalize import normalize_answer
 
     counts: dict[str, Counter] = {}
     for r in records:

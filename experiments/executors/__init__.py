@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from experiments.config import RunConfig
 from experiments.executors.errors import ExecutorError
+from experiments.executors.local import LocalExecutor
+from experiments.executors.ray_actors import RayExecutor
 from experiments.executors.worker import WorkerSpec, build_task, process_case, role_lms
 from experiments.lm.pool import CoreSplit, plan_split
 
@@ -23,10 +25,7 @@ def local_split(run: RunConfig) -> CoreSplit:
 
 def make_executor(run: RunConfig, task, spec: WorkerSpec, ray_address: str | None = None):
     if run.executor == "ray":
-        from experiments.executors.ray_actors import RayExecutor
-
         return RayExecutor(run, spec, ray_address)
-    from experiments.executors.local import LocalExecutor
 
     return LocalExecutor(task, run.threads)
 

@@ -17,6 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from experiments.corpus import load_corpus
+from experiments.executors.ray_actors import RAY_DEFAULTS
+from experiments.paths import cache_dir
+from programs import embedders
+from programs.retriever import PassageRetriever
+
 WINDOW = 8192  # vectors handed to the index at a time, as in a local build
 
 
@@ -39,9 +45,7 @@ class NamedEmbedder:
         self.name, self.backend = name, backend
 
     def __call__(self):
-        from programs.embedders import get_embedder
-
-        return get_embedder(self.name, backend=self.backend)
+        return embedders.get_embedder(self.name, backend=self.backend)
 
 
 class RayDataEncoder:
@@ -81,14 +85,10 @@ def build_index(corpus: str, embedder: str, backend: str, ray_address: str | Non
     instance), embedded by Ray Data on the cluster; what the index's meta records."""
     import os
 
-    from experiments.corpus import load_corpus
-    from experiments.executors.ray_actors import RAY_DEFAULTS
-    from experiments.paths import cache_dir
-    from programs.embedders import get_embedder
-    from programs.retriever import PassageRetriever
 
     passages, sha = load_corpus(corpus)
-    retriever = PassageRetriever(passages, get_embedder(embedder, backend=backend, cache_root=cache_dir()), sha)
+    model = embedders.get_embedder(embedder, backend=backend, cache_root=cache_dir())
+    retriever = PassageRetriever(passages, model, sha)
     encoder = None
     if ray_address is not None:
         import ray

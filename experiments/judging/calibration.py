@@ -9,6 +9,7 @@ from tqdm import tqdm
 
 from experiments.judging.controls import CONDITIONS, calibration_seeds, control_cases, other_answer_pool
 from experiments.lm.registry import ResolvedLM
+from experiments.validation import judge_record
 from programs.judge import CaseJudge
 
 logger = logging.getLogger(__name__)
@@ -34,8 +35,6 @@ def calibration_metrics(judged: list[dict], prefix: str = "judge_calibration") -
 
 def calibrate(judge_lm: ResolvedLM, judge: CaseJudge, n_per_condition: int, min_accuracy: float,
               source: str = "nq", progress: bool = True) -> dict[str, float]:
-    from experiments.validation import judge_record
-
     controls = control_cases(calibration_seeds(source), n_per_condition, pool=other_answer_pool(source),
                              half="held_out")
     judged = [judge_record(judge_lm, judge, c)

@@ -33,6 +33,8 @@ import hashlib
 import random
 import re
 
+from experiments.data import load_qa, resolve_dataset
+from experiments.filters import apply_reeval_filters
 from metrics.checks import mentions, mentions_any, same_shape
 from metrics.normalize import answer_tokens
 from metrics.surface_forms import answer_kind
@@ -208,14 +210,12 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
 @functools.lru_cache(maxsize=2)
 def _shipped_rows(source: str) -> tuple:
     """One read of the source per process, however many calibrations and pools ask for it."""
-    from experiments.data import load_qa, resolve_dataset
 
     return tuple(load_qa(resolve_dataset(source).path))
 
 
 def calibration_seeds(source: str = "nq") -> list:
     """The seeds controls are made from: filtered rows from CALIBRATION_OFFSET on."""
-    from experiments.filters import apply_reeval_filters
 
     rows = list(_shipped_rows(source)[CALIBRATION_OFFSET:])
     examples, _ = apply_reeval_filters(rows, max_evidence_words=CALIBRATION_MAX_EVIDENCE_WORDS)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.lm.registry import ResolvedLM
+from experiments.paths import runs_dir
 from programs.judge import DEFAULT_PARAMS, METHODS, CaseJudge
 
 logger = logging.getLogger(__name__)
@@ -61,8 +62,6 @@ def resolve_params(judge_lm: ResolvedLM | None, spec: str = "auto") -> dict[str,
     if spec == "auto":
         return _shipped(judge_lm) or {**DEFAULT_PARAMS, "source": "reasoned (no fitted parameters for this judge)"}
     if spec.startswith("run:"):
-        from experiments.paths import runs_dir
-
         return _from_file(runs_dir() / spec[4:] / PARAMS_FILE)
     return _from_file(Path(spec))
 

@@ -20,7 +20,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from experiments import tracking
+from experiments.judging.params import describe, judge_from, resolve_params
+from experiments.lm import registry
 from experiments.run_store import RunStore
+from experiments.validation import judge_metrics, judge_record
+from metrics.status import status_counts
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +71,6 @@ def _statuses(records: list[dict]) -> dict[str, int]:
 def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeResult:
     from tqdm import tqdm
 
-    from experiments.judging.params import judge_from, resolve_params
-    from experiments.lm.registry import build_lm
-    from experiments.validation import judge_record
 
     store = RunStore(run_id)
     config = store.experiment_config()
@@ -77,7 +79,7 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
                            f"(only {', '.join(REJUDGEABLE)})")
     if config.models.judge is None:
         raise RejudgeError(f"run {run_id}: its config has no models.judge; add one to judge it")
-    judge_lm = build_lm(config.models.judge, "judge")
+    judge_lm = registry.build_lm(config.models.judge, "judge")
     params = resolve_params(judge_lm, spec)
     digest = params_digest(params)
     judge = judge_from(params)
@@ -122,11 +124,6 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
 def _track(run_id, config_name, params, judge_lm, records, store, judged) -> None:
     """A parent MLflow run beside the generation run's: which judge, what it decided, the new cases."""
     import mlflow
-
-    from experiments import tracking
-    from experiments.judging.params import describe
-    from experiments.validation import judge_metrics
-    from metrics.status import status_counts
 
     tags = {tracking.RUN_ID_TAG: run_id, "reeval.task": "rejudge", **tracking.git_state()}
     with tracking.parent_run(f"reeval/{config_name}", f"{run_id}/rejudge", tags):

@@ -12,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from experiments.config import LMConfig
+from experiments.lm import engine, roster
+from experiments.lm.credentials import require_credentials
+from experiments.lm.engine import LlamaCppEngine
 from experiments.lm.pool import CoreSplit, plan_split
 from experiments.lm.roster import get_spec
+from experiments.lm.settings import LMConfig
+from experiments.lm.usage import MeteredLM
 
 # Seconds a provider/server call waits for the next byte of a reply (and to send its request) when the
 # config sets no `timeout`; connecting has the client's own 10 s. The client's default read timeout is
@@ -48,12 +52,10 @@ class ResolvedLM:
             "max_tokens": cfg.max_tokens, "seed": cfg.seed, "adapter": cfg.adapter, "cache": cfg.cache,
         }
         if self.is_local:
-            from experiments.lm.engine import build_features
-
             spec = get_spec(cfg.name)
             # the build's CPU features; the split: contexts × threads per context, out of the process's cores
             ident.update(file_sha256=spec.sha256, n_ctx=cfg.n_ctx, runtime="llama-cpp-python",
-                         llama_cpp_features=build_features(),
+                         llama_cpp_features=engine.build_features(),
                          n_threads=self.engine.n_threads, n_contexts=self.engine.n_contexts,
                          cores=self.engine.split.cores)
         if cfg.api_base:
@@ -78,23 +80,17 @@ def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> Res
     decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
                     seed=config.seed, cache=config.cache)
     if "/" in config.name:
-        from experiments.lm.credentials import require_credentials
-        from experiments.lm.usage import MeteredLM
-
         require_credentials(config.name, role, config.api_base)
 
         extra = {"api_base": config.api_base} if config.api_base else {}
         extra["timeout"] = config.timeout if config.timeout is not None else DEFAULT_TIMEOUT
         lm = MeteredLM(config.name, num_retries=config.num_retries, **decoding, **extra)
         return ResolvedLM(role, config, lm, None)
-    from experiments.lm.engine import LlamaCppEngine
-    from experiments.lm.roster import model_path
-
     spec = get_spec(config.name)
     # A missing or corrupt weights file fails the run here, with its own message, not as one error per case
     # (the engine loads lazily, and DSPy would record the failure on every case). Verified once: a marker
     # beside the file makes later checks a stat.
-    model_path(spec.name)
+    roster.model_path(spec.name)
     split = split or plan_split(1)
     engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=split.threads, n_contexts=split.contexts,
                             cores=split.cores)

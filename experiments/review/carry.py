@@ -15,6 +15,11 @@ import logging
 import shutil
 from pathlib import Path
 
+from experiments.review.sample import SAMPLE_FILE, open_sample, read_sample
+from experiments.review.verdict_log import VerdictLog
+from experiments.review.verdicts import load_verdicts
+from experiments.run_store import RunStore
+
 logger = logging.getLogger(__name__)
 
 # What a reviewer saw and what the sample's strata rest on; timings and attempts may differ.
@@ -27,7 +32,6 @@ CARRIED = "[verdict carried from the identical case of a superseded run]"
 
 def _records(run_dir: Path) -> list[dict]:
     """The run's current cases, as the run store reads them (each seed's latest attempt)."""
-    from experiments.run_store import RunStore
 
     return RunStore(run_dir.name, root=run_dir.parent).records()
 
@@ -38,9 +42,6 @@ def _content(record: dict, fields: tuple[str, ...] = CONTENT_FIELDS) -> tuple:
 
 def carry_reviews(old_dir: Path, new_dir: Path) -> int:
     """Carry old_dir's reviews into new_dir; the number of verdicts carried."""
-    from experiments.review.sample import SAMPLE_FILE, open_sample, read_sample
-    from experiments.review.verdict_log import VerdictLog
-    from experiments.review.verdicts import load_verdicts
 
     review = old_dir / "review"
     files = sorted(review.glob("*.jsonl")) if review.is_dir() else []

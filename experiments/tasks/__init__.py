@@ -1,7 +1,9 @@
-"""Task registry: a task glues programs, roles, data and metrics for one kind of experiment."""
+"""Task registry: a task glues programs, roles, data and metrics for one kind of experiment.
+
+These are the tasks the runner's case loop runs. The bench, which drives that loop stage by stage,
+joins them in `experiments.launch.TASKS`, the registry a config is checked against."""
 
 from experiments.tasks.answer_swap import AnswerSwapTask
-from experiments.tasks.bench import BenchTask
 from experiments.tasks.compare_pivots import ComparePivotsTask
 from experiments.tasks.context_enrich import ContextEnrichTask
 from experiments.tasks.evaluate import EvaluateTask
@@ -21,5 +23,4 @@ TASKS = {
     "evaluate": EvaluateTask,
     "optimize": OptimizeTask,
     "compare_pivots": ComparePivotsTask,
-    "bench": BenchTask,
 }

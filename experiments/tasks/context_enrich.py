@@ -8,6 +8,7 @@ from typing import Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from experiments import corpus
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.context_enrich import VERSION, ContextEnrich
@@ -34,11 +35,9 @@ class ContextEnrichTask(JudgedTask):
                                                  "to inserting the key sentence in code")
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
-        from programs.retriever import default_retriever
-
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.retriever = default_retriever(self.options.embedder, backend=self.options.backend,
+        self.retriever = corpus.default_retriever(self.options.embedder, backend=self.options.backend,
                                            corpus=self.options.corpus)
         self.program = ContextEnrich(self.retriever, self.options.k, self.options.seed, self.options.lm_merge)
 

@@ -7,7 +7,6 @@ and its perturbed version, so drops are paired. Scores, tables and the report co
 
 from __future__ import annotations
 
-import random
 from typing import Literal
 
 import dspy
@@ -15,10 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
-from metrics.evaluation import answer_position, score_record
-from programs.target_reader import TargetReader
+from experiments.nli import build_nli
+from experiments.readers import DECODINGS, readers_for
+from experiments.report import report_tables, scored_records, write_report
+from experiments.report_metrics import is_detail, report_metrics
+from metrics.evaluation import accuracy_table, answer_position, paired_drop, score_record
 
-DECODINGS = {"greedy": {}, "sampled": {"temperature": 0.3, "top_p": 0.9}}
 Setting = Literal["closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction"]
 
 
@@ -34,32 +35,6 @@ class EvaluateOptions(BaseModel):
     seed: int = 0
 
 
-def demo_pool(source: str, exclude: set[str], k: int, seed: int) -> list[dspy.Example]:
-    from experiments.case_sets import is_run_source, load_run_cases
-    from experiments.data import load_qa, resolve_dataset
-    from experiments.filters import apply_reeval_filters
-
-    if is_run_source(source):
-        pool, _ = load_run_cases(source)
-    else:
-        pool, _ = apply_reeval_filters(load_qa(resolve_dataset(source).path), max_evidence_words=150)
-    pool = [e for e in pool if e.get("seed_id", e.id) not in exclude and e.id not in exclude]
-    chosen = random.Random(seed).sample(pool, min(k, len(pool)))
-    return [dspy.Example(context=e.context, question=e.question, answer=e.answers[0]).with_inputs(
-        "context", "question") for e in chosen]
-
-
-def readers_for(targets: list[ResolvedLM], examples: list, k_shots: int = 0, demo_source: str = "nq",
-                seed: int = 0) -> dict[str, TargetReader]:
-    """One reader per target; demonstrations come from a pool disjoint from `examples`."""
-    # No demonstration for a completion-prompted base model outside the few-shot setting: the JSON
-    # grammar already fixes the reply's shape, and gemma3-270m shown one demonstration answered its
-    # answer ("a new career in advertising") to 287 of 290 bench questions.
-    exclude = {e.get("seed_id", e.id) for e in examples} | {e.id for e in examples}
-    demos = demo_pool(demo_source, exclude, k_shots, seed) if k_shots > 0 else []
-    return {target.config.name: TargetReader(demos[:k_shots]) for target in targets}
-
-
 class EvaluateTask:
     name = "evaluate"
     roles = ("targets",)
@@ -69,8 +44,6 @@ class EvaluateTask:
     evaluates_files_as_given = True
 
     def __init__(self, lms: dict, options: EvaluateOptions | None = None):
-        from experiments.nli import build_nli
-
         self.options = options or EvaluateOptions()
         self.targets: list[ResolvedLM] = lms["targets"]
         self.nli = build_nli(self.options.nli, lms.get("judge"))
@@ -130,7 +103,6 @@ class EvaluateTask:
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         """Counts, and every figure of the report under a name one can filter on (experiments.report_metrics)."""
-        from experiments.report_metrics import report_metrics
 
         metrics: dict[str, float] = {"evaluations": len(records),
                                      "errors": sum(r["status"].startswith("error:") for r in records)}
@@ -139,21 +111,17 @@ class EvaluateTask:
 
     def summary_metrics(self, metrics: dict[str, float]) -> dict[str, float]:
         """What `reeval run` prints: the headline accuracies; the report's other figures are in MLflow."""
-        from experiments.report_metrics import is_detail
 
         return {k: v for k, v in metrics.items() if not is_detail(k)}
 
     def _report_tables(self, records: list[dict]) -> dict:
         """The report's tables, computed once for the metrics and the page of the same records."""
-        from experiments.report import report_tables, scored_records
 
         if getattr(self, "_tables_of", (None,))[0] is not records:
             self._tables_of = (records, report_tables(scored_records(records)))
         return self._tables_of[1]
 
     def write_artifacts(self, records: list[dict], out_dir, run_info: dict):
-        from experiments.report import write_report
-
         backend = self.nli.name if self.nli else "none (entailment not computed; EM, F1, containment and keywords are)"
         info = {**run_info, "nli_backend": backend,
                 "settings": ", ".join(self.options.settings), "decodings": ", ".join(self.options.decodings)}
@@ -162,7 +130,6 @@ class EvaluateTask:
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         """The paired drops; for cases without originals (a file evaluated unpaired), the accuracy."""
-        from metrics.evaluation import accuracy_table, paired_drop
 
         drops = paired_drop(records, "task_correct")
         if drops:

@@ -12,7 +12,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.judging.calibration import calibration_metrics
-from experiments.judging.controls import CONDITIONS, controls_for, other_answer_pool
+from experiments.judging.controls import CONDITIONS, controls_for, half_of, other_answer_pool
 from experiments.judging.fit import current_signals, fit_and_measure, markdown
 from experiments.judging.params import PARAMS_FILE, SIGNALS_FILE
 from experiments.lm.registry import ResolvedLM
@@ -44,7 +44,6 @@ class JudgeCalibrationTask:
 
     def prepare(self, examples: list, run_dir) -> None:
         """Which seeds get the reasoned signals: fixed by the seed list, not by the order cases finish."""
-        from experiments.judging.controls import half_of
 
         half = self.options.reasoned_half
         wanted = [e.id for e in examples if not half or half_of(e.id) == half]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.case_sets import RUN_PREFIX
+from experiments.review import load_verdicts, majority_vote
 from experiments.run_store import RunStore
 from metrics.validity import JudgedCase
 
@@ -87,7 +88,6 @@ def read_sample(run_dir: Path) -> dict[str, Any] | None:
 
 def human_decisions(run_dir: Path) -> tuple[dict[str, bool | None], list[str]]:
     """Case id -> True/False by the reviewers' majority, None when reviewed without one; and the annotators."""
-    from experiments.review import load_verdicts, majority_vote
 
     files = sorted((run_dir / REVIEW_DIR).glob("*.jsonl"))
     if not files:

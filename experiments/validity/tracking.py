@@ -6,6 +6,8 @@ import logging
 import time
 
 from experiments.report import jsonable
+from experiments.tracking import find_runs, setup_mlflow
+from experiments.validity.render import report_section
 from experiments.validity.run import RunValidity
 
 logger = logging.getLogger(__name__)
@@ -16,8 +18,6 @@ def log_validity(rv: RunValidity, mlflow_run_id: str | None = None) -> str | Non
     parent run of ``rv.run_id``; return the MLflow run id, None when the run has no MLflow run."""
     from mlflow.entities import Metric
     from mlflow.tracking import MlflowClient
-
-    from experiments.tracking import find_runs, setup_mlflow
 
     if mlflow_run_id is None:
         runs = find_runs(rv.run_id)
@@ -32,7 +32,6 @@ def log_validity(rv: RunValidity, mlflow_run_id: str | None = None) -> str | Non
     for start in range(0, len(metrics), 1000):  # MLflow caps a batch at 1000 metrics
         client.log_batch(mlflow_run_id, metrics=metrics[start:start + 1000])
     client.set_tag(mlflow_run_id, "validity.judge_alone", str(rv.judge_alone).lower())
-    from experiments.validity.render import report_section
 
     client.log_dict(mlflow_run_id, jsonable({**report_section(rv), "figures": rv.figures.to_dict()}),
                     "validity/validity.json")

@@ -1,7 +1,11 @@
-"""`task: bench`: the registry's entry for the bench, which runs its own stages (experiments/bench)."""
+"""`task: bench`: the registry's entry for the bench, which runs its own stages (experiments/bench).
+
+It joins the single-run tasks in `experiments.launch.TASKS`, not in `experiments.tasks`: the bench
+drives the runner, so the runner's registry cannot hold it."""
 
 from __future__ import annotations
 
+from experiments.bench.driver import check_config, run_bench
 from experiments.bench.options import BenchOptions
 
 
@@ -11,15 +15,9 @@ class BenchTask:
     optional_roles = ("pivot", "pivots", "judge")
     Options = BenchOptions
 
-    @staticmethod
-    def check_config(config) -> None:
-        from experiments.bench.driver import check_config
-
-        check_config(config)
+    check_config = staticmethod(check_config)
 
     @staticmethod
     def drive(config, **kwargs):
         """Run the whole bench (instead of the runner's one case loop); returns the runner's RunResult."""
-        from experiments.bench.driver import run_bench
-
         return run_bench(config, **kwargs)

@@ -1,0 +1,58 @@
+"""The settings of one LM in one role, as a config gives them: the type every LM-facing module reads.
+
+It sits with the LM runtime, below the experiment schema (experiments.config), so that building an LM
+never imports the schema of a whole experiment.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import parse_qsl, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from experiments.lm.roster import get_spec
+from experiments.secrets import is_secret_name
+
+
+class LMConfig(BaseModel):
+    """One LM in one role. Decoding is explicit and recorded: it changes the answers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="local roster name (see `reeval models`) or a LiteLLM string provider/model")
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 128
+    seed: int = 0
+    api_base: str | None = None
+    num_retries: int = Field(3, ge=0, description="provider/server LMs: retries of a rate-limited (429), failed "
+                             "(5xx), timed-out or unreachable call, with DSPy's exponential backoff (1, 2, 4 s…) "
+                             "or the server's Retry-After")
+    # None, not 120, as the default: a run's identity leaves defaults out, and stored configs say `null`.
+    timeout: float | None = Field(None, gt=0, description="provider/server LMs: seconds to wait for the next "
+                                  "byte of a reply before the attempt counts as timed out (default 120; connecting "
+                                  "waits at most 10 s); a hung server ends as error:timeout after about "
+                                  "timeout x (num_retries + 1) seconds plus the backoffs")
+    n_ctx: int = 8192
+    cache: bool = True
+    adapter: Literal["json", "chat"] = "json"
+
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials(cls, api_base: str | None) -> str | None:
+        if api_base is None:
+            return None
+        url = urlsplit(api_base)
+        if url.username or url.password or any(is_secret_name(k) for k, _ in parse_qsl(url.query)):
+            # Not echoed: the message would carry the credential into logs.
+            raise ValueError("holds a credential; a config is logged and hashed, so give the server's address "
+                             "only and the key in the provider's environment variable (OPENAI_API_KEY, …)")
+        return api_base
+
+    @field_validator("name")
+    @classmethod
+    def _known_model(cls, name: str) -> str:
+        if "/" not in name:
+            get_spec(name)  # raises with "did you mean"
+        return name
