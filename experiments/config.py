@@ -32,6 +32,7 @@ from pydantic import (
 # The LM settings type lives with the LM runtime, a layer below; the schema holds it in models.
 from experiments.lm.settings import LMConfig
 from experiments.secrets import is_secret_name
+from experiments.splits import DEVELOPMENT_ROWS
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "nq_seed_selection.yaml"
@@ -59,8 +60,6 @@ class DataConfig(Strict):
 
     @model_validator(mode="after")
     def _split_declared(self) -> DataConfig:
-        from experiments.splits import DEVELOPMENT_ROWS
-
         if self.split != "all" and self.source not in DEVELOPMENT_ROWS:
             raise ValueError(f"split: {self.source!r} has no declared development rows (only "
                              f"{', '.join(DEVELOPMENT_ROWS)}); use split: all")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from experiments.call_cache import forget_last_call
 from experiments.secrets import redact
 
 # DSPy's LMError.code -> our kind; codes not listed are "lm".
@@ -55,11 +56,9 @@ def error_kind(exc: BaseException) -> str:
 
 def error_status(exc: BaseException) -> str:
     """`error:<kind>` of a failed call. A reply the adapter could not parse is also evicted from the call
-    cache (experiments/lm/call_cache.py): it is no answer, and kept it would be replayed by every redo."""
+    cache (experiments/call_cache.py): it is no answer, and kept it would be replayed by every redo."""
     kind = error_kind(exc)
     if kind == "parse":
-        from experiments.lm.call_cache import forget_last_call
-
         forget_last_call()
     return f"error:{kind}"
 

@@ -9,10 +9,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from experiments.call_cache import call_scope, endpoint_of, normalise_api_base
 from experiments.cli import app
 from experiments.config import LMConfig
 from experiments.errors import ErrorBudgetExceeded, check_budget, error_text
-from experiments.lm.call_cache import call_scope, endpoint_of, normalise_api_base
 from experiments.lm.usage import CallMeter
 
 
@@ -55,7 +55,7 @@ def _dspy_key(request: dict) -> str:
 def test_local_model_keys_are_dspys_own_and_provider_keys_hold_the_endpoint():
     import dspy
 
-    from experiments.lm.call_cache import install
+    from experiments.call_cache import install
 
     install()
     request = {

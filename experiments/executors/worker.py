@@ -54,7 +54,7 @@ def process_case(task, example) -> list[dict]:
     The case's calls are tracked (`case_keys`) so that a reply the adapter could not parse can be
     evicted from the call cache (errors.error_status): a redo of the case (`--retry-errors`) then asks
     the LM again for that call only, instead of replaying the unparseable reply."""
-    from experiments.lm.call_cache import case_keys
+    from experiments.call_cache import case_keys
 
     with case_keys():
         try:

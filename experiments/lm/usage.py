@@ -20,6 +20,8 @@ from contextlib import contextmanager
 
 import dspy
 
+from experiments.call_cache import call_scope, endpoint_of, install
+
 
 def total_tokens(entry: dict) -> int:
     if entry.get("total_tokens"):
@@ -135,11 +137,9 @@ _ENTRIES: contextvars.ContextVar[list | None] = contextvars.ContextVar("reeval_l
 class MeteredLM(dspy.LM):
     """dspy.LM that adds each call's usage and cost to its `meter`. DSPy writes one history entry
     per call, cache hits included (with no usage); a failed call writes none. Its calls' cache
-    keys hold its endpoint (experiments/lm/call_cache.py)."""
+    keys hold its endpoint (experiments/call_cache.py)."""
 
     def __init__(self, *args, **kwargs):
-        from experiments.lm.call_cache import endpoint_of, install
-
         super().__init__(*args, **kwargs)
         self.meter = CallMeter()
         self.cache_endpoint = endpoint_of(self.model, kwargs.get("api_base"))
@@ -162,8 +162,6 @@ class MeteredLM(dspy.LM):
     @contextlib.contextmanager
     def _metered(self):
         """One top-level call: its entries and seconds to the meter, or a failed call."""
-        from experiments.lm.call_cache import call_scope
-
         token = _ENTRIES.set([])
         started = time.perf_counter()
         try:

@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
+from experiments.secrets import redact, secret_values
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 ENDPOINT_KEY = "reeval_endpoint"
 
@@ -114,7 +116,6 @@ def evict(key: str) -> None:
 
 def _redacted(value, secrets: list[str]):
     """A copy of a cache record with each secret replaced; containers and plain objects are walked."""
-    from experiments.secrets import redact
 
     if isinstance(value, str):
         return redact(value, secrets)
@@ -170,7 +171,6 @@ def install() -> None:
         return found
 
     def put(self, request, value, ignored_args_for_cache_key=None, enable_memory_cache=True):
-        from experiments.secrets import secret_values
 
         secrets = secret_values()
         if secrets:
