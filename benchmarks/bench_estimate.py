@@ -33,9 +33,14 @@ from experiments.config_loader import load_config
 # docs/results/speed.md: inconsistent 23 min 47 s for 53 selected seeds (judged, seed selection cached);
 # counterfactual 42 min 35 s for 50 questions (judged); rejudge with the stacked judge 5 min 30 s for 40
 # cases, two calls each; evaluation 675 calls of qwen2.5-0.5b, smollm2-135m, gemma3-270m in 19 min.
-README = {"inconsistent_per_selected": 1427 / 53, "counterfactual_per_question": 2555 / 50,
-          "stacked_extra_call": 330 / 80, "small_target_call": 1140 / 675,
-          "inconsistent_accepted_per_row": 26 / 75, "counterfactual_accepted_per_question": 21 / 50}
+README = {
+    "inconsistent_per_selected": 1427 / 53,
+    "counterfactual_per_question": 2555 / 50,
+    "stacked_extra_call": 330 / 80,
+    "small_target_call": 1140 / 675,
+    "inconsistent_accepted_per_row": 26 / 75,
+    "counterfactual_accepted_per_question": 21 / 50,
+}
 # DESIGN.md measured a qwen2.5-1.5b seed-selection call alone on the machine at 3.35 s; runs recorded beside
 # another LM job take longer; the ratio rescales an estimate to the machine alone (the one call type measured both
 # ways).
@@ -65,8 +70,11 @@ def measured(runs: Path) -> dict[str, float]:
         by_task[json.loads(config.read_text()).get("task", "")].append(config.parent)
 
     def first(run: Path) -> list[dict]:
-        return [json.loads(x) for x in (run / "cases.jsonl").read_text().splitlines()
-                if json.loads(x).get("attempt", 1) == 1]
+        return [
+            json.loads(x)
+            for x in (run / "cases.jsonl").read_text().splitlines()
+            if json.loads(x).get("attempt", 1) == 1
+        ]
 
     def judged(run: Path) -> bool:
         return (json.loads((run / "config.json").read_text())["models"] or {}).get("judge") is not None
@@ -87,14 +95,23 @@ def measured(runs: Path) -> dict[str, float]:
     for run in by_task["context_enrich"]:
         seeds = {r["seed_id"]: r["seconds"] for r in first(run) if "seconds" in r}
         enrich += list(seeds.values())
-    missing = [what for values, what in ((short, "an answer-swap run without a judge (the pivot's short calls)"),
-                                         (rewrite, "an unanswerable run without a judge (the pivot's rewrites)"),
-                                         (judge, "a judged answer-swap or unanswerable run (the judge's calls)"),
-                                         (enrich, "a context-enriching run")) if not values]
+    missing = [
+        what
+        for values, what in (
+            (short, "an answer-swap run without a judge (the pivot's short calls)"),
+            (rewrite, "an unanswerable run without a judge (the pivot's rewrites)"),
+            (judge, "a judged answer-swap or unanswerable run (the judge's calls)"),
+            (enrich, "a context-enriching run"),
+        )
+        if not values
+    ]
     if missing:
-        raise SystemExit(f"{runs}: the estimate reads per-call seconds from finished runs, and it lacks "
-                         + "; ".join(missing) + ". Run those configs (experiments/configs/nq_*.yaml, with or "
-                         "without models.judge) or point --runs at a folder that has them.")
+        raise SystemExit(
+            f"{runs}: the estimate reads per-call seconds from finished runs, and it lacks "
+            + "; ".join(missing)
+            + ". Run those configs (experiments/configs/nq_*.yaml, with or "
+            "without models.judge) or point --runs at a folder that has them."
+        )
     # A seed whose calls came from the cache took a fraction of one call: only cold seeds measure the work.
     out["pivot_short_call"] = sum(s for s, _ in short) / sum(n for _, n in short)
     enrich = [s for s in enrich if s > 2 * out["pivot_short_call"]] or enrich
@@ -168,9 +185,19 @@ def estimate(config_path: str, runs: Path) -> None:
         pool = [f"q{i}" for i in range(questions)] if task == "counterfactual" else seeds
         chosen = rng.sample(pool, min(len(pool), round(n / (2 if task == "context_enrich" else 1))))
         copies = 2 if task == "context_enrich" else 1
-        cases[task] = [dspy.Example(id=f"{s}:{task}{c}", seed_id=s, question=f"question {s}",
-                                    context=f"{task} {s} {c}", answers=["a"], original_context=f"original {s}",
-                                    original_answers=["b"]) for s in chosen for c in range(copies)]
+        cases[task] = [
+            dspy.Example(
+                id=f"{s}:{task}{c}",
+                seed_id=s,
+                question=f"question {s}",
+                context=f"{task} {s} {c}",
+                answers=["a"],
+                original_context=f"original {s}",
+                original_answers=["b"],
+            )
+            for s in chosen
+            for c in range(copies)
+        ]
     names = [t.name for t in config.models.targets]
     the_plan = plan(cases, options, names, DemoBook(cases, options.k_shots, options.seed))
     per_call = target_call_seconds(names, m["pivot_short_call"])
@@ -184,12 +211,18 @@ def estimate(config_path: str, runs: Path) -> None:
     print("expected accepted cases:", {k: round(v, 1) for k, v in accepted.items()})
     print("generation (min):", {k: round(v, 1) for k, v in minutes.items()}, "total", round(sum(minutes.values()), 1))
     print(f"target calls: {counts['asks']} ({counts['uses']} evaluations, {counts['saved']} saved by sharing)")
-    print("evaluation (min) by setting:", {k: round(v, 1) for k, v in sorted(by_setting.items())},
-          "total", round(sum(by_setting.values()), 1))
+    print(
+        "evaluation (min) by setting:",
+        {k: round(v, 1) for k, v in sorted(by_setting.items())},
+        "total",
+        round(sum(by_setting.values()), 1),
+    )
     total = sum(minutes.values()) + sum(by_setting.values())
     solo = SOLO_CALL / m["pivot_short_call"]
-    print(f"cold total: {total:.0f} min from the recorded seconds; {total * solo:.0f} min at the solo speed "
-          f"(x{solo:.2f}: a seed-selection call took {SOLO_CALL} s alone, {m['pivot_short_call']:.2f} s recorded)")
+    print(
+        f"cold total: {total:.0f} min from the recorded seconds; {total * solo:.0f} min at the solo speed "
+        f"(x{solo:.2f}: a seed-selection call took {SOLO_CALL} s alone, {m['pivot_short_call']:.2f} s recorded)"
+    )
 
 
 if __name__ == "__main__":

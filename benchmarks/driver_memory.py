@@ -46,11 +46,13 @@ def write_shards(directory: Path, passages: int, words: int, per_shard: int = 10
     vocab = [f"w{i}" for i in range(20_000)]
     for shard, start in enumerate(range(0, passages, per_shard)):
         rows = range(start, min(start + per_shard, passages))
-        table = pa.table({
-            "id": [f"p{i}" for i in rows],
-            "title": [f"Title {i // 5}" for i in rows],
-            "text": [" ".join(rng.choices(vocab, k=words)) for _ in rows],
-        })
+        table = pa.table(
+            {
+                "id": [f"p{i}" for i in rows],
+                "title": [f"Title {i // 5}" for i in rows],
+                "text": [" ".join(rng.choices(vocab, k=words)) for _ in rows],
+            }
+        )
         pq.write_table(table, directory / f"shard-{shard:04d}.parquet")
 
 
@@ -94,9 +96,14 @@ def measure(corpus: Path) -> dict:
     gc.collect()
     lists_mb = rss_mb() - base
     del lists
-    return {"passages": n, "retriever_rss_mb": round(retriever_mb, 1), "id_scan_s": round(scan, 2),
-            "lists_rss_mb": round(lists_mb, 1), "hits_of_a_query_ms": round(hits_ms, 1),
-            "build_window_ms": round(window_ms, 1)}
+    return {
+        "passages": n,
+        "retriever_rss_mb": round(retriever_mb, 1),
+        "id_scan_s": round(scan, 2),
+        "lists_rss_mb": round(lists_mb, 1),
+        "hits_of_a_query_ms": round(hits_ms, 1),
+        "build_window_ms": round(window_ms, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,10 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         write_shards(shards, args.passages, args.words)
         print(f"wrote {args.passages:,} passages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         result = measure(shards)
-    print(f"| passages | retriever RSS | id scan | same rows as Python lists | 64 hits | 8,192-row window |\n"
-          f"|---:|---:|---:|---:|---:|---:|\n"
-          f"| {result['passages']:,} | {result['retriever_rss_mb']:,} MB | {result['id_scan_s']} s | "
-          f"{result['lists_rss_mb']:,} MB | {result['hits_of_a_query_ms']} ms | {result['build_window_ms']} ms |")
+    print(
+        f"| passages | retriever RSS | id scan | same rows as Python lists | 64 hits | 8,192-row window |\n"
+        f"|---:|---:|---:|---:|---:|---:|\n"
+        f"| {result['passages']:,} | {result['retriever_rss_mb']:,} MB | {result['id_scan_s']} s | "
+        f"{result['lists_rss_mb']:,} MB | {result['hits_of_a_query_ms']} ms | {result['build_window_ms']} ms |"
+    )
     print(json.dumps(result))
     return 0
 

@@ -35,8 +35,9 @@ def measure(name: str, prompts: int) -> dict:
     from experiments.lm.engine import build_features
     from experiments.lm.roster import model_path
 
-    llm = llama_cpp.Llama(model_path=str(model_path(name)), n_ctx=4096, n_threads=2, n_threads_batch=2,
-                          verbose=False, seed=0)
+    llm = llama_cpp.Llama(
+        model_path=str(model_path(name)), n_ctx=4096, n_threads=2, n_threads_batch=2, verbose=False, seed=0
+    )
     rows = load_qa(DATASETS["nq"][0], limit=prompts + 2)[2:]
     prompt_tokens = generated = prompt_s = generate_s = 0.0
     answers = []
@@ -54,16 +55,27 @@ def measure(name: str, prompts: int) -> dict:
         generated += out["usage"]["completion_tokens"] - 1
         answers.append(out["choices"][0]["text"])
         generate_s += max(time.perf_counter() - started - first, 1e-9)
-    return {"model": name, "features": build_features(), "prompt_tok_s": round(prompt_tokens / prompt_s, 1),
-            "gen_tok_s": round(generated / generate_s, 1), "prompt_tokens": int(prompt_tokens), "answers": answers}
+    return {
+        "model": name,
+        "features": build_features(),
+        "prompt_tok_s": round(prompt_tokens / prompt_s, 1),
+        "gen_tok_s": round(generated / generate_s, 1),
+        "prompt_tokens": int(prompt_tokens),
+        "answers": answers,
+    }
 
 
 def child(name: str, prompts: int, site: str | None) -> dict:
     env = dict(os.environ)
     if site:
         env["PYTHONPATH"] = os.pathsep.join([site, env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, __file__, "--child", name, "--prompts", str(prompts)], env=env,
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", name, "--prompts", str(prompts)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -79,17 +79,30 @@ def main() -> None:
         records.setdefault(label, comparable(result.records))
         calls = sum(v for k, v in result.metrics.items() if k.startswith("lm.") and k.endswith(".calls"))
         lm_seconds = sum(v for k, v in result.metrics.items() if k.startswith("lm.") and k.endswith(".seconds"))
-        rows.append({"split": label, "cases": result.new_cases, "wall_s": round(wall, 1),
-                     "cases_per_min": round(60 * result.new_cases / wall, 2), "lm_calls": int(calls),
-                     "lm_engine_s": round(lm_seconds, 1),
-                     "anon_mb_added": round((memory["Anonymous"] - baseline["Anonymous"]) / 1024),
-                     "file_rss_mb_added": round((memory["File"] - baseline["File"]) / 1024)})
+        rows.append(
+            {
+                "split": label,
+                "cases": result.new_cases,
+                "wall_s": round(wall, 1),
+                "cases_per_min": round(60 * result.new_cases / wall, 2),
+                "lm_calls": int(calls),
+                "lm_engine_s": round(lm_seconds, 1),
+                "anon_mb_added": round((memory["Anonymous"] - baseline["Anonymous"]) / 1024),
+                "file_rss_mb_added": round((memory["File"] - baseline["File"]) / 1024),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
 
     first, second = (records[label] for label in settings)
     differing = sorted(k for k in first.keys() | second.keys() if first.get(k) != second.get(k))
-    summary = {"cores": cores, "config": str(args.config or "default"), "limit": args.limit, "rows": rows,
-               "identical_greedy_records": not differing, "differing_cases": differing[:20]}
+    summary = {
+        "cores": cores,
+        "config": str(args.config or "default"),
+        "limit": args.limit,
+        "rows": rows,
+        "identical_greedy_records": not differing,
+        "differing_cases": differing[:20],
+    }
     by_split = {label: [r["cases_per_min"] for r in rows if r["split"] == label] for label in settings}
     mean = {label: sum(v) / len(v) for label, v in by_split.items()}
     a, b = list(settings)

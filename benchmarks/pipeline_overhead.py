@@ -45,8 +45,15 @@ def main() -> None:
         cold_id = cold_id or result.run_id
         calls = sum(v for k, v in result.metrics.items() if k.startswith("lm.") and k.endswith(".calls"))
         lm_seconds = sum(v for k, v in result.metrics.items() if k.startswith("lm.") and k.endswith(".seconds"))
-        rows.append({"run": label, "wall_s": round(wall, 2), "lm_engine_s": round(lm_seconds, 2),
-                     "real_lm_calls": int(calls), "new_cases": result.new_cases})
+        rows.append(
+            {
+                "run": label,
+                "wall_s": round(wall, 2),
+                "lm_engine_s": round(lm_seconds, 2),
+                "real_lm_calls": int(calls),
+                "new_cases": result.new_cases,
+            }
+        )
     cold = rows[0]
     summary = {
         "rows": rows,
@@ -55,8 +62,10 @@ def main() -> None:
         "cached_over_cold": round(rows[2]["wall_s"] / cold["wall_s"], 4),
     }
     for row in rows:
-        print(f"{row['run']:>7}: wall {row['wall_s']:8.2f}s  LM {row['lm_engine_s']:8.2f}s  "
-              f"real LM calls {row['real_lm_calls']:4d}  new cases {row['new_cases']}")
+        print(
+            f"{row['run']:>7}: wall {row['wall_s']:8.2f}s  LM {row['lm_engine_s']:8.2f}s  "
+            f"real LM calls {row['real_lm_calls']:4d}  new cases {row['new_cases']}"
+        )
     print(json.dumps(summary, indent=2))
 
 

@@ -72,8 +72,9 @@ def overlap(found: np.ndarray, truth: np.ndarray) -> float:
 # ---------------------------------------------------------------------------------------- encoding
 
 
-def encoding(backends: list[str], stride: int, rounds: int, queries: int, threads: int,
-             partial: Path | None = None) -> dict:
+def encoding(
+    backends: list[str], stride: int, rounds: int, queries: int, threads: int, partial: Path | None = None
+) -> dict:
     passages = load_passages(DATASETS["wiki_passages"][0]).select(range(0, 14_574, stride))
     retriever = PassageRetriever(passages, None, "")  # only for its embedding text and length sort
     texts = [retriever.embedding_text(i) for i in range(len(retriever))]
@@ -84,8 +85,7 @@ def encoding(backends: list[str], stride: int, rounds: int, queries: int, thread
     embedders, load = {}, {}
     for backend in backends:
         before, started = rss_mb(), time.perf_counter()
-        embedders[backend] = get_embedder("all-MiniLM-L6-v2", backend=backend, cache_root=cache_dir(),
-                                          threads=threads)
+        embedders[backend] = get_embedder("all-MiniLM-L6-v2", backend=backend, cache_root=cache_dir(), threads=threads)
         embedders[backend].encode(texts[:2])  # warm-up: first call pays lazy initialisation
         load[backend] = {"load_s": round(time.perf_counter() - started, 1), "rss_added_mb": round(rss_mb() - before)}
 
@@ -114,8 +114,16 @@ def encoding(backends: list[str], stride: int, rounds: int, queries: int, thread
         done += len(chunk)
         # Figures so far after every round: a shared machine may not let the last round finish soon.
         result = summary(backends, vectors, query_vectors, latencies, load, wall, cpu, done)
-        result.update({"sample": f"every {stride}th pool passage", "sample_size": len(texts), "rounds_done": number,
-                       "rounds": rounds, "held_out_queries": len(questions), "threads": threads})
+        result.update(
+            {
+                "sample": f"every {stride}th pool passage",
+                "sample_size": len(texts),
+                "rounds_done": number,
+                "rounds": rounds,
+                "held_out_queries": len(questions),
+                "threads": threads,
+            }
+        )
         print(json.dumps({"round": number, **result}), file=sys.stderr, flush=True)
         if partial is not None:
             partial.write_text(json.dumps(result, indent=1) + "\n")
@@ -161,8 +169,9 @@ def synthetic(anchors: np.ndarray, count: int, seed: int, kind: str = "clustered
         if kind == "mixture":
             mix = rng.random((n, 1), dtype=np.float32)
             block = mix * block + (1 - mix) * anchors[rng.integers(0, len(anchors), n)]
-        out[start : start + n] = block + rng.normal(0, 0.03 if kind == "clustered" else 0.02,
-                                                    block.shape).astype(np.float32)
+        out[start : start + n] = block + rng.normal(0, 0.03 if kind == "clustered" else 0.02, block.shape).astype(
+            np.float32
+        )
     faiss.normalize_L2(out)
     return out
 
@@ -181,21 +190,30 @@ def timed_search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, list[f
 
 
 def latency(wall: list[float], cpu: list[float]) -> dict:
-    ms = {"p50_ms": statistics.median(wall), "p95_ms": percentile(wall, 0.95),
-          "cpu_p50_ms": statistics.median(cpu), "cpu_p95_ms": percentile(cpu, 0.95)}
+    ms = {
+        "p50_ms": statistics.median(wall),
+        "p95_ms": percentile(wall, 0.95),
+        "cpu_p50_ms": statistics.median(cpu),
+        "cpu_p95_ms": percentile(cpu, 0.95),
+    }
     return {key: round(1000 * value, 3) for key, value in ms.items()}
 
 
-def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: list[int],
-          kind: str) -> dict:
+def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: list[int], kind: str) -> dict:
     import faiss
 
     faiss.omp_set_num_threads(threads)
     before = rss_mb()
     vectors = synthetic(anchors, count, 1, kind)
     probe = synthetic(anchors, queries, 2, kind)  # held out: not in the index
-    result: dict = {"synthetic": kind, "vectors": count, "dim": int(vectors.shape[1]), "queries": queries,
-                    "threads": threads, "vectors_mb": round(vectors.nbytes / 2**20)}
+    result: dict = {
+        "synthetic": kind,
+        "vectors": count,
+        "dim": int(vectors.shape[1]),
+        "queries": queries,
+        "threads": threads,
+        "vectors_mb": round(vectors.nbytes / 2**20),
+    }
 
     flat = faiss.IndexFlatIP(vectors.shape[1])
     flat.add(vectors)
@@ -212,8 +230,11 @@ def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: 
     ivf.train(vectors[np.linspace(0, count - 1, plan.train_size(count)).astype(np.int64)])
     trained = time.perf_counter() - started
     ivf.add(vectors)
-    result["ivf_build"] = {"train_s": round(trained, 1), "add_s": round(time.perf_counter() - started - trained, 1),
-                           "index_mb": round(faiss.serialize_index(ivf).nbytes / 2**20)}
+    result["ivf_build"] = {
+        "train_s": round(trained, 1),
+        "add_s": round(time.perf_counter() - started - trained, 1),
+        "index_mb": round(faiss.serialize_index(ivf).nbytes / 2**20),
+    }
     print(f"IVF build: {result['ivf_build']}", file=sys.stderr, flush=True)
     result["ivf"] = {}
     for nprobe in nprobes:
@@ -226,14 +247,19 @@ def scale(anchors: np.ndarray, count: int, queries: int, threads: int, nprobes: 
 
     # The compressed stores plan_index falls back to when float32 vectors exceed the memory budget.
     pq_m = plan_index(count, vectors.shape[1], flat_below=0, memory_budget=0).pq_m
-    for compressed in (IndexPlan("ivfsq8", nlist=plan.nlist, nprobe=plan.nprobe),
-                       IndexPlan("ivfpq", nlist=plan.nlist, nprobe=plan.nprobe, pq_m=pq_m)):
+    for compressed in (
+        IndexPlan("ivfsq8", nlist=plan.nlist, nprobe=plan.nprobe),
+        IndexPlan("ivfpq", nlist=plan.nlist, nprobe=plan.nprobe, pq_m=pq_m),
+    ):
         started = time.perf_counter()
         index = compressed.new_index(vectors.shape[1])
         index.train(vectors[np.linspace(0, count - 1, compressed.train_size(count)).astype(np.int64)])
         index.add(vectors)
-        row = result[compressed.kind] = {**compressed.params(), "build_s": round(time.perf_counter() - started, 1),
-                                         "index_mb": round(faiss.serialize_index(index).nbytes / 2**20)}
+        row = result[compressed.kind] = {
+            **compressed.params(),
+            "build_s": round(time.perf_counter() - started, 1),
+            "index_mb": round(faiss.serialize_index(index).nbytes / 2**20),
+        }
         for nprobe in nprobes:
             faiss.extract_index_ivf(index).nprobe = nprobe
             found, wall, cpu = timed_search(index, probe, 10)
@@ -276,8 +302,14 @@ def pool_index(index_root: Path, backend: str, limit: int | None) -> dict:
     retriever.build_or_load(index_root)
     seconds = time.perf_counter() - started
     built = "loaded_from" not in retriever.meta
-    return {"backend": backend, "passages": len(retriever), "index_built": built, "seconds": round(seconds, 1),
-            "passages_per_s": round(len(retriever) / seconds, 1) if built else None, **retriever.describe()}
+    return {
+        "backend": backend,
+        "passages": len(retriever),
+        "index_built": built,
+        "seconds": round(seconds, 1),
+        "passages_per_s": round(len(retriever) / seconds, 1) if built else None,
+        **retriever.describe(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,8 +319,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stride", type=int, default=7, help="every Nth pool passage (default 7: 2,082)")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--queries", type=int, default=200, help="held-out NQ questions for recall@10")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="threads per backend (default 1, as a run's queries; torch builds take this many)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="threads per backend (default 1, as a run's queries; torch builds take this many)",
+    )
     parser.add_argument("--vectors", type=int, default=1_000_000, help="synthetic vectors for the scale part")
     parser.add_argument("--nprobe", default="4,8,16,32,64")
     parser.add_argument("--synthetic", choices=("clustered", "mixture"), default="mixture")
@@ -304,14 +340,21 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {"machine": {"cpus": os.cpu_count(), "load_avg_at_start": os.getloadavg()}}
     anchors = None
     if not args.skip_encoding:
-        result["encoding"] = encoding(args.backends.split(","), args.stride, args.rounds, args.queries, args.threads,
-                                      args.out.with_suffix(".partial.json") if args.out else None)
+        result["encoding"] = encoding(
+            args.backends.split(","),
+            args.stride,
+            args.rounds,
+            args.queries,
+            args.threads,
+            args.out.with_suffix(".partial.json") if args.out else None,
+        )
         anchors = result["encoding"].pop("sample_vectors")
     if not args.skip_scale:
         if anchors is None:
             anchors = cached_pool_vectors()
-        result["scale"] = scale(anchors, args.vectors, args.queries, args.threads,
-                                [int(x) for x in args.nprobe.split(",")], args.synthetic)
+        result["scale"] = scale(
+            anchors, args.vectors, args.queries, args.threads, [int(x) for x in args.nprobe.split(",")], args.synthetic
+        )
     if args.reuse:
         result["pool_index"] = [pool_index(cache_dir(), b, args.limit) for b in args.backends.split(",")]
     elif args.limit is not None:

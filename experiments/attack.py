@@ -42,13 +42,26 @@ def _status(prediction) -> str:
 
 
 def _swap_case(example, out) -> dict:
-    return {"task": "answer_swap", "context": out.context, "answers": [out.new_answer] if out.new_answer else [],
-            "proposals": out.proposals, "checks": out.checks, "status": _status(out)}
+    return {
+        "task": "answer_swap",
+        "context": out.context,
+        "answers": [out.new_answer] if out.new_answer else [],
+        "proposals": out.proposals,
+        "checks": out.checks,
+        "status": _status(out),
+    }
 
 
 def _unanswerable_case(example, out) -> dict:
-    return {"task": "unanswerable", "context": out.context, "answers": [UNKNOWN], "judge_kind": "unanswerable",
-            "edits": out.edits, "checks": out.checks, "status": _status(out)}
+    return {
+        "task": "unanswerable",
+        "context": out.context,
+        "answers": [UNKNOWN],
+        "judge_kind": "unanswerable",
+        "edits": out.edits,
+        "checks": out.checks,
+        "status": _status(out),
+    }
 
 
 def _answer_swap(max_attempts: int) -> dspy.Module:
@@ -66,15 +79,21 @@ GENERATORS = {
 
 
 def seed_case(example: dspy.Example) -> dict:
-    return {"seed_id": example.id, "question": example.question, "original_context": example.context,
-            "original_answers": list(example.answers), "source": example.get("source", "")}
+    return {
+        "seed_id": example.id,
+        "question": example.question,
+        "original_context": example.context,
+        "original_answers": list(example.answers),
+        "source": example.get("source", ""),
+    }
 
 
 class AttackScorer:
     """Judge + targets for one generated case. Targets only see cases that are valid."""
 
-    def __init__(self, judge_lm: ResolvedLM | None, targets: list[ResolvedLM], strength: float,
-                 setting: str = "open_book"):
+    def __init__(
+        self, judge_lm: ResolvedLM | None, targets: list[ResolvedLM], strength: float, setting: str = "open_book"
+    ):
         self.judge_lm, self.targets, self.strength, self.setting = judge_lm, targets, strength, setting
         self.judge = CaseJudge()
         self.readers: dict[str, TargetReader] = readers_for(targets, [])
@@ -88,13 +107,19 @@ class AttackScorer:
         asked = self.targets if targets is None else targets
         answers = {t.config.name: self._ask_both(t, case) for t in asked} if is_valid(case) else {}
         wrong = [not a["perturbed_correct"] for a in answers.values() if a["perturbed_correct"] is not None]
-        return {**case, "targets": answers, "valid": is_valid(case),
-                "attack_score": attack_score(is_valid(case), wrong, self.strength)}
+        return {
+            **case,
+            "targets": answers,
+            "valid": is_valid(case),
+            "attack_score": attack_score(is_valid(case), wrong, self.strength),
+        }
 
     def _ask_both(self, target: ResolvedLM, case: dict) -> dict:
         out = {}
-        for variant, context, answers in (("perturbed", case["context"], case["answers"]),
-                                          ("original", case["original_context"], case["original_answers"])):
+        for variant, context, answers in (
+            ("perturbed", case["context"], case["answers"]),
+            ("original", case["original_context"], case["original_answers"]),
+        ):
             prediction, correct = self._ask(target, case, variant, context, answers)
             out[variant] = prediction
             out[f"{variant}_correct"] = correct
@@ -103,12 +128,21 @@ class AttackScorer:
     def _ask(self, target: ResolvedLM, case: dict, variant: str, context: str, answers: list[str]):
         try:
             with dspy.context(lm=target.lm, adapter=target.adapter()):
-                answer = self.readers[target.config.name](setting=self.setting, question=case["question"],
-                                                          context=context).answer
+                answer = self.readers[target.config.name](
+                    setting=self.setting, question=case["question"], context=context
+                ).answer
         except Exception as exc:  # noqa: BLE001 - a target's failure is that answer's error, not the run's
             return error_status(exc), None
-        scored = score_record({"task": case.get("task", ""), "variant": variant, "prediction": answer,
-                               "answers": answers, "question": case["question"], "status": "ok"})
+        scored = score_record(
+            {
+                "task": case.get("task", ""),
+                "variant": variant,
+                "prediction": answer,
+                "answers": answers,
+                "question": case["question"],
+                "status": "ok",
+            }
+        )
         return answer, bool(scored["task_correct"])
 
 
@@ -119,8 +153,7 @@ class AttackMetric:
     the checks, the judge and the targets said about this case.
     """
 
-    def __init__(self, generator: Generator, scorer: AttackScorer, targets: list[ResolvedLM],
-                 feedback: bool = False):
+    def __init__(self, generator: Generator, scorer: AttackScorer, targets: list[ResolvedLM], feedback: bool = False):
         self.generator, self.scorer, self.targets, self.feedback = generator, scorer, targets, feedback
 
     def __call__(self, example, prediction, trace=None, pred_name=None, pred_trace=None):
@@ -137,8 +170,12 @@ def explain(case: dict) -> str:
         return f"The case failed the check {case['status'].removeprefix('rejected:')}; it is worth nothing."
     verdicts = case.get("judge") or {}
     if not case["valid"]:
-        return (f"The judge rejected the case (if={verdicts.get('if')}: {verdicts.get('if_reason', '')}; "
-                f"only-if={verdicts.get('only_if')}: {verdicts.get('only_if_reason', '')}).")
+        return (
+            f"The judge rejected the case (if={verdicts.get('if')}: {verdicts.get('if_reason', '')}; "
+            f"only-if={verdicts.get('only_if')}: {verdicts.get('only_if_reason', '')})."
+        )
     fooled = [name for name, a in case["targets"].items() if a["perturbed_correct"] is False]
-    return (f"Valid case. Targets answering it wrongly: {', '.join(fooled) or 'none'} of "
-            f"{len(case['targets'])}; expected {case['answers'][0]!r}.")
+    return (
+        f"Valid case. Targets answering it wrongly: {', '.join(fooled) or 'none'} of "
+        f"{len(case['targets'])}; expected {case['answers'][0]!r}."
+    )

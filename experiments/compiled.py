@@ -64,16 +64,20 @@ def _download(run_id: str, variant: str) -> Path:
 
     runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
     if not runs:
-        raise CompiledProgramNotFound(f"compiled program run:{run_id}:{variant}: no runs/{run_id}/compiled/"
-                                      f"{variant}.json here and no finished MLflow run tagged {run_id!r}")
+        raise CompiledProgramNotFound(
+            f"compiled program run:{run_id}:{variant}: no runs/{run_id}/compiled/"
+            f"{variant}.json here and no finished MLflow run tagged {run_id!r}"
+        )
     target = Path(tempfile.mkdtemp(prefix="reeval-compiled-"))
     try:
         for name in (f"{variant}.json", f"{variant}.meta.json"):
-            mlflow.artifacts.download_artifacts(run_id=runs[0].info.run_id, artifact_path=f"compiled/{name}",
-                                                dst_path=str(target))
+            mlflow.artifacts.download_artifacts(
+                run_id=runs[0].info.run_id, artifact_path=f"compiled/{name}", dst_path=str(target)
+            )
     except Exception as exc:  # noqa: BLE001 - MLflow raises several kinds for a missing artifact
-        raise CompiledProgramNotFound(f"compiled program run:{run_id}:{variant}: not among the run's artifacts "
-                                f"({exc})") from None
+        raise CompiledProgramNotFound(
+            f"compiled program run:{run_id}:{variant}: not among the run's artifacts ({exc})"
+        ) from None
     found = next(target.rglob(f"{variant}.json"))
     return found.parent
 
@@ -82,7 +86,6 @@ def load_compiled(program: dspy.Module, reference: str, generator: str) -> dict:
     """Load the state into `program`; refuses a program compiled for another generator."""
     path, meta = resolve(reference)
     if meta.get("generator") not in (None, generator):
-        raise ConfigError(f"compiled program {reference!r} was compiled for {meta['generator']!r}, "
-                          f"not {generator!r}")
+        raise ConfigError(f"compiled program {reference!r} was compiled for {meta['generator']!r}, not {generator!r}")
     program.load(str(path))
     return meta

@@ -43,17 +43,23 @@ class Strict(BaseModel):
 
 
 class DataConfig(Strict):
-    source: str = Field(description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL "
-                        "(flat QA, MRQA or multiple-choice, recognised from its rows)")
+    source: str = Field(
+        description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL "
+        "(flat QA, MRQA or multiple-choice, recognised from its rows)"
+    )
     limit: int | None = Field(None, ge=0, description="use at most this many rows (after the filters)")
     split: Literal["all", "development", "held_out"] = Field(
-        "all", description="shipped rows generators and checks were developed on, or the rows held out for measuring "
-        "them (experiments/splits.py); taken before offset and filters")
+        "all",
+        description="shipped rows generators and checks were developed on, or the rows held out for measuring "
+        "them (experiments/splits.py); taken before offset and filters",
+    )
     offset: int = Field(0, ge=0, description="skip this many rows of the source before filtering")
     reeval_filters: bool | None = Field(
-        None, description="ReEval's seed filters (dedupe, evidence >= min_evidence_words, answers <= max_answer_words, "
+        None,
+        description="ReEval's seed filters (dedupe, evidence >= min_evidence_words, answers <= max_answer_words, "
         "multi-answers collapsed or dropped). Default: on for a generation task's seeds, off for a file given to "
-        "an evaluating task, which is evaluated row for row with its answers unchanged")
+        "an evaluating task, which is evaluated row for row with its answers unchanged",
+    )
     min_evidence_words: int = 10
     max_answer_words: int = 5
     max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
@@ -61,26 +67,40 @@ class DataConfig(Strict):
     @model_validator(mode="after")
     def _split_declared(self) -> DataConfig:
         if self.split != "all" and self.source not in DEVELOPMENT_ROWS:
-            raise ValueError(f"split: {self.source!r} has no declared development rows (only "
-                             f"{', '.join(DEVELOPMENT_ROWS)}); use split: all")
+            raise ValueError(
+                f"split: {self.source!r} has no declared development rows (only "
+                f"{', '.join(DEVELOPMENT_ROWS)}); use split: all"
+            )
         return self
 
 
 class RayConfig(Strict):
-    workers: int | None = Field(None, ge=1, description="Ray actors, one case at a time each "
-                                "(default: the cluster's CPUs ÷ worker_cpus)")
+    workers: int | None = Field(
+        None, ge=1, description="Ray actors, one case at a time each (default: the cluster's CPUs ÷ worker_cpus)"
+    )
     worker_cpus: int = Field(1, ge=1, description="CPUs Ray reserves per actor; its local models decode on that many")
 
 
 class RunConfig(Strict):
     error_budget: float = Field(0.2, ge=0, le=1, description="abort when this share of cases errored")
     min_cases_before_budget: int = 10
-    threads: int = Field(1, ge=1, description="parallel cases in this process (provider calls, and local models "
-                         "through several llama.cpp contexts)")
-    local_contexts: int | None = Field(None, ge=1, description="llama.cpp contexts per local model (default: "
-                                       "threads, at most one per core); each gets cores ÷ contexts threads")
-    executor: Literal["local", "ray"] = Field("local", description="local: this process; ray: actors on a Ray "
-                                              "cluster (reeval[ray]), this process writing the checkpoint")
+    threads: int = Field(
+        1,
+        ge=1,
+        description="parallel cases in this process (provider calls, and local models "
+        "through several llama.cpp contexts)",
+    )
+    local_contexts: int | None = Field(
+        None,
+        ge=1,
+        description="llama.cpp contexts per local model (default: "
+        "threads, at most one per core); each gets cores ÷ contexts threads",
+    )
+    executor: Literal["local", "ray"] = Field(
+        "local",
+        description="local: this process; ray: actors on a Ray "
+        "cluster (reeval[ray]), this process writing the checkpoint",
+    )
     ray: RayConfig = RayConfig()
     autolog_traces: bool = False
 
@@ -97,8 +117,11 @@ EVALUATES_FILES_AS_GIVEN = frozenset({"evaluate"})
 class ValidationConfig(Strict):
     calibration_controls: int = Field(10, ge=0, description="judge control cases per condition, run with the judge")
     calibration_source: str = "nq"
-    judge_params: str = Field("auto", description="judge method and parameters: auto (fitted for this judge "
-                              "model, shipped), reasoned, run:<judge_calibration run id>, or a judge_params.json path")
+    judge_params: str = Field(
+        "auto",
+        description="judge method and parameters: auto (fitted for this judge "
+        "model, shipped), reasoned, run:<judge_calibration run id>, or a judge_params.json path",
+    )
     min_judge_accuracy: float = Field(0.7, ge=0, le=1, description="below this the run warns loudly")
 
 
@@ -159,8 +182,10 @@ class ExperimentConfig(Strict):
     @model_validator(mode="after")
     def _executor_supports_task(self) -> ExperimentConfig:
         if self.run.executor == "ray" and self.task == "optimize":
-            raise ValueError("run.executor: ray cannot run task optimize (its programs are compiled in one "
-                             "process before any case); use run.executor: local")
+            raise ValueError(
+                "run.executor: ray cannot run task optimize (its programs are compiled in one "
+                "process before any case); use run.executor: local"
+            )
         return self
 
     def applies_reeval_filters(self) -> bool:
@@ -203,8 +228,10 @@ def _format_error(path: Path, error: ValidationError, raw: dict, hint: str = "")
     for item in error.errors():
         loc = ".".join(str(p) for p in item["loc"])
         if item["type"] == "extra_forbidden" and _names_a_secret(str(item["loc"][-1])):
-            lines.append(f"  {loc}: a config never holds a secret (it is logged and hashed); set the "
-                         "provider's environment variable instead (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)")
+            lines.append(
+                f"  {loc}: a config never holds a secret (it is logged and hashed); set the "
+                "provider's environment variable instead (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)"
+            )
         elif item["type"] == "extra_forbidden":
             parent = item["loc"][:-1]
             allowed = _allowed_keys(parent)
@@ -248,8 +275,9 @@ def config_path(path: str | Path | None = None) -> Path:
     return path
 
 
-def read_config(path: str | Path | None = None, overrides: dict | None = None,
-                tasks: dict | None = None) -> ExperimentConfig:
+def read_config(
+    path: str | Path | None = None, overrides: dict | None = None, tasks: dict | None = None
+) -> ExperimentConfig:
     """A YAML config validated against the schema, and against the task registry `tasks` when given.
     Its data path is not checked here: `experiments.config_loader.load_config` does all of it."""
     path = config_path(path)
@@ -301,4 +329,3 @@ def _set_dotted(raw: dict, dotted: str, value) -> None:
             return  # the config's own value there is not a mapping: validation names it
         node = child
     node[leaf] = value
-

@@ -46,8 +46,10 @@ def shard_paths(spec: str) -> list[Path]:
         raise DataError(f"corpus {spec!r}: no .parquet or .jsonl(.gz) shards found there")
     kinds = {_kind(p) for p in found}
     if None in kinds or len(kinds) > 1:
-        raise DataError(f"corpus {spec!r}: shards must all be .parquet or all .jsonl(.gz); got "
-                        f"{', '.join(sorted(p.name for p in found)[:5])}")
+        raise DataError(
+            f"corpus {spec!r}: shards must all be .parquet or all .jsonl(.gz); got "
+            f"{', '.join(sorted(p.name for p in found)[:5])}"
+        )
     return sorted(found)
 
 
@@ -62,8 +64,10 @@ def shards_sha256(paths: list[Path]) -> str:
 def _checked(ds: datasets.Dataset, where: str) -> datasets.Dataset:
     missing = [c for c in ("id", "text") if c not in ds.column_names]
     if missing:
-        raise DataError(f"{where}: column {missing[0]!r} missing (a passage corpus needs 'id' and 'text'; "
-                        f"'title' is optional); columns are {', '.join(ds.column_names)}")
+        raise DataError(
+            f"{where}: column {missing[0]!r} missing (a passage corpus needs 'id' and 'text'; "
+            f"'title' is optional); columns are {', '.join(ds.column_names)}"
+        )
     if "title" not in ds.column_names:
         ds = ds.add_column("title", [""] * len(ds))
     return ds.select_columns(["id", "title", "text"])
@@ -86,8 +90,9 @@ def _hub(spec: str) -> tuple[datasets.Dataset, str]:
     name, _, split = spec[3:].partition(":")
     repo, _, revision = name.partition("@")
     if not revision:
-        raise DataError(f"corpus {spec!r}: pin a revision (hf:{repo}@<commit>[:split]) so its index can be "
-                        "named by content")
+        raise DataError(
+            f"corpus {spec!r}: pin a revision (hf:{repo}@<commit>[:split]) so its index can be named by content"
+        )
     import datasets as ds_mod
 
     ds = ds_mod.load_dataset(repo, revision=revision, split=split or "train")

@@ -130,9 +130,7 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise DataError(
-                        f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})"
-                    ) from None
+                    raise DataError(f"{path}:{lineno}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
                 yield lineno, text.removeprefix("\ufeff") if lineno == 1 else text
     except (gzip.BadGzipFile, EOFError, zlib.error) as e:
         raise DataError(f"{path}:{lineno + 1}: corrupt or truncated gzip data ({e})") from None
@@ -179,8 +177,10 @@ def _text(value: str, where: str, field: str) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise DataError(f"{where}: field {field!r}: not valid Unicode text (a lone surrogate "
-                        f"U+{ord(value[e.start]):04X} at character {e.start})") from None
+        raise DataError(
+            f"{where}: field {field!r}: not valid Unicode text (a lone surrogate "
+            f"U+{ord(value[e.start]):04X} at character {e.start})"
+        ) from None
     return value
 
 
@@ -197,9 +197,7 @@ def _req_str(obj: Mapping[str, Any], field: str, where: str, *, label: str | Non
     return _text(value, where, label)
 
 
-def _opt_str(
-    obj: Mapping[str, Any], field: str, where: str, default: str, *, label: str | None = None
-) -> str:
+def _opt_str(obj: Mapping[str, Any], field: str, where: str, default: str, *, label: str | None = None) -> str:
     """An optional string field (missing or null gives ``default``)."""
     value = obj.get(field)
     if value is None:
@@ -217,9 +215,7 @@ def _str_list(value: Any, where: str, field: str, *, non_empty: bool) -> list[st
         raise DataError(f"{where}: field {field!r}: expected {expected}, got an empty list")
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise DataError(
-                f"{where}: field {field!r}: expected {expected}, got {_describe(item)} at index {i}"
-            )
+            raise DataError(f"{where}: field {field!r}: expected {expected}, got {_describe(item)} at index {i}")
         if not item.strip():
             raise DataError(f"{where}: field {field!r}: empty string at index {i}")
         _text(item, where, f"{field}[{i}]")
@@ -235,25 +231,20 @@ def _answer_starts(
     if not isinstance(value, list):
         raise _field_error(where, field, "a list of integers or nulls", value)
     if len(value) != len(answers):
-        raise DataError(
-            f"{where}: field {field!r}: has {len(value)} entries but 'answers' has {len(answers)}"
-        )
+        raise DataError(f"{where}: field {field!r}: has {len(value)} entries but 'answers' has {len(answers)}")
     starts: list[int | None] = []
     for i, (s, a) in enumerate(zip(value, answers, strict=True)):
         if s is None:
             starts.append(None)
             continue
         if isinstance(s, bool) or not isinstance(s, int):
-            raise DataError(
-                f"{where}: field {field!r}: expected an integer or null, got {_describe(s)} at index {i}"
-            )
+            raise DataError(f"{where}: field {field!r}: expected an integer or null, got {_describe(s)} at index {i}")
         if not 0 <= s < len(context):  # not printed: Python cannot print an int of more than 4,300 digits
-            raise DataError(f"{where}: field {field!r}: offset at index {i} is outside the context "
-                            f"(0 to {len(context) - 1})")
-        if context[s : s + len(a)] != a:
             raise DataError(
-                f"{where}: field {field!r}: offset {s} at index {i} does not point at answer {_quote(a)}"
+                f"{where}: field {field!r}: offset at index {i} is outside the context (0 to {len(context) - 1})"
             )
+        if context[s : s + len(a)] != a:
+            raise DataError(f"{where}: field {field!r}: offset {s} at index {i} does not point at answer {_quote(a)}")
         starts.append(s)
     return starts
 
@@ -284,9 +275,7 @@ def validate_qa_record(obj: Mapping[str, Any], where: str, *, default_source: st
     }
 
 
-def validate_mc_record(
-    obj: Mapping[str, Any], where: str, *, source: str = "arc_challenge"
-) -> dict[str, Any]:
+def validate_mc_record(obj: Mapping[str, Any], where: str, *, source: str = "arc_challenge") -> dict[str, Any]:
     """Check one ARC-style row (``id``, ``question``, ``choices`` [{label, text}], ``answerKey``).
 
     Returns ``{id, question, choices, answer_key, source}``. Labels must be unique and
@@ -359,9 +348,7 @@ def _spans_as_pairs(spans: Any, where: str, field: str) -> list[tuple[int, int]]
             and 0 <= sp[0] <= sp[1]
         )
         if not ok:
-            raise DataError(
-                f"{where}: field {field!r}: expected [start, end] with 0 <= start <= end at index {i}"
-            )
+            raise DataError(f"{where}: field {field!r}: expected [start, end] with 0 <= start <= end at index {i}")
         pairs.append((sp[0], sp[1]))
     return pairs
 
@@ -381,8 +368,7 @@ def _detected_as_list(value: Any, where: str, field: str) -> list[dict[str, Any]
     for i, d in enumerate(value):
         if not isinstance(d, Mapping):
             raise DataError(
-                f"{where}: field {field!r}: expected {{text, char_spans}} objects, "
-                f"got {_describe(d)} at index {i}"
+                f"{where}: field {field!r}: expected {{text, char_spans}} objects, got {_describe(d)} at index {i}"
             )
     return list(value)
 
@@ -438,9 +424,7 @@ def mrqa_qa_to_record(
     return record, mismatch
 
 
-def mrqa_context_to_records(
-    obj: Mapping[str, Any], where: str, *, source: str
-) -> tuple[list[dict[str, Any]], int]:
+def mrqa_context_to_records(obj: Mapping[str, Any], where: str, *, source: str) -> tuple[list[dict[str, Any]], int]:
     """Map one MRQA file row (a context with its ``qas``) to flat QA records; also count span mismatches."""
     context = _req_str(obj, "context", where)
     qas = obj.get("qas")
@@ -449,9 +433,7 @@ def mrqa_context_to_records(
     records, mismatches = [], 0
     for i, qa in enumerate(qas):
         if not isinstance(qa, Mapping):
-            raise DataError(
-                f"{where}: field 'qas': expected question objects, got {_describe(qa)} at index {i}"
-            )
+            raise DataError(f"{where}: field 'qas': expected question objects, got {_describe(qa)} at index {i}")
         rec, bad = mrqa_qa_to_record(context, qa, where, source=source, prefix=f"qas[{i}].")
         records.append(rec)
         mismatches += bad
@@ -613,9 +595,7 @@ def _collect(
     for lineno, rec in rows:
         if rec["id"] in seen:
             first = seen[rec["id"]]
-            raise DataError(
-                f"{path}:{lineno}: field 'id': duplicate id {_quote(rec['id'])} (first on line {first})"
-            )
+            raise DataError(f"{path}:{lineno}: field 'id': duplicate id {_quote(rec['id'])} (first on line {first})")
         seen[rec["id"]] = lineno
         if not keep(rec):
             continue
@@ -629,9 +609,7 @@ def _collect(
 # Local loaders
 
 
-def load_qa_dataset(
-    path: str | Path, *, limit: int | None = None, source: str | None = None
-) -> datasets.Dataset:
+def load_qa_dataset(path: str | Path, *, limit: int | None = None, source: str | None = None) -> datasets.Dataset:
     """Validated flat-QA rows of a ``.jsonl``/``.jsonl.gz`` file as a ``datasets.Dataset``.
 
     Columns are :data:`QA_FIELDS` (fixed schema). ``source`` keeps only rows whose ``source``
@@ -641,10 +619,7 @@ def load_qa_dataset(
     _check_limit(limit)
     path = Path(path)
     default_source = _file_stem(path)
-    rows = (
-        (n, validate_qa_record(obj, f"{path}:{n}", default_source=default_source))
-        for n, obj in iter_jsonl(path)
-    )
+    rows = ((n, validate_qa_record(obj, f"{path}:{n}", default_source=default_source)) for n, obj in iter_jsonl(path))
     keep = (lambda r: r["source"] == source) if source is not None else (lambda r: True)
     records = _collect(path, rows, limit=limit, keep=keep)
     ds_mod = _offline_datasets()
@@ -660,9 +635,7 @@ def load_qa(path: str | Path, *, limit: int | None = None, source: str | None = 
     return [qa_example(r) for r in load_qa_dataset(path, limit=limit, source=source)]
 
 
-def load_mrqa_dataset(
-    path: str | Path, *, limit: int | None = None, source: str | None = None
-) -> datasets.Dataset:
+def load_mrqa_dataset(path: str | Path, *, limit: int | None = None, source: str | None = None) -> datasets.Dataset:
     """A real MRQA 2019 JSONL file (header line, then one context per line) as flat QA rows.
 
     One row per question; ``source`` of each row is the header's ``dataset`` lower-cased
@@ -678,9 +651,7 @@ def load_mrqa_dataset(
     header = header_obj.get("header")
     if not isinstance(header, Mapping):
         raise DataError(f"{path}:{n0}: field 'header': expected the MRQA header line {{\"header\": {{...}}}}")
-    file_source = _opt_str(
-        header, "dataset", f"{path}:{n0}", "", label="header.dataset"
-    ).lower() or _file_stem(path)
+    file_source = _opt_str(header, "dataset", f"{path}:{n0}", "", label="header.dataset").lower() or _file_stem(path)
     mismatches = 0
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
@@ -694,9 +665,7 @@ def load_mrqa_dataset(
     keep = (lambda r: r["source"] == source) if source is not None else (lambda r: True)
     records = _collect(path, rows(), limit=limit, keep=keep)
     if mismatches:
-        logger.warning(
-            "%s: %d detected answer span(s) did not match their text; kept without offset", path, mismatches
-        )
+        logger.warning("%s: %d detected answer span(s) did not match their text; kept without offset", path, mismatches)
     ds_mod = _offline_datasets()
     logger.info("loaded %d MRQA questions from %s", len(records), path)
     return _to_dataset(ds_mod, records, _qa_features(ds_mod))
@@ -801,9 +770,7 @@ def load_arc_from_hub(
     for i, row in enumerate(ds):
         if limit is not None and len(out) >= limit:
             break
-        out.append(
-            mc_example(arc_hub_row_to_record(row, f"hub:{name}/{config}[{split}] row {i}", source=source))
-        )
+        out.append(mc_example(arc_hub_row_to_record(row, f"hub:{name}/{config}[{split}] row {i}", source=source)))
     logger.info("loaded %d ARC questions from hub %s/%s[%s]", len(out), name, config, split)
     return out
 

@@ -16,8 +16,14 @@ from experiments.secrets import redact
 
 # DSPy's LMError.code -> our kind; codes not listed are "lm".
 _LM_CODES = {
-    "rate_limit": "rate_limit", "server": "server", "timeout": "timeout", "lock_timeout": "timeout",
-    "auth": "auth", "billing": "auth", "not_configured": "auth", "context_window_exceeded": "context_overflow",
+    "rate_limit": "rate_limit",
+    "server": "server",
+    "timeout": "timeout",
+    "lock_timeout": "timeout",
+    "auth": "auth",
+    "billing": "auth",
+    "not_configured": "auth",
+    "context_window_exceeded": "context_overflow",
 }
 
 
@@ -65,8 +71,10 @@ def error_status(exc: BaseException) -> str:
 
 # The client library's advice, appended to its messages, speaks of its own API and contradicts reeval's
 # (reeval does retry, and its timeout is the config's `timeout`): a stored error keeps the provider's words.
-_CLIENT_ADVICE = (re.compile(r"\n\s*To fix:.*", re.DOTALL),
-                  re.compile(r";?\s*this is lm15's read timeout, not a server failure[^\n]*"))
+_CLIENT_ADVICE = (
+    re.compile(r"\n\s*To fix:.*", re.DOTALL),
+    re.compile(r";?\s*this is lm15's read timeout, not a server failure[^\n]*"),
+)
 
 
 def strip_client_advice(text: str) -> str:
@@ -106,8 +114,10 @@ def error_kinds(records: list[dict]) -> dict[str, int]:
 def budget_rule(budget: float, min_cases: int, total: int) -> str:
     """The rule a run's error budget follows, as its summary states it."""
     start = min(min_cases, total)
-    return (f"error budget {budget:.0%} of cases (run.error_budget), checked after each case once {start} "
-            f"of {total} are done (run.min_cases_before_budget {min_cases}, or the whole run if smaller)")
+    return (
+        f"error budget {budget:.0%} of cases (run.error_budget), checked after each case once {start} "
+        f"of {total} are done (run.min_cases_before_budget {min_cases}, or the whole run if smaller)"
+    )
 
 
 def check_budget(records: list[dict], budget: float, min_cases: int, total: int | None = None) -> None:
@@ -123,4 +133,6 @@ def check_budget(records: list[dict], budget: float, min_cases: int, total: int 
         raise ErrorBudgetExceeded(
             f"{errors} of {done} cases errored ({errors / done:.0%} > budget {budget:.0%}): {shown}; stopping. "
             "Finished cases are saved: fix the cause and resume the run (`--retry-errors` redoes the errored "
-            "ones).", kinds)
+            "ones).",
+            kinds,
+        )

@@ -50,8 +50,7 @@ from metrics.normalize import normalize_answer
 
 logger = logging.getLogger(__name__)
 
-TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual",
-                          "external")
+TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual", "external")
 # The keyword a FaithEval row answers with, and the task it marks.
 KEYWORD_TASKS: dict[str, str] = {TASK_ANSWERS["unknown"]: "unanswerable", TASK_ANSWERS["conflict"]: "inconsistent"}
 
@@ -81,8 +80,12 @@ def _choices(obj: Mapping[str, Any], where: str) -> list[dict[str, str]] | None:
         for i, item in enumerate(raw):
             if not isinstance(item, Mapping):
                 raise DataError(f"{where}: field 'choices': expected {{label, text}} objects at index {i}")
-            options.append({"label": _req_str(item, "label", where, label=f"choices[{i}].label"),
-                            "text": _req_str(item, "text", where, label=f"choices[{i}].text")})
+            options.append(
+                {
+                    "label": _req_str(item, "label", where, label=f"choices[{i}].label"),
+                    "text": _req_str(item, "text", where, label=f"choices[{i}].text"),
+                }
+            )
     elif obj.get("options") is not None:
         texts = _str_list(obj["options"], where, "options", non_empty=True)
         options = [{"label": chr(ord("A") + i), "text": text} for i, text in enumerate(texts)]
@@ -152,19 +155,29 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
         elif task == "context_enrich":  # enriching keeps the answer
             original_answers = list(answers)
         else:
-            raise DataError(f"{where}: field 'original_answers': missing (required with 'original_context': "
-                            "the answers the original context supports)")
+            raise DataError(
+                f"{where}: field 'original_answers': missing (required with 'original_context': "
+                "the answers the original context supports)"
+            )
     elif obj.get("original_answers") is not None:
         raise DataError(f"{where}: field 'original_context': missing (required with 'original_answers')")
 
     if options:  # the targets see the options, lettered, as in generated counterfactual cases
         question = question + "\n" + "\n".join(f"{o['label']}. {o['text']}" for o in options)
     return {
-        "id": rid, "seed_id": _opt_str(obj, "seed_id", where, rid), "task": task,
+        "id": rid,
+        "seed_id": _opt_str(obj, "seed_id", where, rid),
+        "task": task,
         "generator": _opt_str(obj, "generator", where, "") or _opt_str(obj, "pivot", where, ""),
-        "source": _opt_str(obj, "source", where, default_source), "question": question, "context": context,
-        "answers": answers, "original_context": original_context, "original_answers": original_answers,
-        "options": options, "answer_label": answer_label, "original_answer_label": original_label,
+        "source": _opt_str(obj, "source", where, default_source),
+        "question": question,
+        "context": context,
+        "answers": answers,
+        "original_context": original_context,
+        "original_answers": original_answers,
+        "options": options,
+        "answer_label": answer_label,
+        "original_answer_label": original_label,
     }
 
 
@@ -186,7 +199,11 @@ def load_external_cases(path: str | Path) -> list[dspy.Example]:
     paired = sum(e.original_context is not None for e in examples)
     logger.info("%s: %d rows evaluated as given, %d paired with their original context", path, len(examples), paired)
     if 0 < paired < len(examples):
-        logger.warning("%s: %d of %d rows carry no original_context: they are evaluated unpaired (variant "
-                       "'external'), in the accuracy tables, not in the drop table", path,
-                       len(examples) - paired, len(examples))
+        logger.warning(
+            "%s: %d of %d rows carry no original_context: they are evaluated unpaired (variant "
+            "'external'), in the accuracy tables, not in the drop table",
+            path,
+            len(examples) - paired,
+            len(examples),
+        )
     return examples

@@ -94,10 +94,11 @@ def write_crash_log(exc: BaseException) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
     path = folder / f"reeval-{stamp}-{os.getpid()}.log"
-    header = (f"command: {' '.join(sys.argv)}\ncwd: {os.getcwd()}\ntime: {stamp} UTC\n"
-              f"python: {platform.python_version()} ({sys.executable})\n\n")
-    path.write_text(header + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-                    encoding="utf-8")
+    header = (
+        f"command: {' '.join(sys.argv)}\ncwd: {os.getcwd()}\ntime: {stamp} UTC\n"
+        f"python: {platform.python_version()} ({sys.executable})\n\n"
+    )
+    path.write_text(header + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)), encoding="utf-8")
     return path
 
 

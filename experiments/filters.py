@@ -96,7 +96,10 @@ def _starts_of(example: dspy.Example, n: int) -> list[int | None]:
 
 
 def apply_reeval_filters(
-    examples: Iterable[dspy.Example], *, min_evidence_words: int = 10, max_answer_words: int = 5,
+    examples: Iterable[dspy.Example],
+    *,
+    min_evidence_words: int = 10,
+    max_answer_words: int = 5,
     max_evidence_words: int | None = None,
 ) -> tuple[list[dspy.Example], dict[str, int]]:
     """Apply ReEval's source filters (see the module docstring for rules and order).

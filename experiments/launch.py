@@ -17,12 +17,20 @@ from experiments.tasks import TASKS as RUNNER_TASKS
 TASKS = {**RUNNER_TASKS, "bench": BenchTask}
 
 
-def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
-                   retry_errors: bool = False, progress: bool = True, ray_address: str | None = None) -> RunResult:
+def run_experiment(
+    config: ExperimentConfig,
+    *,
+    run_id: str | None = None,
+    fresh: bool = False,
+    retry_errors: bool = False,
+    progress: bool = True,
+    ray_address: str | None = None,
+) -> RunResult:
     task_cls = TASKS.get(config.task)
     if not hasattr(task_cls, "drive"):
-        return runner.run_experiment(config, run_id=run_id, fresh=fresh, retry_errors=retry_errors,
-                                     progress=progress, ray_address=ray_address)
+        return runner.run_experiment(
+            config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
+        )
     # a task that runs stages of its own (bench)
     apply_offline_defaults()
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases

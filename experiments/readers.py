@@ -25,12 +25,15 @@ def demo_pool(source: str, exclude: set[str], k: int, seed: int) -> list[dspy.Ex
         pool, _ = apply_reeval_filters(load_qa(resolve_dataset(source).path), max_evidence_words=150)
     pool = [e for e in pool if e.get("seed_id", e.id) not in exclude and e.id not in exclude]
     chosen = random.Random(seed).sample(pool, min(k, len(pool)))
-    return [dspy.Example(context=e.context, question=e.question, answer=e.answers[0]).with_inputs(
-        "context", "question") for e in chosen]
+    return [
+        dspy.Example(context=e.context, question=e.question, answer=e.answers[0]).with_inputs("context", "question")
+        for e in chosen
+    ]
 
 
-def readers_for(targets: list[ResolvedLM], examples: list, k_shots: int = 0, demo_source: str = "nq",
-                seed: int = 0) -> dict[str, TargetReader]:
+def readers_for(
+    targets: list[ResolvedLM], examples: list, k_shots: int = 0, demo_source: str = "nq", seed: int = 0
+) -> dict[str, TargetReader]:
     """One reader per target; demonstrations come from a pool disjoint from `examples`."""
     # No demonstration for a completion-prompted base model outside the few-shot setting: the JSON
     # grammar already fixes the reply's shape, and gemma3-270m shown one demonstration answered its

@@ -84,8 +84,14 @@ def _escape(value: Any) -> Markup:
 
 @cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, finalize=_escape,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        finalize=_escape,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -132,6 +138,7 @@ def _mpl(text: Any) -> str:
 def _setting_rank(setting: Any) -> tuple:
     return (_SETTING_ORDER.index(setting) if setting in _SETTING_ORDER else len(_SETTING_ORDER), str(setting))
 
+
 # --- tables ------------------------------------------------------------------------------------------
 
 
@@ -139,9 +146,7 @@ def _transfer_view(records: Sequence[Mapping[str, Any]]) -> tuple[str | None, st
     """The (setting, decoding) the transfer heatmap shows: open_book/greedy if present, else the
     combination with the most perturbed generated cases."""
     combos = Counter(
-        (r.get("setting"), r.get("decoding"))
-        for r in records
-        if r.get("variant") == "perturbed" and r.get("generator")
+        (r.get("setting"), r.get("decoding")) for r in records if r.get("variant") == "perturbed" and r.get("generator")
     )
     if not combos:
         return (None, None)
@@ -158,9 +163,7 @@ def scored_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, An
 def report_tables(scored: Sequence[Mapping[str, Any]], metric: str = "task_correct") -> dict[str, Any]:
     """Every table the report shows, as plain dicts and lists (also written as JSON)."""
     setting, decoding = _transfer_view(scored)
-    metrics_present = [
-        m for m in SCORE_FIELDS if any(r.get(m) is not None for r in scored if not is_error(r))
-    ]
+    metrics_present = [m for m in SCORE_FIELDS if any(r.get(m) is not None for r in scored if not is_error(r))]
     per_metric = {
         m: accuracy_table(scored, metric=m, by=("task", "target", "setting", "decoding", "variant"))
         for m in metrics_present
@@ -284,8 +287,7 @@ def _plot_transfer(matrix: Mapping[str, Any], path: Path) -> str | None:
     ax.set_yticks(range(len(rows)), [_mpl(r) for r in rows])
     ax.set_xlabel("target")
     ax.set_ylabel("generator (pivot)")
-    ax.set_title(_mpl(f"{matrix['setting'] or 'all settings'} · {matrix['decoding'] or 'all decodings'}"),
-                 fontsize=10)
+    ax.set_title(_mpl(f"{matrix['setting'] or 'all settings'} · {matrix['decoding'] or 'all decodings'}"), fontsize=10)
     return _save(fig, path)
 
 
@@ -305,16 +307,24 @@ def _plot_ranks(rows: Sequence[Mapping[str, Any]], path: Path) -> str | None:
     for ax, key in zip(axes.flat, panels, strict=False):
         n = len(groups[key])
         for r in groups[key]:
-            ax.plot([0, 1], [r["rank_original"], r["rank_perturbed"]], marker="o",
-                    color=palette[targets.index(r["target"])])
+            ax.plot(
+                [0, 1], [r["rank_original"], r["rank_perturbed"]], marker="o", color=palette[targets.index(r["target"])]
+            )
         # Tied targets share a point: label it once with all their names.
         for x, field, ha, dx in ((0, "rank_original", "right", -6), (1, "rank_perturbed", "left", 6)):
             names: dict[float, list[str]] = defaultdict(list)
             for r in groups[key]:
                 names[r[field]].append(str(r["target"]))
             for rank, who in names.items():
-                ax.annotate(_mpl(", ".join(sorted(who))), (x, rank), xytext=(dx, 0),
-                            textcoords="offset points", ha=ha, va="center", fontsize=8)
+                ax.annotate(
+                    _mpl(", ".join(sorted(who))),
+                    (x, rank),
+                    xytext=(dx, 0),
+                    textcoords="offset points",
+                    ha=ha,
+                    va="center",
+                    fontsize=8,
+                )
         ax.set_xlim(-1.2, 2.2)
         ax.set_ylim(n + 0.5, 0.5)
         ax.set_xticks([0, 1], ["original", "perturbed"])
@@ -324,7 +334,6 @@ def _plot_ranks(rows: Sequence[Mapping[str, Any]], path: Path) -> str | None:
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     return _save(fig, path)
-
 
 
 # --- case sample -------------------------------------------------------------------------------------
@@ -340,10 +349,17 @@ def _mark(record: Mapping[str, Any], metric: str) -> tuple[str, str]:
 
 
 def _context_box(label: str, record: Mapping[str, Any]) -> dict[str, Any]:
-    options = [(o.get("label", ""), o.get("text", "")) if isinstance(o, Mapping) else (chr(65 + i), o)
-               for i, o in enumerate(record.get("options") or [])]
-    return {"label": label, "expected": ", ".join(expected_answers(record)), "options": options,
-            "answer_label": record.get("answer_label"), "context": record.get("context")}
+    options = [
+        (o.get("label", ""), o.get("text", "")) if isinstance(o, Mapping) else (chr(65 + i), o)
+        for i, o in enumerate(record.get("options") or [])
+    ]
+    return {
+        "label": label,
+        "expected": ", ".join(expected_answers(record)),
+        "options": options,
+        "answer_label": record.get("answer_label"),
+        "context": record.get("context"),
+    }
 
 
 def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, seed: int) -> dict[str, Any]:
@@ -363,13 +379,16 @@ def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, s
         # Columns: the original, then each perturbed case (by case id), each with its context.
         columns: dict[str, Mapping[str, Any]] = {}
         # A record that carries its context (closed-book ones may not) shows it.
-        ranked = sorted(records, key=lambda r: (r.get("variant") != "original", str(r.get("case_id")),
-                                                not r.get("context")))
+        ranked = sorted(
+            records, key=lambda r: (r.get("variant") != "original", str(r.get("case_id")), not r.get("context"))
+        )
         for r in ranked:
             col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
             columns.setdefault(col, r)
-        boxes = [_context_box(col if col == "original" else f"{col} (generator: {r.get('generator') or '—'})", r)
-                 for col, r in columns.items()]
+        boxes = [
+            _context_box(col if col == "original" else f"{col} (generator: {r.get('generator') or '—'})", r)
+            for col, r in columns.items()
+        ]
         answers: dict[tuple, dict[str, Mapping[str, Any]]] = defaultdict(dict)
         for r in records:
             col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
@@ -385,8 +404,15 @@ def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, s
                 cls, word = _mark(r, metric)
                 cells.append({"cls": cls, "prediction": r.get("prediction"), "word": word})
             rows.append({"target": target, "setting": setting, "decoding": decoding, "cells": cells})
-        cases.append({"heading": f"{task} · seed {seed_id} · source {first.get('source')}",
-                      "question": first.get("question"), "boxes": boxes, "columns": list(columns), "rows": rows})
+        cases.append(
+            {
+                "heading": f"{task} · seed {seed_id} · source {first.get('source')}",
+                "question": first.get("question"),
+                "boxes": boxes,
+                "columns": list(columns),
+                "rows": rows,
+            }
+        )
     intro = f"{len(chosen)} of {len(keys)} seeds with perturbed cases, sampled with seed {seed}."
     return {"cases": cases, "intro": intro}
 
@@ -401,12 +427,17 @@ def _pairs(info: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _validity_view(validity: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if validity is None:
         return None
-    columns = [("figure", "figure"), ("estimate", "estimate"), ("ci", "95% CI"), ("n", "reviewed n"),
-               ("note", "note")]
-    rows = [{**row, "figure": str(row.get("figure", "")), "note": str(row.get("note") or "")}
-            for row in validity.get("rows") or []]
-    return {"run_id": validity.get("run_id"), "statement": validity.get("statement"),
-            "table": _table(rows, columns, empty="No validity figures."), "notes": list(validity.get("notes") or [])}
+    columns = [("figure", "figure"), ("estimate", "estimate"), ("ci", "95% CI"), ("n", "reviewed n"), ("note", "note")]
+    rows = [
+        {**row, "figure": str(row.get("figure", "")), "note": str(row.get("note") or "")}
+        for row in validity.get("rows") or []
+    ]
+    return {
+        "run_id": validity.get("run_id"),
+        "statement": validity.get("statement"),
+        "table": _table(rows, columns, empty="No validity figures."),
+        "notes": list(validity.get("notes") or []),
+    }
 
 
 def write_report(
@@ -455,68 +486,136 @@ def write_report(
         "sources": sorted({str(r.get("source")) for r in scored}),
     }
     group = [("target", "target"), ("setting", "setting"), ("decoding", "decoding")]
-    acc_cols = [*group, ("variant", "variant"), ("rate", label), ("ci", "95% CI"), ("n", "n"),
-                ("errors", "errors")]
-    drop_cols = [("task", "task"), *group, ("original", "original"), ("perturbed", "perturbed"),
-                 ("drop", "drop"), ("ci", "95% CI of drop"), ("n", "paired seeds"),
-                 ("errors", "errored pairs")]
-    norm_cols = [("task", "task"), *group, ("rate", "normalised accuracy"), ("ci", "95% CI"), ("n", "n"),
-                 ("originals_right", "originals right"), ("originals", "originals scored"),
-                 ("errors", "errors")]
+    acc_cols = [*group, ("variant", "variant"), ("rate", label), ("ci", "95% CI"), ("n", "n"), ("errors", "errors")]
+    drop_cols = [
+        ("task", "task"),
+        *group,
+        ("original", "original"),
+        ("perturbed", "perturbed"),
+        ("drop", "drop"),
+        ("ci", "95% CI of drop"),
+        ("n", "paired seeds"),
+        ("errors", "errored pairs"),
+    ]
+    norm_cols = [
+        ("task", "task"),
+        *group,
+        ("rate", "normalised accuracy"),
+        ("ci", "95% CI"),
+        ("n", "n"),
+        ("originals_right", "originals right"),
+        ("originals", "originals scored"),
+        ("errors", "errors"),
+    ]
     transfer = tables["transfer"]
     transfer_rows = [
-        {"generator": g, "target": t, **transfer["cells"][g][t],
-         "drop": tables["transfer_drop"]["cells"].get(g, {}).get(t, {}).get("value")}
-        for g in transfer["rows"] for t in transfer["cols"]
+        {
+            "generator": g,
+            "target": t,
+            **transfer["cells"][g][t],
+            "drop": tables["transfer_drop"]["cells"].get(g, {}).get(t, {}).get("value"),
+        }
+        for g in transfer["rows"]
+        for t in transfer["cols"]
     ]
-    rank_cols = [("setting", "setting"), ("decoding", "decoding"), ("target", "target"),
-                 ("original", "original acc."), ("perturbed", "perturbed acc."),
-                 ("rank_original", "rank before"), ("rank_perturbed", "rank after"),
-                 ("change", "rank change")]
-    syc_cols = [("task", "task"), ("target", "target"), ("decoding", "decoding"),
-                ("open_book", "open book"), ("task_instruction", "with task instruction"),
-                ("change", "change"), ("ci", "95% CI"), ("n", "seeds"), ("errors", "errors")]
-    transfer_cols = [("generator", "generator"), ("target", "target"), ("value", "perturbed acc."),
-                     ("ci", "95% CI"), ("n", "n"), ("drop", "drop vs original"),
-                     ("self_attack", "self-attack"), ("errors", "errors")]
-    error_cols = [("target", "target"), ("setting", "setting"), ("decoding", "decoding"),
-                  ("records", "records"), ("errors", "errors"), ("kinds", "kinds")]
+    rank_cols = [
+        ("setting", "setting"),
+        ("decoding", "decoding"),
+        ("target", "target"),
+        ("original", "original acc."),
+        ("perturbed", "perturbed acc."),
+        ("rank_original", "rank before"),
+        ("rank_perturbed", "rank after"),
+        ("change", "rank change"),
+    ]
+    syc_cols = [
+        ("task", "task"),
+        ("target", "target"),
+        ("decoding", "decoding"),
+        ("open_book", "open book"),
+        ("task_instruction", "with task instruction"),
+        ("change", "change"),
+        ("ci", "95% CI"),
+        ("n", "seeds"),
+        ("errors", "errors"),
+    ]
+    transfer_cols = [
+        ("generator", "generator"),
+        ("target", "target"),
+        ("value", "perturbed acc."),
+        ("ci", "95% CI"),
+        ("n", "n"),
+        ("drop", "drop vs original"),
+        ("self_attack", "self-attack"),
+        ("errors", "errors"),
+    ]
+    error_cols = [
+        ("target", "target"),
+        ("setting", "setting"),
+        ("decoding", "decoding"),
+        ("records", "records"),
+        ("errors", "errors"),
+        ("kinds", "kinds"),
+    ]
     metric_sections = [
-        {"label": METRIC_LABELS.get(m, m),
-         "table": _table(rows, [("task", "task"), *acc_cols[:4], ("rate", METRIC_LABELS.get(m, m)), ("ci", "95% CI"),
-                                ("n", "n"), ("errors", "errors")], empty="No data.")}
+        {
+            "label": METRIC_LABELS.get(m, m),
+            "table": _table(
+                rows,
+                [
+                    ("task", "task"),
+                    *acc_cols[:4],
+                    ("rate", METRIC_LABELS.get(m, m)),
+                    ("ci", "95% CI"),
+                    ("n", "n"),
+                    ("errors", "errors"),
+                ],
+                empty="No data.",
+            ),
+        }
         for m, rows in tables["per_metric"].items()
     ]
-    page = _environment().get_template("report.html").render(
-        title=title,
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        label=label,
-        nli_backend=run_info.get("nli_backend"),
-        has_entailment=any(r.get("entailment") is not None for r in scored),
-        run_info=_pairs(run_info),
-        overview=_pairs(overview),
-        validity=_validity_view(validity),
-        has_external=any(r.get("variant") == "external" for r in scored),
-        images={"accuracy": acc_png, "transfer": transfer_png, "ranks": ranks_png},
-        tables={
-            "accuracy": _table(tables["accuracy"], acc_cols, empty="No scored records."),
-            "paired_drop": _table(tables["paired_drop"], drop_cols,
-                                  empty="No seed has an original and a perturbed result."),
-            "normalised": _table(tables["normalised"], norm_cols, empty="No paired seeds."),
-            "transfer": _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
-            "ranks": _table(tables["ranks"], rank_cols, empty="No targets to rank."),
-            "by_source": _table(tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]],
-                                empty="No data."),
-            "by_position": _table(tables["by_position"],
-                                  [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
-                                  empty="No data."),
-            "sycophancy": _table(tables["sycophancy"], syc_cols,
-                                 empty="No seed was evaluated both open-book and with the task instruction."),
-            "errors": _table(tables["errors"], error_cols, empty="No records."),
-        },
-        metric_sections=metric_sections,
-        transfer_view=f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}",
-        sample=_sample_cases(scored, metric, sample_size, seed),
+    page = (
+        _environment()
+        .get_template("report.html")
+        .render(
+            title=title,
+            generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            label=label,
+            nli_backend=run_info.get("nli_backend"),
+            has_entailment=any(r.get("entailment") is not None for r in scored),
+            run_info=_pairs(run_info),
+            overview=_pairs(overview),
+            validity=_validity_view(validity),
+            has_external=any(r.get("variant") == "external" for r in scored),
+            images={"accuracy": acc_png, "transfer": transfer_png, "ranks": ranks_png},
+            tables={
+                "accuracy": _table(tables["accuracy"], acc_cols, empty="No scored records."),
+                "paired_drop": _table(
+                    tables["paired_drop"], drop_cols, empty="No seed has an original and a perturbed result."
+                ),
+                "normalised": _table(tables["normalised"], norm_cols, empty="No paired seeds."),
+                "transfer": _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
+                "ranks": _table(tables["ranks"], rank_cols, empty="No targets to rank."),
+                "by_source": _table(
+                    tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]], empty="No data."
+                ),
+                "by_position": _table(
+                    tables["by_position"],
+                    [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
+                    empty="No data.",
+                ),
+                "sycophancy": _table(
+                    tables["sycophancy"],
+                    syc_cols,
+                    empty="No seed was evaluated both open-book and with the task instruction.",
+                ),
+                "errors": _table(tables["errors"], error_cols, empty="No records."),
+            },
+            metric_sections=metric_sections,
+            transfer_view=f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}",
+            sample=_sample_cases(scored, metric, sample_size, seed),
+        )
     )
     path = out / REPORT_FILE
     path.write_text(page, encoding="utf-8")

@@ -51,9 +51,21 @@ PER_METRIC_KEYS: tuple[str, ...] = ("task", "target", "setting", "decoding", "va
 _NOT_FIGURES = frozenset({"metric", "self_attack", "kinds"})
 _SUFFIX = {"low": "lo", "high": "hi"}
 DETAIL_PREFIXES: tuple[str, ...] = tuple(
-    f"{prefix}." for prefix in (*(p for p, _, _ in ROW_TABLES.values() if p != "acc"), "transfer",
-                                "transfer_drop", "em", "f1", "correct", "keyword_strict", "keyword_nonstrict",
-                                "mc_correct", "entailment", "task_correct"))
+    f"{prefix}."
+    for prefix in (
+        *(p for p, _, _ in ROW_TABLES.values() if p != "acc"),
+        "transfer",
+        "transfer_drop",
+        "em",
+        "f1",
+        "correct",
+        "keyword_strict",
+        "keyword_nonstrict",
+        "mc_correct",
+        "entailment",
+        "task_correct",
+    )
+)
 _ACC_DETAIL = tuple(f".{s}" for s in ("lo", "hi", "n", "errors"))
 
 
@@ -63,8 +75,9 @@ def _figure(value: Any) -> float | None:
     return None if math.isnan(value) else float(value)
 
 
-def _row_metrics(prefix: str, parts: Sequence[Any], row: Mapping[str, Any], headline: str,
-                 skip: Sequence[str] = ()) -> dict[str, float]:
+def _row_metrics(
+    prefix: str, parts: Sequence[Any], row: Mapping[str, Any], headline: str, skip: Sequence[str] = ()
+) -> dict[str, float]:
     """`prefix.<parts>` for the headline field, `prefix.<parts>.<field>` for the row's other figures."""
     out = {}
     for field, value in row.items():
@@ -84,8 +97,12 @@ def report_metrics(tables: Mapping[str, Any]) -> dict[str, float]:
             parts = [row.get(k) for k in keys]
             out.update(_row_metrics(prefix, parts, row, headline, skip=keys))
             if table == "errors":
-                out.update({metric_name(prefix, *parts, kind): float(count)
-                            for kind, count in (row.get("kinds") or {}).items()})
+                out.update(
+                    {
+                        metric_name(prefix, *parts, kind): float(count)
+                        for kind, count in (row.get("kinds") or {}).items()
+                    }
+                )
     for metric, rows in (tables.get("per_metric") or {}).items():
         for row in rows:
             out.update(_row_metrics(metric, [row.get(k) for k in PER_METRIC_KEYS], row, "rate", skip=PER_METRIC_KEYS))

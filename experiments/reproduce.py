@@ -75,19 +75,25 @@ def check_inputs(mlflow_run, config, models: dict, allow_code_change: bool = Fal
         digest = content_sha256(path)
     recorded = tags.get(f"data.{cfg.data.source}.sha256")
     if recorded and recorded != digest:
-        raise InputChanged(f"data changed: {path} has sha256 {digest[:12]}…, the run used "
-                           f"{recorded[:12]}…; refusing to reproduce")
+        raise InputChanged(
+            f"data changed: {path} has sha256 {digest[:12]}…, the run used {recorded[:12]}…; refusing to reproduce"
+        )
     for label, identity in models.items():
         if identity.get("kind") == "local":
             pinned = ROSTER[identity["name"]].sha256
             if identity.get("file_sha256") != pinned:
-                raise InputChanged(f"model changed: {label} {identity['name']} was {identity.get('file_sha256')}, "
-                                   f"now {pinned}")
+                raise InputChanged(
+                    f"model changed: {label} {identity['name']} was {identity.get('file_sha256')}, now {pinned}"
+                )
             recorded_build, build = identity.get("llama_cpp_features"), engine.build_features()
             if recorded_build and recorded_build != build:
-                logger.warning("%s: the run's llama.cpp build used %s, this one uses %s; greedy tokens can differ "
-                               "where their kernels round differently (calls in the cache are replayed as made)",
-                               label, recorded_build, build)
+                logger.warning(
+                    "%s: the run's llama.cpp build used %s, this one uses %s; greedy tokens can differ "
+                    "where their kernels round differently (calls in the cache are replayed as made)",
+                    label,
+                    recorded_build,
+                    build,
+                )
     commit, now = tags.get("git.commit"), git_state()["git.commit"]
     if commit and commit != now:
         message = f"code changed: the run was made at commit {commit[:10]}, this checkout is {now[:10]}"
@@ -107,8 +113,9 @@ def compare(recorded: list[dict], fresh: list[dict], sampled: bool) -> tuple[lis
     problems += [f"case {i}: new in the rerun" for i in sorted(new.keys() - old.keys())]
     if not sampled:  # sampled decoding is compared through the metrics only
         for case_id in sorted(old.keys() & new.keys()):
-            changed = [k for k in old[case_id].keys() | new[case_id].keys()
-                       if old[case_id].get(k) != new[case_id].get(k)]
+            changed = [
+                k for k in old[case_id].keys() | new[case_id].keys() if old[case_id].get(k) != new[case_id].get(k)
+            ]
             if changed:
                 problems.append(f"case {case_id}: differs in {', '.join(sorted(changed))}")
     return problems, len(old.keys() & new.keys())
@@ -147,16 +154,19 @@ def compare_metrics(recorded: dict[str, float], fresh: dict[str, float], sampled
             continue  # a rank is no rate of cases; the accuracies it orders are compared
         interval = _interval(value, n)
         if interval is not None and not interval[0] - 1e-9 <= other <= interval[1] + 1e-9:
-            problems.append(f"metric {key}: recorded {value:.6g} (95% interval {interval[0]:.4g}–{interval[1]:.4g} "
-                            f"over {n} cases), rerun {other:.6g}")
+            problems.append(
+                f"metric {key}: recorded {value:.6g} (95% interval {interval[0]:.4g}–{interval[1]:.4g} "
+                f"over {n} cases), rerun {other:.6g}"
+            )
     return problems
 
 
 def reproduce(run_id: str, *, allow_code_change: bool = False, progress: bool = True) -> Reproduction:
     runs = [r for r in find_runs(run_id) if r.info.status == "FINISHED"]
     if not runs:
-        raise RunNotFound(f"no finished MLflow run for {run_id!r}: give the reeval run id (or MLflow run id) "
-                          "of a run that finished")
+        raise RunNotFound(
+            f"no finished MLflow run for {run_id!r}: give the reeval run id (or MLflow run id) of a run that finished"
+        )
     mlflow_run = runs[0]
     config, models, recorded_cases = _recorded(mlflow_run)
     check_inputs(mlflow_run, config, models, allow_code_change)

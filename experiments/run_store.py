@@ -64,8 +64,10 @@ class RunStore:
         if not is_run_id(run_id):
             # An id names a directory under runs/ (a bench's stages: "<bench id>/<stage>"); "../x" or "/x"
             # would read or write outside it.
-            raise RunStoreError(f"{run_id!r} is not a run id: a run id is a name of letters, digits, '.', '_' "
-                                f"and '-' (a bench stage: '<bench id>/<stage>'), as `reeval run` prints it")
+            raise RunStoreError(
+                f"{run_id!r} is not a run id: a run id is a name of letters, digits, '.', '_' "
+                f"and '-' (a bench stage: '<bench id>/<stage>'), as `reeval run` prints it"
+            )
         self.run_id = run_id
         self.dir = (root or runs_dir()) / run_id
         self.cases_path = self.dir / "cases.jsonl"
@@ -88,8 +90,10 @@ class RunStore:
             path.write_text(json.dumps(resolved, indent=2, sort_keys=True))
 
     def _not_found(self, missing: Path) -> RunNotFound:
-        return RunNotFound(f"no run {self.run_id!r}: {missing} does not exist; check the id "
-                           f"(run ids are the folder names in {self.dir.parent})")
+        return RunNotFound(
+            f"no run {self.run_id!r}: {missing} does not exist; check the id "
+            f"(run ids are the folder names in {self.dir.parent})"
+        )
 
     def require_cases(self) -> Path:
         """The run's cases file; an unknown run id is a :class:`RunNotFound` that says where it looked."""
@@ -104,8 +108,10 @@ class RunStore:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RunStoreError(f"{path}: damaged ({exc}); the run cannot be resumed: start it again with "
-                                "`reeval run <its config> --fresh`") from None
+            raise RunStoreError(
+                f"{path}: damaged ({exc}); the run cannot be resumed: start it again with "
+                "`reeval run <its config> --fresh`"
+            ) from None
 
     def experiment_config(self):
         """The run's own config, validated against the schema; one this code cannot read is a ConfigError
@@ -132,8 +138,10 @@ class RunStore:
                         lines.append(record)
                         continue
                     problem = "field 'id': expected a JSON object with a string id"
-                raise RunStoreError(f"{self.cases_path}:{lineno}: {problem}; fix or delete that line "
-                                    "(its case is then redone on resume)")
+                raise RunStoreError(
+                    f"{self.cases_path}:{lineno}: {problem}; fix or delete that line "
+                    "(its case is then redone on resume)"
+                )
         return lines
 
     def records(self) -> list[dict]:
@@ -176,9 +184,16 @@ class RunStore:
         secrets = secret_values()
         for record in batch:
             seed = record.get("seed_id", record["id"])
-            line = json.dumps({**record, "seed_id": seed, "attempt": self._attempts[seed],
-                               "batch_size": sum(r.get("seed_id", r["id"]) == seed for r in batch)},
-                              ensure_ascii=False, sort_keys=True)
+            line = json.dumps(
+                {
+                    **record,
+                    "seed_id": seed,
+                    "attempt": self._attempts[seed],
+                    "batch_size": sum(r.get("seed_id", r["id"]) == seed for r in batch),
+                },
+                ensure_ascii=False,
+                sort_keys=True,
+            )
             # A provider's message that repeats a request's key must not reach the store (or MLflow from it).
             lines.append(redact_json_line(line, secrets) + "\n")
         self._handle.write("".join(lines))

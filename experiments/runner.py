@@ -68,12 +68,15 @@ def load_data(config: ExperimentConfig) -> LoadedData:
         examples = load_external_cases(path)  # rows with originals, options, task
     else:
         examples = spec.loader(path)
-    examples = select_split(examples, config.data.source, split)[config.data.offset:]
+    examples = select_split(examples, config.data.source, split)[config.data.offset :]
     counts: dict[str, int] = {}
     if config.applies_reeval_filters() and examples and "context" in examples[0]:
         examples, counts = apply_reeval_filters(
-            examples, min_evidence_words=config.data.min_evidence_words,
-            max_answer_words=config.data.max_answer_words, max_evidence_words=config.data.max_evidence_words)
+            examples,
+            min_evidence_words=config.data.min_evidence_words,
+            max_answer_words=config.data.max_answer_words,
+            max_evidence_words=config.data.max_evidence_words,
+        )
     if config.data.limit is not None:
         examples = examples[: config.data.limit]
     return LoadedData(examples, Path(path), content_sha256(path), counts)
@@ -98,8 +101,15 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
     return lms
 
 
-def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
-                   retry_errors: bool = False, progress: bool = True, ray_address: str | None = None) -> RunResult:
+def run_experiment(
+    config: ExperimentConfig,
+    *,
+    run_id: str | None = None,
+    fresh: bool = False,
+    retry_errors: bool = False,
+    progress: bool = True,
+    ray_address: str | None = None,
+) -> RunResult:
     apply_offline_defaults()
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)
@@ -122,8 +132,10 @@ def run_experiment(config: ExperimentConfig, *, run_id: str | None = None, fresh
     run.store.close()
     errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
     total = len(run.data.examples)
-    notes = [f"{errors} of {len(records)} cases errored; "
-             + budget_rule(config.run.error_budget, config.run.min_cases_before_budget, total)]
+    notes = [
+        f"{errors} of {len(records)} cases errored; "
+        + budget_rule(config.run.error_budget, config.run.min_cases_before_budget, total)
+    ]
     return RunResult(run.run_id, parent.info.run_id, records, metrics, len(run.todo), seconds, run.task, notes)
 
 
@@ -148,8 +160,12 @@ def _map_all(config: ExperimentConfig, run: _Run, progress: bool, ray_address: s
             check_budget(earlier, config.run.error_budget, config.run.min_cases_before_budget, total)
     except ErrorBudgetExceeded:
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
-        stopped = {**status_counts(records, "error"), "cases_done": len(records),
-                   "wall_seconds": time.perf_counter() - started, **_usage_metrics(run.lms)}
+        stopped = {
+            **status_counts(records, "error"),
+            "cases_done": len(records),
+            "wall_seconds": time.perf_counter() - started,
+            **_usage_metrics(run.lms),
+        }
         tracking.log_metrics({tracking.metric_name(k): v for k, v in stopped.items()})
         mlflow.set_tag("reeval.stopped", "error_budget")
         run.store.close()
@@ -183,10 +199,14 @@ def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_er
     data = load_data(config)
     if not data.examples:
         if config.data.limit == 0:
-            raise DataError(f"{config.data.source}: data.limit is 0 (--limit 0): no cases to run; give a limit "
-                            "of 1 or more, or none for every case")
-        raise DataError(f"{config.data.source}: no cases left to run after data.offset and the filters "
-                        f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false")
+            raise DataError(
+                f"{config.data.source}: data.limit is 0 (--limit 0): no cases to run; give a limit "
+                "of 1 or more, or none for every case"
+            )
+        raise DataError(
+            f"{config.data.source}: no cases left to run after data.offset and the filters "
+            f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false"
+        )
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
@@ -196,8 +216,13 @@ def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_er
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in data.examples if e.id not in done]
-    logger.info("run %s: %d cases, %d already finished, %d to do", run_id, len(data.examples),
-                len(data.examples) - len(todo), len(todo))
+    logger.info(
+        "run %s: %d cases, %d already finished, %d to do",
+        run_id,
+        len(data.examples),
+        len(data.examples) - len(todo),
+        len(todo),
+    )
     return _Run(run_id, store, resolved, data, lms, judge_params, task, run_judge, todo)
 
 
@@ -226,8 +251,9 @@ def _calibrate(config: ExperimentConfig, run: _Run, progress: bool) -> dict[str,
     if run.judge_params is None or not config.validation.calibration_controls:
         return {}
     v = config.validation
-    return calibrate(run.lms["judge"], run.run_judge, v.calibration_controls, v.min_judge_accuracy,
-                     v.calibration_source, progress)
+    return calibrate(
+        run.lms["judge"], run.run_judge, v.calibration_controls, v.min_judge_accuracy, v.calibration_source, progress
+    )
 
 
 def _metrics(run: _Run, records: list[dict], calibration: dict[str, float], seconds: float) -> dict[str, float]:
@@ -251,15 +277,19 @@ def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metri
         with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
             tracking.log_params(tracking.flatten(resolved_lm.identity()))
             # a target's own numbers; for single-role tasks, the run's
-            mine = {k: v for k, v in metrics.items() if own in k} if "/" in label else {
-                k: v for k, v in metrics.items() if not k.startswith("lm.")}
+            mine = (
+                {k: v for k, v in metrics.items() if own in k}
+                if "/" in label
+                else {k: v for k, v in metrics.items() if not k.startswith("lm.")}
+            )
             tracking.log_metrics(mine)
     first = next(r for _, r in role_lms(run.lms))
     adapters = {name: first.adapter() for name in task.programs()}
     tracking.log_programs(task.programs(), adapters)
     if hasattr(task, "write_artifacts"):
-        report = task.write_artifacts(records, store.dir / "report",
-                                      {"run_id": run_id, "config": config.name, **tracking.git_state()})
+        report = task.write_artifacts(
+            records, store.dir / "report", {"run_id": run_id, "config": config.name, **tracking.git_state()}
+        )
         mlflow.log_artifacts(str(report.parent), artifact_path="report")
     if (store.dir / "compiled").is_dir():
         mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
@@ -268,8 +298,9 @@ def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metri
 
 
 def _usage_metrics(lms: dict) -> dict[str, float]:
-    return {f"lm.{label}.{key}": value for label, resolved_lm in role_lms(lms)
-            for key, value in resolved_lm.usage().items()}
+    return {
+        f"lm.{label}.{key}": value for label, resolved_lm in role_lms(lms) for key, value in resolved_lm.usage().items()
+    }
 
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
@@ -278,18 +309,22 @@ def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
     differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
     if not differ:
         return
+
     def value(config: dict, key: str) -> str:
         return repr(config[key]) if key in config else "unset"
 
     shown = ", ".join(f"{k}: {value(theirs, k)} there, {value(ours, k)} here" for k in differ[:3])
     more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
-    raise RunStoreError(f"{store.dir / 'config.json'}: run {store.run_id!r} was made with another config "
-                        f"({shown}{more}); start a new run with --fresh, or finish that one with "
-                        f"`reeval resume {store.run_id}`")
+    raise RunStoreError(
+        f"{store.dir / 'config.json'}: run {store.run_id!r} was made with another config "
+        f"({shown}{more}); start a new run with --fresh, or finish that one with "
+        f"`reeval resume {store.run_id}`"
+    )
 
 
-def _map_cases(executor, todo: list, store: RunStore, config: ExperimentConfig, progress: bool,
-               earlier: list[dict], total: int) -> None:
+def _map_cases(
+    executor, todo: list, store: RunStore, config: ExperimentConfig, progress: bool, earlier: list[dict], total: int
+) -> None:
     """Each finished case is checkpointed before the next result is taken; after each, the run's cases so
     far (`earlier` ones included) answer to the error budget."""
     records_so_far: list[dict] = list(earlier)

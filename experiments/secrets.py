@@ -14,8 +14,7 @@ import re
 
 # OPENAI_API_KEY, ANTHROPIC_API_KEY, HF_TOKEN, AWS_SECRET_ACCESS_KEY, AZURE_AD_TOKEN, …; also a
 # config key or URL parameter named like one (api_key, api-key, token).
-_SECRET_NAME = re.compile(r"(^|[-_])(API[-_]?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)([-_]|$)",
-                          re.IGNORECASE)
+_SECRET_NAME = re.compile(r"(^|[-_])(API[-_]?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)([-_]|$)", re.IGNORECASE)
 MIN_LENGTH = 8  # shorter values ("1", "true") would blank out ordinary words
 MASK = "[redacted]"
 

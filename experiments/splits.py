@@ -38,7 +38,9 @@ def select_split(rows: Sequence[T], source: str, split: str) -> list[T]:
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; splits: {', '.join(SPLITS)}")
     if source not in DEVELOPMENT_ROWS:
-        raise ValueError(f"data.split: {source!r} has no declared development rows (only "
-                         f"{', '.join(DEVELOPMENT_ROWS)}); use split: all")
+        raise ValueError(
+            f"data.split: {source!r} has no declared development rows (only "
+            f"{', '.join(DEVELOPMENT_ROWS)}); use split: all"
+        )
     keep_development = split == "development"
     return [row for i, row in enumerate(rows) if is_development(source, i) == keep_development]

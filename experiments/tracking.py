@@ -50,7 +50,7 @@ def metric_name(*parts: object) -> str:
     name = "/".join(seg if seg not in ("", ".", "..") else "_" for seg in name.split("/"))
     if len(name) > MAX_METRIC_NAME:
         digest = hashlib.sha256(name.encode()).hexdigest()[:12]
-        name = f"{name[:MAX_METRIC_NAME - 13]}-{digest}"
+        name = f"{name[: MAX_METRIC_NAME - 13]}-{digest}"
     return name
 
 
@@ -121,9 +121,11 @@ def check_server(uri: str) -> None:
         pass  # it answered; MLflow's client has TLS settings of its own (MLFLOW_TRACKING_INSECURE_TLS, …)
     except requests.RequestException as exc:
         reason = f"no answer in {SERVER_TIMEOUT:.0f} s" if isinstance(exc, requests.Timeout) else "cannot connect"
-        raise TrackingUnavailable(f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI): {reason}. Start it "
-                                  "(docs/guides/tracking.md) or unset MLFLOW_TRACKING_URI to track into "
-                                  "mlruns/mlflow.db.") from None
+        raise TrackingUnavailable(
+            f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI): {reason}. Start it "
+            "(docs/guides/tracking.md) or unset MLFLOW_TRACKING_URI to track into "
+            "mlruns/mlflow.db."
+        ) from None
     _answered.add(uri)
 
 
@@ -148,8 +150,9 @@ def git_state() -> dict[str, str]:
 
     def git(*args: str) -> str:
         try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10,
-                                  check=True).stdout.strip()
+            return subprocess.run(
+                ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
@@ -192,10 +195,13 @@ def _interrupted_run(experiment_id: str, run_id: str, run_name: str) -> str | No
     RUNNING and its process on this host is gone."""
     import mlflow
 
-    runs = mlflow.search_runs(experiment_ids=[experiment_id], filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
-                              order_by=["attributes.start_time DESC"], output_format="list")
-    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags
-               and r.info.run_name == run_name]
+    runs = mlflow.search_runs(
+        experiment_ids=[experiment_id],
+        filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
+        order_by=["attributes.start_time DESC"],
+        output_format="list",
+    )
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags and r.info.run_name == run_name]
     if not parents or parents[0].info.status != "RUNNING":
         return None
     tags = parents[0].data.tags
@@ -222,16 +228,16 @@ def nested_run(run_name: str, tags: dict[str, str] | None = None):
     import mlflow
 
     parent = mlflow.active_run().info
-    children = mlflow.search_runs(search_all_experiments=True, output_format="list",
-                                  filter_string=f"tags.mlflow.parentRunId = '{parent.run_id}'")
+    children = mlflow.search_runs(
+        search_all_experiments=True, output_format="list", filter_string=f"tags.mlflow.parentRunId = '{parent.run_id}'"
+    )
     existing = [c for c in children if c.info.run_name == run_name]
     if existing:
         with mlflow.start_run(run_id=existing[0].info.run_id, nested=True, tags=tags or {}) as run:
             yield run
         return
     # In the parent's experiment: left to itself MLflow files a child under the default experiment.
-    with mlflow.start_run(experiment_id=parent.experiment_id, run_name=run_name, nested=True,
-                          tags=tags or {}) as run:
+    with mlflow.start_run(experiment_id=parent.experiment_id, run_name=run_name, nested=True, tags=tags or {}) as run:
         yield run
 
 
@@ -250,11 +256,14 @@ def log_params(params: dict[str, Any]) -> None:
 
     secrets, logged = secret_values(), _logged("params")
     # Param keys follow the metric name rules (model ids appear in them).
-    clean = {metric_name(k): redact(("" if v is None else str(v))[:6000], secrets) for k, v in params.items()
-             if metric_name(k) not in logged}
+    clean = {
+        metric_name(k): redact(("" if v is None else str(v))[:6000], secrets)
+        for k, v in params.items()
+        if metric_name(k) not in logged
+    }
     items = list(clean.items())
     for start in range(0, len(items), 100):  # MLflow caps a batch at 100 params
-        mlflow.log_params(dict(items[start:start + 100]))
+        mlflow.log_params(dict(items[start : start + 100]))
 
 
 def log_metrics(metrics: dict[str, float]) -> None:
@@ -317,15 +326,25 @@ def find_runs(run_id: str):
         return []
     mlflow = setup_mlflow()
     if "/" in run_id:  # a bench stage, "<bench id>/<stage>": the stage's nested runs, those that did work first
-
         bench = run_id.split("/", 1)[0]
-        runs = mlflow.search_runs(search_all_experiments=True, filter_string=f"tags.`{RUN_ID_TAG}` = '{bench}'",
-                                  order_by=["attributes.start_time DESC"], output_format="list")
-        stage = [r for r in runs if "reeval.stage" in r.data.tags
-                 and stage_run_id(bench, r.data.tags["reeval.stage"]) == run_id]
+        runs = mlflow.search_runs(
+            search_all_experiments=True,
+            filter_string=f"tags.`{RUN_ID_TAG}` = '{bench}'",
+            order_by=["attributes.start_time DESC"],
+            output_format="list",
+        )
+        stage = [
+            r
+            for r in runs
+            if "reeval.stage" in r.data.tags and stage_run_id(bench, r.data.tags["reeval.stage"]) == run_id
+        ]
         return sorted(stage, key=lambda r: r.data.tags.get("reeval.stage.reused") == "true")
-    runs = mlflow.search_runs(search_all_experiments=True, filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
-                              order_by=["attributes.start_time DESC"], output_format="list")
+    runs = mlflow.search_runs(
+        search_all_experiments=True,
+        filter_string=f"tags.`{RUN_ID_TAG}` = '{run_id}'",
+        order_by=["attributes.start_time DESC"],
+        output_format="list",
+    )
     parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
     if parents:
         return parents
@@ -347,7 +366,8 @@ def fetch_checkpoint(run_id: str, folder: Path) -> bool:
             for run in runs:
                 try:
                     found[name] = mlflow.artifacts.download_artifacts(
-                        run_id=run.info.run_id, artifact_path=f"cases/{name}", dst_path=f"{tmp}/{name}")
+                        run_id=run.info.run_id, artifact_path=f"cases/{name}", dst_path=f"{tmp}/{name}"
+                    )
                     break
                 except Exception:  # noqa: BLE001 - MLflow raises several types for a missing artifact
                     continue

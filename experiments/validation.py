@@ -23,11 +23,24 @@ def judge_record(judge_lm: ResolvedLM, judge: CaseJudge, record: dict) -> dict:
         kind, extra = "option", {"options": list(record["options"])}
         question = unlettered(question, record.get("choice_labels") or [], record["options"])
     with dspy.context(lm=judge_lm.lm, adapter=judge_lm.adapter()):
-        out = judge(question=question, context=record["context"], expected_answer=expected, kind=kind,
-                    original_answer=(record.get("original_answers") or [""])[0], **extra)
-    verdicts = {"if": out.if_ok, "if_reason": out.if_reason, "only_if": out.only_if_ok,
-                "only_if_reason": out.only_if_reason, "judge": judge_lm.config.name, "method": out.method,
-                "p_valid": out.p_valid, "signals": out.signals}
+        out = judge(
+            question=question,
+            context=record["context"],
+            expected_answer=expected,
+            kind=kind,
+            original_answer=(record.get("original_answers") or [""])[0],
+            **extra,
+        )
+    verdicts = {
+        "if": out.if_ok,
+        "if_reason": out.if_reason,
+        "only_if": out.only_if_ok,
+        "only_if_reason": out.only_if_reason,
+        "judge": judge_lm.config.name,
+        "method": out.method,
+        "p_valid": out.p_valid,
+        "signals": out.signals,
+    }
     if getattr(out, "extracted", None) is not None:
         verdicts["extracted"] = out.extracted
     status = judge_status(out.if_ok, out.only_if_ok) if record["status"] == "accepted" else record["status"]

@@ -25,14 +25,20 @@ from decimal import Decimal, InvalidOperation
 
 from .checks import SENTENCE_BREAK
 
-_UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
-                                      "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve "
+        "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
 _TENS = {w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
 _NUMBER = re.compile(
     r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?"
     rf"|(?:{'|'.join(_TENS)})(?:\s*-\s*(?:{'|'.join(list(_UNITS)[1:10])}))?"
     rf"|{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?![\w])",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 MIN_ANSWER = 5
 MAX_NUMBERS = 8  # per sentence: a table-like sentence of many numbers reaches anything
 

@@ -48,14 +48,24 @@ def attack_summary(records: Sequence[Mapping[str, Any]], targets: Sequence[str])
     original correctly and the perturbed case wrongly (the failure the perturbation caused).
     Every rate carries a Wilson interval.
     """
-    generated = [r for r in records if r.get("status") != "rejected:seed_not_selected"
-                 and not str(r.get("status", "")).startswith("error:")]
+    generated = [
+        r
+        for r in records
+        if r.get("status") != "rejected:seed_not_selected" and not str(r.get("status", "")).startswith("error:")
+    ]
     valid = [r for r in generated if is_valid(r)]
-    summary: dict[str, Any] = {"generated": len(generated), "validity": rate_with_ci([is_valid(r) for r in generated]),
-                               "score": _mean([r.get("attack_score", 0.0) for r in generated]), "targets": {}}
+    summary: dict[str, Any] = {
+        "generated": len(generated),
+        "validity": rate_with_ci([is_valid(r) for r in generated]),
+        "score": _mean([r.get("attack_score", 0.0) for r in generated]),
+        "targets": {},
+    }
     for name in targets:
-        answered = [r["targets"][name] for r in valid if name in r.get("targets", {})
-                    and r["targets"][name].get("perturbed_correct") is not None]
+        answered = [
+            r["targets"][name]
+            for r in valid
+            if name in r.get("targets", {}) and r["targets"][name].get("perturbed_correct") is not None
+        ]
         both = [a for a in answered if a.get("original_correct") is not None]
         summary["targets"][name] = {
             "success": rate_with_ci([not a["perturbed_correct"] for a in answered]),
@@ -83,7 +93,7 @@ def flat_metrics(prefix: str, summary: Mapping[str, Any]) -> dict[str, float]:
 
 
 def format_rate(rate: Mapping[str, Any]) -> str:
-    """"0.40 [0.20, 0.63] (n=15)" — a rate as the tables print it."""
+    """ "0.40 [0.20, 0.63] (n=15)" — a rate as the tables print it."""
     if not rate["n"]:
         return "— (n=0)"
     return f"{rate['rate']:.2f} [{rate['low']:.2f}, {rate['high']:.2f}] (n={rate['n']})"

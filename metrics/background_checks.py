@@ -32,8 +32,10 @@ _ASKS_PRIORITY = re.compile(r"\b(first|oldest|earliest|original|originally)\b", 
 _DEFINITE_OPENING = re.compile(r"^\W*The\s+([a-z][\w-]*)")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _NAME = re.compile(r"[A-Z][\w'’-]*")
-_NOT_NAMES = frozenset("the a an in on at of by for with from as and but or this that these those it its he she his "
-                       "her they their there".split())
+_NOT_NAMES = frozenset(
+    "the a an in on at of by for with from as and but or this that these those it its he she his "
+    "her they their there".split()
+)
 
 
 def _sentences(text: str) -> list[str]:
@@ -75,14 +77,21 @@ def contradicts_dates(sentence: str, evidence: str, names: list[frozenset[str]])
     return any(name <= stems for name in names) and bool(set(_YEAR.findall(sentence)) - held)
 
 
-def background_drops(background: str, evidence: str, question: str, answers: list[str],
-                     names: list[frozenset[str]] = ()) -> list[tuple[str, str]]:
+def background_drops(
+    background: str, evidence: str, question: str, answers: list[str], names: list[frozenset[str]] = ()
+) -> list[tuple[str, str]]:
     """(rule, sentence) for every background sentence to drop; rules: leaning, priority, date."""
     drops, kept = [], []
     for sentence in _sentences(background):
-        rule = ("leaning" if leans_on_evidence(sentence, kept, evidence, first=not kept) else
-                "priority" if claims_priority(sentence, question, answers) else
-                "date" if contradicts_dates(sentence, evidence, list(names)) else None)
+        rule = (
+            "leaning"
+            if leans_on_evidence(sentence, kept, evidence, first=not kept)
+            else "priority"
+            if claims_priority(sentence, question, answers)
+            else "date"
+            if contradicts_dates(sentence, evidence, list(names))
+            else None
+        )
         if rule:
             drops.append((rule, sentence))
         else:

@@ -52,14 +52,48 @@ def old_name_part_left(text: str, answers: Iterable[str], keep: Iterable[str] = 
 
 # Proposals that stand for "some answer" rather than being one. Compared after normalisation (so
 # "N/A" is "na", "Person A" is "person a"); the pattern catches "Person B", "Company X", "City Y".
-PLACEHOLDERS = frozenset(normalize_answer(p) for p in (
-    "John Doe", "Jane Doe", "John Smith", "Joe Bloggs", "XYZ", "ABC", "X", "Y", "Z", "Lorem ipsum", "N/A",
-    "none", "unknown", "not known", "not applicable", "no answer", "name", "placeholder", "TBD", "TBA",
-    "someone", "somebody", "something", "somewhere", "anonymous", "example", "answer", "wrong answer",
-    "[name]", "<name>", "foo", "bar", "foobar",
-))
-_PLACEHOLDER_PATTERN = re.compile(r"^(person|company|city|country|place|team|actor|author|character|player|"
-                                  r"band|singer|name|location|year|date|entity)\s+([a-z]|\d+|xyz?)$")
+PLACEHOLDERS = frozenset(
+    normalize_answer(p)
+    for p in (
+        "John Doe",
+        "Jane Doe",
+        "John Smith",
+        "Joe Bloggs",
+        "XYZ",
+        "ABC",
+        "X",
+        "Y",
+        "Z",
+        "Lorem ipsum",
+        "N/A",
+        "none",
+        "unknown",
+        "not known",
+        "not applicable",
+        "no answer",
+        "name",
+        "placeholder",
+        "TBD",
+        "TBA",
+        "someone",
+        "somebody",
+        "something",
+        "somewhere",
+        "anonymous",
+        "example",
+        "answer",
+        "wrong answer",
+        "[name]",
+        "<name>",
+        "foo",
+        "bar",
+        "foobar",
+    )
+)
+_PLACEHOLDER_PATTERN = re.compile(
+    r"^(person|company|city|country|place|team|actor|author|character|player|"
+    r"band|singer|name|location|year|date|entity)\s+([a-z]|\d+|xyz?)$"
+)
 
 
 def is_placeholder(proposal: str) -> bool:
@@ -169,8 +203,11 @@ def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]], reach
             continue
         left = max(i for i, b in enumerate(bounds) if b <= start)
         right = min(i for i, b in enumerate(bounds) if b >= end)
-        around = original[bounds[max(0, left - reach)]:start] + " " + original[end:bounds[min(len(bounds) - 1,
-                                                                                            right + reach)]]
+        around = (
+            original[bounds[max(0, left - reach)] : start]
+            + " "
+            + original[end : bounds[min(len(bounds) - 1, right + reach)]]
+        )
         others = list(map(int, _YEAR.findall(around)))
         for before, after in zip(map(int, old_years), map(int, new_years), strict=True):
             for other in others:
@@ -180,15 +217,18 @@ def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]], reach
 
 
 # Words that say nothing about which option a text points at.
-_FUNCTION_WORDS = frozenset("""
+_FUNCTION_WORDS = frozenset(
+    """
 a an the and or but of to in on at by for with from as into onto over under about after before during up down out
 off is are was were be been being am it its this that these those there their them they he she his her we you i
 not no nor can will would could should may might must do does did has have had than then so such which what who
 whom whose when where why how more most less least very also only just one some any all each other
-""".split())
+""".split()
+)
 # Talk about the test instead of the topic: "the target option", "the given question", "another option".
-_TASK_TALK = re.compile(r"\b(options?|correct answer|multiple[- ]choice|answer choices?|(this|given|above) question)\b",
-                        re.IGNORECASE)
+_TASK_TALK = re.compile(
+    r"\b(options?|correct answer|multiple[- ]choice|answer choices?|(this|given|above) question)\b", re.IGNORECASE
+)
 
 
 def _stem(token: str) -> str:

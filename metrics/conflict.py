@@ -57,8 +57,20 @@ def knows(closed_answer: str | None, golds: Sequence[str]) -> bool:
 
 
 # Closed-book replies that say the model does not know: no memory to keep.
-ABSTENTIONS = frozenset({"unknown", "i dont know", "i do not know", "no idea", "not sure", "none", "conflict",
-                         "no answer", "cannot answer", "not known"})
+ABSTENTIONS = frozenset(
+    {
+        "unknown",
+        "i dont know",
+        "i do not know",
+        "no idea",
+        "not sure",
+        "none",
+        "conflict",
+        "no answer",
+        "cannot answer",
+        "not known",
+    }
+)
 
 
 def is_abstention(answer: str | None) -> bool:
@@ -68,16 +80,20 @@ def is_abstention(answer: str | None) -> bool:
 def memory_answers(closed_answer: str | None, golds: Sequence[str], known: bool) -> list[str]:
     """What the target would say from memory: its closed-book answer (unless it declined to answer), and
     the gold's aliases when that answer was the gold (a memorised answer may come back in any spelling)."""
-    out = [closed_answer] if closed_answer and normalize_answer(closed_answer) and not is_abstention(
-        closed_answer) else []
+    out = (
+        [closed_answer]
+        if closed_answer and normalize_answer(closed_answer) and not is_abstention(closed_answer)
+        else []
+    )
     return out + (list(golds) if known else [])
 
 
 def in_conflict(evidence_answers: Sequence[str], memory: Sequence[str]) -> bool:
     """Evidence and memory disagree. When the target's memory already is the evidence's answer (a wrong
     closed-book guess equal to the swapped answer) there is nothing to choose between."""
-    return bool(memory) and not any(matches(m, evidence_answers) or matches(e, [m])
-                                    for m in memory for e in evidence_answers)
+    return bool(memory) and not any(
+        matches(m, evidence_answers) or matches(e, [m]) for m in memory for e in evidence_answers
+    )
 
 
 def classify(prediction: str | None, evidence_answers: Sequence[str], memory: Sequence[str]) -> Label:
@@ -93,15 +109,24 @@ def classify(prediction: str | None, evidence_answers: Sequence[str], memory: Se
     return "other"
 
 
-def conflict_table(records: Iterable[Mapping[str, Any]], by: Sequence[str] = ("target", "known", "setting"),
-                   alpha: float = 0.05) -> list[dict[str, Any]]:
+def conflict_table(
+    records: Iterable[Mapping[str, Any]], by: Sequence[str] = ("target", "known", "setting"), alpha: float = 0.05
+) -> list[dict[str, Any]]:
     """One row per group: n and, per label, the share with a Wilson interval. Records carry `label`
     (errors and cases without a conflict carry none and are counted apart)."""
     groups: dict[tuple, dict[str, Any]] = {}
     for record in records:
         key = tuple(record.get(k) for k in by)
-        row = groups.setdefault(key, {**dict(zip(by, key, strict=True)), "n": 0, "errors": 0, "no_conflict": 0,
-                                      **{label: 0 for label in LABELS}})
+        row = groups.setdefault(
+            key,
+            {
+                **dict(zip(by, key, strict=True)),
+                "n": 0,
+                "errors": 0,
+                "no_conflict": 0,
+                **{label: 0 for label in LABELS},
+            },
+        )
         label = record.get("label")
         if label in LABELS:
             row["n"] += 1

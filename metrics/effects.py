@@ -47,10 +47,22 @@ def paired_effect(
     for key, pairs in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
         good = [(a["value"], b["value"]) for a, b in pairs if not a["error"] and not b["error"]]
         change, low, high = bootstrap_ci([b - a for a, b in good], seed=seed)
-        rows.append({**dict(zip(by, key, strict=True)), "metric": metric, "variant": variant,
-                     "base": f"{base[0]}/{base[1]}", "alt": f"{alt[0]}/{alt[1]}",
-                     "base_rate": _mean([a for a, _ in good]), "alt_rate": _mean([b for _, b in good]),
-                     "change": change, "low": low, "high": high, "n": len(good), "errors": len(pairs) - len(good)})
+        rows.append(
+            {
+                **dict(zip(by, key, strict=True)),
+                "metric": metric,
+                "variant": variant,
+                "base": f"{base[0]}/{base[1]}",
+                "alt": f"{alt[0]}/{alt[1]}",
+                "base_rate": _mean([a for a, _ in good]),
+                "alt_rate": _mean([b for _, b in good]),
+                "change": change,
+                "low": low,
+                "high": high,
+                "n": len(good),
+                "errors": len(pairs) - len(good),
+            }
+        )
     return rows
 
 

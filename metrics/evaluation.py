@@ -119,9 +119,7 @@ def _labels_named(prediction: str, labels: Sequence[str]) -> set[str]:
         found.add(lead.group(1))
     # Marked anywhere: "(B)", "[B]", "answer is B", "answer: (B)", "option B".
     found.update(re.findall(rf"[\(\[]({alt})[\)\]]", text))
-    found.update(
-        re.findall(rf"(?i:answer(?:\s+is)?|option|choice)\s*[:\-]?\s*[\(\[]?({alt})\b(?![-'])", text)
-    )
+    found.update(re.findall(rf"(?i:answer(?:\s+is)?|option|choice)\s*[:\-]?\s*[\(\[]?({alt})\b(?![-'])", text))
     return found
 
 
@@ -263,16 +261,12 @@ def metric_applies(record: Mapping[str, Any], metric: str) -> bool:
 
 def _value(record: Mapping[str, Any], metric: str) -> Any:
     if metric not in record:
-        raise KeyError(
-            f"record {record.get('case_id')!r} has no {metric!r}: score records with score_record first"
-        )
+        raise KeyError(f"record {record.get('case_id')!r} has no {metric!r}: score records with score_record first")
     value = record[metric]
     return None if value is None else float(value)
 
 
-def units(
-    scored: Iterable[Mapping[str, Any]], metric: str, fields: Sequence[str] = ()
-) -> list[dict[str, Any]]:
+def units(scored: Iterable[Mapping[str, Any]], metric: str, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Collapse records into units (see the module docstring).
 
     Each unit: the UNIT_KEY fields, any extra `fields` (a value that differs between a unit's
@@ -432,8 +426,16 @@ def _paired_summary(pairs, metric: str, seed: int, *, names: tuple[str, str], di
     (second - first when sign=1, first - second when sign=-1) with its bootstrap interval."""
     good = [(a["value"], b["value"]) for a, b in pairs if not a["error"] and not b["error"]]
     value, low, high = bootstrap_ci([sign * (b - a) for a, b in good], seed=seed)
-    return {"metric": metric, names[0]: _mean([a for a, _ in good]), names[1]: _mean([b for _, b in good]),
-            diff: value, "low": low, "high": high, "n": len(good), "errors": len(pairs) - len(good)}
+    return {
+        "metric": metric,
+        names[0]: _mean([a for a, _ in good]),
+        names[1]: _mean([b for _, b in good]),
+        diff: value,
+        "low": low,
+        "high": high,
+        "n": len(good),
+        "errors": len(pairs) - len(good),
+    }
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -502,9 +504,7 @@ def sycophancy(
     return sorted(rows, key=lambda r: _sort_key(r, by))
 
 
-def error_counts(
-    records: Iterable[Mapping[str, Any]], by: Sequence[str] = ("target",)
-) -> list[dict[str, Any]]:
+def error_counts(records: Iterable[Mapping[str, Any]], by: Sequence[str] = ("target",)) -> list[dict[str, Any]]:
     """Records per group with their error kinds: rows with the `by` fields, records, errors, kinds."""
     groups: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:

@@ -44,14 +44,17 @@ from .checks import SENTENCE_BREAK, _stem, content_stems, mentions_any_form
 from .normalize import normalize_answer
 from .surface_forms import Unit, answer_kind, find_forms, units_match, units_of
 
-_GENERIC_QUESTION_WORDS = frozenset(_stem(w) for w in """
+_GENERIC_QUESTION_WORDS = frozenset(
+    _stem(w)
+    for w in """
 play played plays playing come came first name named song songs many much season seasons movie movies wrote write
 written writes writer start started starts last won win wins winner sing sang sung sings singer time times film films
 take took taken located location place places call called mean means meaning get got made make makes year years
 episode episodes original series end ended type types show shows used use uses book books found founded become
 became part parts number term kind form live lives go goes went day days voice air aired star stars game games
 me my your us our new two people person born birth birthday die died dies death
-""".split())
+""".split()
+)
 
 
 def subject_words(question: str) -> set[str]:
@@ -76,7 +79,7 @@ def question_names(question: str, evidence: str) -> list[frozenset[str]]:
         stems = frozenset(content_stems(match.group()))
         if not stems or not stems <= asked or stems <= _GENERIC_QUESTION_WORDS:
             continue
-        before = evidence[:match.start()].rstrip()
+        before = evidence[: match.start()].rstrip()
         if " " not in match.group().strip() and (not before or before[-1] in ".!?\"'`"):
             continue
         names.add(stems)
@@ -150,9 +153,12 @@ def restating_sentences(passage: str, question: str, answers: list[str]) -> list
             found.append(sentence)
     return found
 
+
 _PRONOUN_OPENING = re.compile(
     r"^\W*(he|she|it|they|his|her|hers|its|their|theirs|him|them|this|these|those|such|there|both|the latter|"
-    r"the former)\b", re.IGNORECASE)
+    r"the former)\b",
+    re.IGNORECASE,
+)
 
 
 def opens_with_pronoun(sentence: str) -> bool:
@@ -163,8 +169,9 @@ def opens_with_pronoun(sentence: str) -> bool:
 # What an excerpt's own first sentence may not open with: a person or "this / these / those / such" whose
 # referent stood before the excerpt ("This feat has been accomplished 68 times"). "It" and "there" are
 # left out ("It was confirmed that ...", "There are ..."), and so are quoted titles ("`` This Is Me ''").
-_EXCERPT_OPENING = re.compile(r"^(he|she|his|her|hers|him|they|their|this|these|those|such|the latter|the former)\b",
-                              re.IGNORECASE)
+_EXCERPT_OPENING = re.compile(
+    r"^(he|she|his|her|hers|him|they|their|this|these|those|such|the latter|the former)\b", re.IGNORECASE
+)
 
 
 def opens_on_missing_referent(sentence: str) -> bool:
@@ -199,6 +206,7 @@ def carries_subject_by_name(text: str, question: str) -> bool:
         bare = _definite(word).sub(" ", bare)
     return bool(wanted & content_stems(bare))
 
+
 # ------------------------------------------------------------------------------ competing answers
 
 _NEAR = 4  # words either side of a question word within which a number counts as "beside" it
@@ -226,11 +234,14 @@ def competing_candidates(passage: str, question: str, answers: list[str]) -> lis
             if not about_subject(sentence, question):
                 continue
             for unit in units_of(sentence):
-                is_date = unit.kind == "date" or (unit.kind == "num" and unit.style == "digits"
-                                                  and unit.value == unit.value.to_integral_value()
-                                                  and 1000 <= unit.value <= 2100)
+                is_date = unit.kind == "date" or (
+                    unit.kind == "num"
+                    and unit.style == "digits"
+                    and unit.value == unit.value.to_integral_value()
+                    and 1000 <= unit.value <= 2100
+                )
                 if is_date and not _is_answer_value(unit, answer_units):
-                    found.append(sentence[unit.start:unit.end])
+                    found.append(sentence[unit.start : unit.end])
         return found
     if kind == "number":
         question_words = content_stems(question)
@@ -241,7 +252,7 @@ def competing_candidates(passage: str, question: str, answers: list[str]) -> lis
                 if unit.kind not in ("num", "ord") or _is_answer_value(unit, answer_units):
                     continue
                 if any(abs(i - j) <= _NEAR for j in near):
-                    found.append(sentence[unit.start:unit.end])
+                    found.append(sentence[unit.start : unit.end])
         return found
     if kind == "name":
         own = {normalize_answer(w) for a in answers for w in a.split()} | content_stems(question)
@@ -260,6 +271,7 @@ def competing_candidates(passage: str, question: str, answers: list[str]) -> lis
                     found.append(m.group(0))
         return found
     return []
+
 
 # ------------------------------------------------------------------------------ pronouns kept evidence leans on
 
@@ -283,19 +295,23 @@ def _named_before(prefix: str, evidence: str) -> bool:
             continue
         if not _sentence_initial(prefix, m.start()):
             return True
-        following = _WORD.match(prefix, m.end() + 1) if prefix[m.end():m.end() + 1] == " " else None
+        following = _WORD.match(prefix, m.end() + 1) if prefix[m.end() : m.end() + 1] == " " else None
         if following and following.group()[0].isupper():
             return True  # "Marin Čilić claimed his first title": a name of two capitalised words
-        if any(not _sentence_initial(evidence, o.start()) for o in re.finditer(
-                rf"(?<![\w'’-]){re.escape(word)}(?![\w'’-])", evidence)):
+        if any(
+            not _sentence_initial(evidence, o.start())
+            for o in re.finditer(rf"(?<![\w'’-]){re.escape(word)}(?![\w'’-])", evidence)
+        ):
             return True
     return False
 
 
-_FUNCTION_WORDS_LOWER = frozenset("""
+_FUNCTION_WORDS_LOWER = frozenset(
+    """
 a an the and or but of to in on at by for with from as into after before during when while since although though
 if once because this that these those it its he she his her they their there here satisfied however meanwhile
-""".split())
+""".split()
+)
 
 
 def unintroduced_pronoun(span: str, evidence: str) -> str | None:
@@ -305,6 +321,6 @@ def unintroduced_pronoun(span: str, evidence: str) -> str | None:
     Brian , was Missy 's killer" after The Last Song's plot read as Ronnie (issue 30, read invalid). "It"
     is left out: it mostly points at a thing of its own sentence."""
     found = _PERSONAL.search(span)
-    if found is None or _named_before(span[:found.start()], evidence):
+    if found is None or _named_before(span[: found.start()], evidence):
         return None
     return found.group()

@@ -77,9 +77,7 @@ def rate_with_ci(
     flags = [bool(s) for s in successes]
     n = len(flags)
     if method == "bootstrap":
-        rate, low, high = bootstrap_ci(
-            [float(f) for f in flags], n_resamples=n_resamples, alpha=alpha, seed=seed
-        )
+        rate, low, high = bootstrap_ci([float(f) for f in flags], n_resamples=n_resamples, alpha=alpha, seed=seed)
     elif method == "wilson":
         k = sum(flags)
         rate = k / n if n else NAN

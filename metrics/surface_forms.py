@@ -71,14 +71,21 @@ class Form:
 
 
 # --- dates: candidates by pattern, meaning by dateparser ----------------------------------------
-_MONTH = (r"(?P<month>(?:January|February|March|April|May|June|July|August|September|October|November|December"
-          r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)")
+_MONTH = (
+    r"(?P<month>(?:January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)"
+)
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>1\d{3}|20\d{2})"
 # Month names are matched case-sensitively ("may" and "march" are verbs); tried longest first.
 _DATE_PATTERNS = [
-    ("num", re.compile(r"(?<![\d.,-])" + _YEAR + r"\s*(?P<sep>[-/.])\s*(?P<month>0?[1-9]|1[0-2])\s*(?P=sep)\s*"
-                       r"(?P<day>0?[1-9]|[12]\d|3[01])(?![\d]|\s*(?P=sep)\s*\d)")),
+    (
+        "num",
+        re.compile(
+            r"(?<![\d.,-])" + _YEAR + r"\s*(?P<sep>[-/.])\s*(?P<month>0?[1-9]|1[0-2])\s*(?P=sep)\s*"
+            r"(?P<day>0?[1-9]|[12]\d|3[01])(?![\d]|\s*(?P=sep)\s*\d)"
+        ),
+    ),
     ("mdy", re.compile(r"\b" + _MONTH + r"\s+" + _DAY + r"(?:\s*,\s*|\s+)" + _YEAR + r"\b")),
     ("dmy", re.compile(r"\b" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:\s*,)?\s+" + _YEAR + r"\b")),
     ("my", re.compile(r"\b" + _MONTH + r"(?:\s*,)?\s+" + _YEAR + r"\b")),
@@ -160,13 +167,17 @@ _MONTH_NAMES = frozenset(calendar.month_name[1:])
 # --- numbers: digits by pattern, words by text2num ----------------------------------------------
 _DIGIT_NUMBER = re.compile(
     r"(?<![\w.,])(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?P<ord>st|nd|rd|th)?"
-    r"(?:\s+(?P<mult>thousand|million|billion|trillion)\b)?(?![\w])", re.IGNORECASE)
-_NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                 "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred "
-                 "thousand million billion trillion first second third fourth fifth sixth seventh eighth ninth tenth "
-                 "eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth "
-                 "twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth hundredth "
-                 "thousandth millionth").split()
+    r"(?:\s+(?P<mult>thousand|million|billion|trillion)\b)?(?![\w])",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred "
+    "thousand million billion trillion first second third fourth fifth sixth seventh eighth ninth tenth "
+    "eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth "
+    "twentieth thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth hundredth "
+    "thousandth millionth"
+).split()
 _NW = "(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + ")"
 _WORD_NUMBER = re.compile(r"\b" + _NW + r"(?:(?:\s*-\s*|\s+and\s+|\s+)" + _NW + r")*\b", re.IGNORECASE)
 _MULTIPLIERS = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
@@ -212,7 +223,7 @@ def _number_units(text: str, blocked: bytearray) -> list[Unit]:
             value = _EXACT.multiply(value, _MULTIPLIERS[m.group("mult").lower()])
         style = "commas" if "," in m.group("int") else "digits"
         units.append(Unit("num", value.normalize(_EXACT), m.start(), m.end(), style=style))
-        blocked[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+        blocked[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
     for m in _WORD_NUMBER.finditer(text):
         if not free(m.start(), m.end()):
             continue
@@ -220,8 +231,15 @@ def _number_units(text: str, blocked: bytearray) -> list[Unit]:
         if parsed is None:
             continue
         kind, value = parsed
-        units.append(Unit(kind, value.normalize(_EXACT) if isinstance(value, Decimal) else value, m.start(), m.end(),
-                          style="words"))
+        units.append(
+            Unit(
+                kind,
+                value.normalize(_EXACT) if isinstance(value, Decimal) else value,
+                m.start(),
+                m.end(),
+                style="words",
+            )
+        )
     return units
 
 
@@ -241,10 +259,10 @@ def units_of(text: str) -> tuple[Unit, ...]:
     dates = _date_units(text)
     blocked = bytearray(len(text))
     for u in dates:
-        blocked[u.start:u.end] = b"\x01" * (u.end - u.start)
+        blocked[u.start : u.end] = b"\x01" * (u.end - u.start)
     numbers = _number_units(text, blocked)
     for u in numbers:
-        blocked[u.start:u.end] = b"\x01" * (u.end - u.start)
+        blocked[u.start : u.end] = b"\x01" * (u.end - u.start)
     values = sorted(dates + numbers, key=lambda u: u.start)
     units: list[Unit] = []
     for m in _CHUNK.finditer(text):
@@ -305,9 +323,10 @@ def find_forms(text: str, answer: str) -> list[Form]:
         if all(units_match(a, hay[i + j]) for j, a in enumerate(needle)):
             start, end = hay[i].start, hay[i + n - 1].end
             raw = text[start:end]
-            same = [u.kind for u in needle] == [u.kind for u in hay[i:i + n]] and all(
-                a.style == f.style or a.kind == "word" for a, f in zip(needle, hay[i:i + n], strict=True))
-            forms.append(Form(start, end, raw, "same" if same else _how(hay[i:i + n])))
+            same = [u.kind for u in needle] == [u.kind for u in hay[i : i + n]] and all(
+                a.style == f.style or a.kind == "word" for a, f in zip(needle, hay[i : i + n], strict=True)
+            )
+            forms.append(Form(start, end, raw, "same" if same else _how(hay[i : i + n])))
             i += n
         else:
             i += 1
@@ -329,7 +348,7 @@ def date_parts(answer: str) -> tuple[bool, bool, bool] | None:
 
 
 def answer_kind(answer: str) -> str:
-    """"date" (a date or a bare year), "number", "name" (capitalised words) or "other"."""
+    """ "date" (a date or a bare year), "number", "name" (capitalised words) or "other"."""
     units = units_of(answer)
     if any(u.kind == "date" for u in units) or (len(units) == 1 and _year_like(units[0])):
         return "date"
@@ -342,11 +361,14 @@ def answer_kind(answer: str) -> str:
 
 # ------------------------------------------------------------------------------------------ names
 
-_FUNCTION_WORDS = frozenset("""
+_FUNCTION_WORDS = frozenset(
+    """
 a an the and or of to in on at by for with from as de del della di da du des la le van von der den y e et
-""".split())
+""".split()
+)
 # Titles and generic nouns: true of many names, so they do not say which one is meant.
-_NOT_DISTINCTIVE = frozenset("""
+_NOT_DISTINCTIVE = frozenset(
+    """
 king queen prince princess emperor empress pope president general captain duke duchess earl lord lady sir dame saint st
 mr mrs ms dr jr sr junior senior
 empire kingdom republic dynasty state states federation union confederation commonwealth territory province region
@@ -358,7 +380,8 @@ league club team band army navy force forces war battle act treaty court council
 agency association society foundation festival series show season episode album song film movie day year century
 era age period revolution movement system project program programme north south east west northern southern eastern
 western new old great upper lower
-""".split())
+""".split()
+)
 _ROMAN = re.compile(r"^(?=[MDCLXVI])M*(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})$")
 _NAME_WORD = re.compile(r"[^\W\d_][\w'’.-]*")
 
@@ -366,8 +389,15 @@ _NAME_WORD = re.compile(r"[^\W\d_][\w'’.-]*")
 def _name_candidates(answer: str) -> list[str]:
     """The answer's capitalised words outside function words, titles, numerals and generic nouns, in order."""
     words = [w.strip(".'’-") for w in _NAME_WORD.findall(answer)]
-    return [w for w in words if w and w[0].isupper() and w.lower() not in _FUNCTION_WORDS
-            and w.lower() not in _NOT_DISTINCTIVE and not _ROMAN.match(w)]
+    return [
+        w
+        for w in words
+        if w
+        and w[0].isupper()
+        and w.lower() not in _FUNCTION_WORDS
+        and w.lower() not in _NOT_DISTINCTIVE
+        and not _ROMAN.match(w)
+    ]
 
 
 def head_word(answer: str) -> str | None:
@@ -429,11 +459,11 @@ def name_part_left(text: str, answer: str, ignore: Iterable[tuple[int, int]] = (
         return []
     covered = [(f.start, f.end) for f in find_forms(text, answer)] + list(ignore)
     found = [f for part in parts for f in [*head_occurrences(text, part), *derived_occurrences(text, part)]]
-    return sorted((f for f in found if not any(s <= f.start and f.end <= e for s, e in covered)),
-                  key=lambda f: f.start)
+    return sorted((f for f in found if not any(s <= f.start and f.end <= e for s, e in covered)), key=lambda f: f.start)
 
 
 # ------------------------------------------------------------------------------------- rendering
+
 
 def render_like(found: Unit, text: str, new: Unit) -> str | None:
     """`new`'s value written the way `found` is written in `text` (digits, commas, words; a date's
@@ -445,7 +475,7 @@ def render_like(found: Unit, text: str, new: Unit) -> str | None:
             ny, nm, nd = int(new.value), None, None
         else:
             return None
-        pieces = text[found.start:found.end]
+        pieces = text[found.start : found.end]
         offset = found.start
         values = {"year": ny, "month": nm, "day": nd}
         # Substitute from the right, so earlier offsets stay valid.
@@ -465,7 +495,7 @@ def render_like(found: Unit, text: str, new: Unit) -> str | None:
                     rendered = calendar.month_abbr[value] + ("." if old.endswith(".") else "")
             else:
                 rendered = f"{value:0{len(old)}d}" if old.isdigit() else str(value)
-            pieces = pieces[:s - offset] + rendered + pieces[e - offset:]
+            pieces = pieces[: s - offset] + rendered + pieces[e - offset :]
         return pieces
     if found.kind == "num" and new.kind == "num":
         value = new.value
@@ -478,7 +508,7 @@ def render_like(found: Unit, text: str, new: Unit) -> str | None:
                 words = num2words(int(value)).replace(",", "")
             except OverflowError:  # beyond the number names num2words knows
                 return None
-            raw = text[found.start:found.end]
+            raw = text[found.start : found.end]
             return words.capitalize() if raw[:1].isupper() else words
         if found.style == "commas" and value == value.to_integral_value():
             return f"{int(value):,}"

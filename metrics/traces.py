@@ -30,7 +30,7 @@ from .surface_forms import find_forms, name_parts
 # ", <answer>" or right after "<answer> ,".
 _DETERMINER = r"(?:the|a|an|her|his|their|its|[A-Z]?[\w-]+ 's|[\w-]+’s)"
 _BEFORE = re.compile(rf"(?:^|(?<=[\s,;(]))({_DETERMINER}(?:\s+[\w'’-]+){{1,5}})\s*,\s*$", re.IGNORECASE)
-_AFTER = re.compile(rf"^\s*,\s*((?:the|a|an)\s+[^,;()]+?)\s*(?:,|\.|;|$)", re.IGNORECASE)
+_AFTER = re.compile(r"^\s*,\s*((?:the|a|an)\s+[^,;()]+?)\s*(?:,|\.|;|$)", re.IGNORECASE)
 _FUNCTION = frozenset("the a an her his their its of and or in on at to for by with from".split())
 
 
@@ -45,10 +45,10 @@ def appositive_descriptions(original: str, answers: Iterable[str]) -> list[str]:
     found: list[str] = []
     for answer in answers:
         for form in find_forms(original, answer):
-            before = _BEFORE.search(original[:form.start])
+            before = _BEFORE.search(original[: form.start])
             if before and _meaningful(before.group(1)) and len(before.group(1).split()) >= 2:
                 found.append(before.group(1).strip())
-            after = _AFTER.match(original[form.end:])
+            after = _AFTER.match(original[form.end :])
             if after and _meaningful(after.group(1)):
                 found.append(after.group(1).strip())
     found.extend(alias_descriptions(answers))
@@ -62,7 +62,7 @@ def alias_descriptions(answers: Iterable[str]) -> list[str]:
     for alias in answers:
         for short in answers:
             if short != alias and alias.lower().startswith(short.lower()) and len(alias) > len(short) + 10:
-                rest = alias[len(short):].strip(" ,;")
+                rest = alias[len(short) :].strip(" ,;")
                 if _meaningful(rest):
                     found.append(rest)
     return found
@@ -88,8 +88,11 @@ def descriptions_left(edited: str, original: str, answers: Iterable[str], which:
     tokens = answer_tokens(edited)
     keep = _identifies if which == "identifying" else _names_things
     aliases = set(alias_descriptions(answers))
-    return [d for d in appositive_descriptions(original, answers)
-            if (d in aliases or keep(d)) and _contains_run(tokens, answer_tokens(d))]
+    return [
+        d
+        for d in appositive_descriptions(original, answers)
+        if (d in aliases or keep(d)) and _contains_run(tokens, answer_tokens(d))
+    ]
 
 
 _IPA = re.compile(r"[ˈˌːɒəæɑɪʊʃʒθðŋɡɛɔʌɜɐ]|/\s*[^/\s][^/]*/")
@@ -105,8 +108,8 @@ def _parenthetical(text: str, start: int) -> str | None:
     for j in range(i, len(text)):
         depth += {"(": 1, ")": -1}.get(text[j], 0)
         if depth == 0:
-            return text[i + 1:j]
-    return text[i + 1:]
+            return text[i + 1 : j]
+    return text[i + 1 :]
 
 
 def gloss_traces(original: str, ends: Iterable[int]) -> list[tuple[str, str]]:
@@ -139,7 +142,10 @@ def inside_words(text: str, answers: Iterable[str], keep: Iterable[str] = ()) ->
                 continue
             for m in re.finditer(r"[A-Z][\w'’-]*", text):
                 word = m.group()
-                if word.casefold() != part.casefold() and part.casefold() in word.casefold() \
-                        and word.casefold() not in kept:
+                if (
+                    word.casefold() != part.casefold()
+                    and part.casefold() in word.casefold()
+                    and word.casefold() not in kept
+                ):
                     found.append(word)
     return list(dict.fromkeys(found))

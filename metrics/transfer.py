@@ -97,10 +97,7 @@ def transfer_matrix(
             }
     rows, cols = _ordered({g for g, _ in found}, {t for _, t in found})
     empty = {"value": math.nan, "low": math.nan, "high": math.nan, "n": 0, "errors": 0}
-    cells = {
-        g: {t: {**found.get((g, t), empty), "self_attack": g == t} for t in cols}
-        for g in rows
-    }
+    cells = {g: {t: {**found.get((g, t), empty), "self_attack": g == t} for t in cols} for g in rows}
     return {
         "metric": metric,
         "value": value,

@@ -137,8 +137,11 @@ class ValidityFigures:
             f"{prefix}.human_valid_rate.lo": self.human_valid_low,
             f"{prefix}.human_valid_rate.hi": self.human_valid_high,
         }
-        for name, est in (("judge_precision", self.judge_precision), ("judge_recall", self.judge_recall),
-                          ("judge_kappa", self.judge_kappa)):
+        for name, est in (
+            ("judge_precision", self.judge_precision),
+            ("judge_recall", self.judge_recall),
+            ("judge_kappa", self.judge_kappa),
+        ):
             if est is not None:
                 m.update(_estimate_metrics(f"{prefix}.{name}", est))
         for method, est in (("ppi", self.accepted_valid_ppi), ("classical", self.accepted_valid_classical)):
@@ -256,8 +259,9 @@ def stratified_rate(
     narrower. A graded ``p_valid`` is what lets the judge narrow the interval.
     """
     z = _z(alpha)
-    n_pop, n_lab, undefined = _too_few(labelled, population, "no cases in the population",
-                                       "fewer than 2 reviewed cases with a human decision in ")
+    n_pop, n_lab, undefined = _too_few(
+        labelled, population, "no cases in the population", "fewer than 2 reviewed cases with a human decision in "
+    )
     if undefined:
         return undefined
     ppi = cls = ppi_var = cls_var = lam = 0.0
@@ -272,8 +276,10 @@ def stratified_rate(
         ppi_var += share**2 * s.ppi_se**2
         cls_var += share**2 * s.classical_se**2
         lam += share * s.lam
-    return (_interval(ppi, ppi_var, z, n_lab, n_pop, "ppi", lam),
-            _interval(cls, cls_var, z, n_lab, n_pop, "classical", 0.0))
+    return (
+        _interval(ppi, ppi_var, z, n_lab, n_pop, "ppi", lam),
+        _interval(cls, cls_var, z, n_lab, n_pop, "classical", 0.0),
+    )
 
 
 def _too_few(labelled: Mapping, population: Mapping, empty: str, short_prefix: str):
@@ -290,8 +296,9 @@ def _too_few(labelled: Mapping, population: Mapping, empty: str, short_prefix: s
     return n_pop, n_lab, None
 
 
-def _interval(point: float, var: float, z: float, n_lab: int, n_pop: int, method: str, lam: float | None,
-              note: str = "") -> Estimate:
+def _interval(
+    point: float, var: float, z: float, n_lab: int, n_pop: int, method: str, lam: float | None, note: str = ""
+) -> Estimate:
     half = z * math.sqrt(max(var, 0.0))
     return Estimate(_clip01(point), _clip01(point - half), _clip01(point + half), n_lab, n_pop, method, lam, note)
 
@@ -326,8 +333,9 @@ def stratified_ratio(
     ppi_py = _import_ppi()
     z = _z(alpha)
     ci_alpha = 2 * (1 - NormalDist().cdf(z))
-    n_pop, n_lab, undefined = _too_few(labelled, population, "no evaluated cases",
-                                       "fewer than 2 reviewed, evaluated cases with a human decision in ")
+    n_pop, n_lab, undefined = _too_few(
+        labelled, population, "no evaluated cases", "fewer than 2 reviewed, evaluated cases with a human decision in "
+    )
     if undefined:
         return undefined
     strata = []
@@ -366,8 +374,7 @@ def stratified_ratio(
         var = 0.0
         for row, lam in zip(strata, lams, strict=True):
             zl, zhat, zhat_all = linearised(theta, den, row)
-            low, high = (float(np.ravel(b)[0]) for b in ppi_py.ppi_mean_ci(zl, zhat, zhat_all, alpha=ci_alpha,
-                                                                             lam=lam))
+            low, high = (float(np.ravel(b)[0]) for b in ppi_py.ppi_mean_ci(zl, zhat, zhat_all, alpha=ci_alpha, lam=lam))
             se = (high - low) / (2 * z)
             var += row[0] ** 2 * se**2
         note = ""
@@ -464,7 +471,7 @@ def judge_agreement(
             continue
         finite = boots[:, i][~np.isnan(boots[:, i])]
         tail = 1 - NormalDist().cdf(z)
-        low, high = (np.quantile(finite, [tail, 1 - tail]) if finite.size else (NAN, NAN))
+        low, high = np.quantile(finite, [tail, 1 - tail]) if finite.size else (NAN, NAN)
         out[name] = Estimate(float(point[i]), float(low), float(high), n_lab, n_pop, "stratified")
     return out
 
@@ -509,22 +516,32 @@ def validity_figures(
     n_valid = sum(decided.values())
     low, high = wilson_interval(n_valid, len(decided), alpha) if decided else (NAN, NAN)
     fig = ValidityFigures(
-        judged_n=len(population), judge_accepted_n=len(accepted),
+        judged_n=len(population),
+        judge_accepted_n=len(accepted),
         judge_acceptance=len(accepted) / len(population) if population else NAN,
-        reviewed_n=len(decided), undecided_n=undecided, human_valid_n=n_valid,
+        reviewed_n=len(decided),
+        undecided_n=undecided,
+        human_valid_n=n_valid,
         human_valid_rate=n_valid / len(decided) if decided else NAN,
-        human_valid_low=low, human_valid_high=high, judged=judged, notes=notes)
+        human_valid_low=low,
+        human_valid_high=high,
+        judged=judged,
+        notes=notes,
+    )
     if undecided:
-        notes.append(f"{undecided} reviewed case(s) have no human majority (tie or unsure only): "
-                     "left out, as if missing at random within their stratum")
+        notes.append(
+            f"{undecided} reviewed case(s) have no human majority (tie or unsure only): "
+            "left out, as if missing at random within their stratum"
+        )
     if not decided:
         # An unjudged run (no judge ran) must not be said to rest on the judge.
         notes.insert(0, JUDGE_ALONE if judged else CHECKS_ALONE)
         return fig
 
     if judged:
-        agree = judge_agreement([(by_id[i].stratum, by_id[i].accepted, v) for i, v in decided.items()], sizes,
-                                alpha=alpha, seed=seed)
+        agree = judge_agreement(
+            [(by_id[i].stratum, by_id[i].accepted, v) for i, v in decided.items()], sizes, alpha=alpha, seed=seed
+        )
         fig.judge_precision, fig.judge_recall, fig.judge_kappa = agree["precision"], agree["recall"], agree["kappa"]
 
     # (a) share of judge-accepted cases that are valid

@@ -53,8 +53,9 @@ TRACE_KINDS = ("pronunciation", "script", "symbol", "code", "inside_word", "desc
 RETRY_TEMPERATURE = 0.8
 
 
-def proposal_problem(proposal: str, golds: list[str], max_words: int = 5, context: str | None = None,
-                     question: str | None = None) -> str | None:
+def proposal_problem(
+    proposal: str, golds: list[str], max_words: int = 5, context: str | None = None, question: str | None = None
+) -> str | None:
     """Why a proposed wrong answer cannot be used, or None. A proposal already in the context would
     stand in the passage twice (once in the old answer's place); one in the question gives itself away."""
     if not proposal.strip():
@@ -76,8 +77,9 @@ def proposal_problem(proposal: str, golds: list[str], max_words: int = 5, contex
     return None
 
 
-def swap_checks(original: str, edited: str, golds: list[str], new: str, min_similarity: float,
-                edit: EditResult | None = None) -> dict:
+def swap_checks(
+    original: str, edited: str, golds: list[str], new: str, min_similarity: float, edit: EditResult | None = None
+) -> dict:
     """The old answer must be gone in every form, its distinctive word too; the new one present; the
     rest kept. With the code edit at hand, similarity is measured outside the spans it replaced."""
     removed = [r.old for r in edit.replacements] if edit else golds
@@ -114,9 +116,9 @@ def misplaced_articles(edited: str, spans: list[tuple[int, int, str]]) -> list[s
     found = []
     for new in {n for _, _, n in spans if re.match(r"(?:the|a|an)\s", n, re.IGNORECASE)}:
         for m in re.finditer(re.escape(new), edited):
-            before = edited[:m.start()]
+            before = edited[: m.start()]
             if DETERMINER_BEFORE.search(before) or re.search(r"\w\s+[A-Z][\w'’-]*\s+$", before):
-                found.append(edited[max(0, m.start() - 20):m.end()])
+                found.append(edited[max(0, m.start() - 20) : m.end()])
     return found
 
 
@@ -125,8 +127,14 @@ def failed_check(checks: dict) -> str | None:
 
 
 class AnswerSwap(dspy.Module):
-    def __init__(self, max_attempts: int = 3, repair_grammar: bool = False, min_similarity: float = 0.9,
-                 propose_signature: type[dspy.Signature] = ProposeWrongAnswer, propose_max_tokens: int | None = None):
+    def __init__(
+        self,
+        max_attempts: int = 3,
+        repair_grammar: bool = False,
+        min_similarity: float = 0.9,
+        propose_signature: type[dspy.Signature] = ProposeWrongAnswer,
+        propose_max_tokens: int | None = None,
+    ):
         super().__init__()
         budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
         self.propose = dspy.Predict(propose_signature, **budget)
@@ -149,20 +157,38 @@ class AnswerSwap(dspy.Module):
             out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry)
             proposal = " ".join(str(out.wrong_answer).split())
             problem = proposal_problem(proposal, answers, context=context, question=question)
-            proposals.append({"proposal": proposal, "answer_type": out.answer_type, "problem": problem,
-                              **({"justification": out.justification} if "justification" in out else {})})
+            proposals.append(
+                {
+                    "proposal": proposal,
+                    "answer_type": out.answer_type,
+                    "problem": problem,
+                    **({"justification": out.justification} if "justification" in out else {}),
+                }
+            )
             if problem is None:
                 new_answer = proposal
                 break
         if new_answer is None:
-            return dspy.Prediction(rejection=proposals[-1]["problem"], proposals=proposals, context=None,
-                                   new_answer=None, checks={}, edit="none")
+            return dspy.Prediction(
+                rejection=proposals[-1]["problem"],
+                proposals=proposals,
+                context=None,
+                new_answer=None,
+                checks={},
+                edit="none",
+            )
 
         edit_result = replace_forms(context, answers, new_answer)
         edited, replaced = edit_result.text, edit_result.count
         if replaced == 0 and not edit_result.unreplaced:
-            return dspy.Prediction(rejection="answer_span_not_found", proposals=proposals, context=None,
-                                   new_answer=new_answer, checks={}, edit="none")
+            return dspy.Prediction(
+                rejection="answer_span_not_found",
+                proposals=proposals,
+                context=None,
+                new_answer=new_answer,
+                checks={},
+                edit="none",
+            )
         checks = swap_checks(context, edited, answers, new_answer, self.min_similarity, edit_result)
         edit = "code"
         if self.repair_grammar and failed_check(checks) is None:
@@ -173,5 +199,12 @@ class AnswerSwap(dspy.Module):
                 edited, checks, edit = repaired, repaired_checks, "lm_repair"
             else:
                 edit = "code (lm_repair rejected: " + failed_check(repaired_checks) + ")"
-        return dspy.Prediction(rejection=failed_check(checks), proposals=proposals, context=edited,
-                               new_answer=new_answer, checks=checks, edit=edit, replaced=replaced)
+        return dspy.Prediction(
+            rejection=failed_check(checks),
+            proposals=proposals,
+            context=edited,
+            new_answer=new_answer,
+            checks=checks,
+            edit=edit,
+            replaced=replaced,
+        )

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import dspy
 
-from metrics.checks import content_stems, mentions, mentions_any_form, old_name_part_left
 from metrics.background_checks import background_drops, without
+from metrics.checks import content_stems, mentions, mentions_any_form, old_name_part_left
 from metrics.evidence_checks import (
     carries_subject_by_name,
     competing_candidates,
@@ -76,8 +76,9 @@ def contains_verbatim(text: str, span: str) -> bool:
     return _squash(span) in _squash(text)
 
 
-def supporting_sentence(evidence: str, candidate: str, answers: list[str],
-                        answer_start: int | None) -> tuple[str | None, bool]:
+def supporting_sentence(
+    evidence: str, candidate: str, answers: list[str], answer_start: int | None
+) -> tuple[str | None, bool]:
     """The LM's sentence if it is a sentence of the evidence holding the answer; else the sentence
     holding the answer span (fallback=True)."""
     sentences = split_sentences(evidence)
@@ -101,8 +102,9 @@ class KeptEvidence:
     sentences: int = 0
 
 
-def kept_evidence(evidence: str, candidate: str, question: str, answers: list[str],
-                  answer_start: int | None, title: str = "") -> KeptEvidence:
+def kept_evidence(
+    evidence: str, candidate: str, question: str, answers: list[str], answer_start: int | None, title: str = ""
+) -> KeptEvidence:
     """The evidence to keep verbatim: the shortest run of at most MAX_KEPT_SENTENCES sentences around a
     sentence holding the answer (the LM's pick first, else the one at the answer span, else any) that
     names every name the question asks about (`question_names`: "Nagarjuna Sagar", "Orange Is the New
@@ -136,10 +138,13 @@ def kept_evidence(evidence: str, candidate: str, question: str, answers: list[st
                 # The evidence is itself an excerpt: its first sentence opening on "This feat" leans on
                 # text nobody kept (issue 30: after background on Shearer's 100 goals it read as his).
                 opening = sentences[start].text
-                if (opens_on_missing_referent(opening) if start == 0 else
-                        opens_with_pronoun(opening) or leans_on_previous(opening, sentences[start - 1].text, question)):
+                if (
+                    opens_on_missing_referent(opening)
+                    if start == 0
+                    else opens_with_pronoun(opening) or leans_on_previous(opening, sentences[start - 1].text, question)
+                ):
                     continue
-                span = evidence[sentences[start].start:sentences[end].end].strip()
+                span = evidence[sentences[start].start : sentences[end].end].strip()
                 if unintroduced_pronoun(span, evidence):
                     continue
                 if carries_subject_by_name(span, question) and names_all(span, names):
@@ -156,7 +161,7 @@ def complete_sentences(text: str) -> str:
     into, or read as the end of, a fragment."""
     parts = split_sentences(text)
     if len(parts) > 1 and not _CLOSED.search(parts[-1].text):
-        return text[:parts[-1].start].rstrip()
+        return text[: parts[-1].start].rstrip()
     return text
 
 
@@ -170,8 +175,9 @@ def evidence_first(background: str, evidence: str) -> str:
     return f"{evidence} {background}".strip()
 
 
-def enrich_checks(merged: str, sentence: str, answers: list[str], known_wrong: list[str],
-                  question: str | None = None) -> dict:
+def enrich_checks(
+    merged: str, sentence: str, answers: list[str], known_wrong: list[str], question: str | None = None
+) -> dict:
     """Cheap checks; the "no other candidate" check is done where a candidate is recognisable: another
     date or year for a date answer, and with the question at hand another number beside a question
     word for a number answer, another name where the question's subject is (metrics.evidence_checks);
@@ -226,8 +232,15 @@ class ContextEnrich(dspy.Module):
         self.seed = seed  # unused since context_enrich/10 (the evidence always comes first); kept so configs load
         self.lm_merge = lm_merge
 
-    def forward(self, question: str, context: str, answers: list[str], answer_start: int | None = None,
-                known_wrong: list[str] | None = None, title: str = "") -> dspy.Prediction:
+    def forward(
+        self,
+        question: str,
+        context: str,
+        answers: list[str],
+        answer_start: int | None = None,
+        known_wrong: list[str] | None = None,
+        title: str = "",
+    ) -> dspy.Prediction:
         picked = self.select_sentence(question=question, evidence=context, answer=answers[0]).sentence
         kept = kept_evidence(context, str(picked), question, answers, answer_start, title)
         if kept.problem:
@@ -236,17 +249,28 @@ class ContextEnrich(dspy.Module):
         copies = []
         for focus in FOCUSES:
             query = question if focus == "question" else context
-            fetched = self.retriever.search(query, k=self.k * FETCH_FACTOR, exclude_texts=[context],
-                                            exclude_answers=answers)
+            fetched = self.retriever.search(
+                query, k=self.k * FETCH_FACTOR, exclude_texts=[context], exclude_answers=answers
+            )
             hits, skipped = clean_passages(fetched, question, answers, self.k)
             skipped_ids = [h.id for h in skipped]
             if not hits:
-                copies.append({"focus": focus, "context": None, "background": None, "merge": "none",
-                               "retrieved": [], "skipped": skipped_ids, "checks": {},
-                               "rejection": "background_has_other_candidate"})
+                copies.append(
+                    {
+                        "focus": focus,
+                        "context": None,
+                        "background": None,
+                        "merge": "none",
+                        "retrieved": [],
+                        "skipped": skipped_ids,
+                        "checks": {},
+                        "rejection": "background_has_other_candidate",
+                    }
+                )
                 continue
-            background = complete_sentences(str(self.condense(question=question,
-                                                              passages=[h.text for h in hits]).background))
+            background = complete_sentences(
+                str(self.condense(question=question, passages=[h.text for h in hits]).background)
+            )
             drops = background_drops(background, sentence, question, answers, question_names(question, context))
             background = without(background, drops)
             merge, merged, checks = "code", None, {}
@@ -257,12 +281,19 @@ class ContextEnrich(dspy.Module):
             if merge != "lm":
                 merged = evidence_first(background, sentence)
                 checks = enrich_checks(merged, sentence, answers, known_wrong or [], question)
-            copies.append({
-                "focus": focus, "context": merged, "background": background, "merge": merge,
-                "retrieved": [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in hits],
-                "skipped": skipped_ids,
-                "background_dropped": [{"rule": rule, "sentence": text} for rule, text in drops],
-                "checks": checks, "rejection": failed_check(checks),
-            })
-        return dspy.Prediction(rejection=None, copies=copies, sentence=sentence, sentence_fallback=fallback,
-                               sentences_kept=kept.sentences)
+            copies.append(
+                {
+                    "focus": focus,
+                    "context": merged,
+                    "background": background,
+                    "merge": merge,
+                    "retrieved": [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in hits],
+                    "skipped": skipped_ids,
+                    "background_dropped": [{"rule": rule, "sentence": text} for rule, text in drops],
+                    "checks": checks,
+                    "rejection": failed_check(checks),
+                }
+            )
+        return dspy.Prediction(
+            rejection=None, copies=copies, sentence=sentence, sentence_fallback=fallback, sentences_kept=kept.sentences
+        )

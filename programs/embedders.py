@@ -316,5 +316,6 @@ def _onnx_embedder(key: str, backend: str, model_dir: Path, cache_root: Path, th
 
     path, meta = exported(model_dir, cache_root, int8=backend.endswith("int8"))
     logger.info("loading embedder %s from %s", key, path)
-    return OnnxEmbedder(key, path, meta, runtime="openvino" if backend == "openvino" else "onnxruntime",
-                        threads=threads)
+    return OnnxEmbedder(
+        key, path, meta, runtime="openvino" if backend == "openvino" else "onnxruntime", threads=threads
+    )

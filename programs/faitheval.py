@@ -92,8 +92,9 @@ class Unanswerable(dspy.Module):
 class Inconsistent(dspy.Module):
     def __init__(self, max_attempts: int = 3, seed: int = 0):
         super().__init__()
-        self.swap = AnswerSwap(max_attempts=max_attempts, propose_signature=ProposeConflictingAnswer,
-                               propose_max_tokens=GENERATION_TOKENS)
+        self.swap = AnswerSwap(
+            max_attempts=max_attempts, propose_signature=ProposeConflictingAnswer, propose_max_tokens=GENERATION_TOKENS
+        )
         self.seed = seed
 
     def forward(self, question: str, context: str, answers: list[str], case_id: str = "") -> dspy.Prediction:
@@ -104,9 +105,15 @@ class Inconsistent(dspy.Module):
         modified_first = random.Random(f"{self.seed}:{case_id}").random() < 0.5
         documents = [out.context, context] if modified_first else [context, out.context]
         combined = "\n\n".join(f"Document {i + 1}: {doc}" for i, doc in enumerate(documents))
-        return dspy.Prediction(rejection=None, proposals=out.proposals, checks=out.checks,
-                               new_answer=out.new_answer, modified_context=out.context, context=combined,
-                               order="modified_first" if modified_first else "original_first")
+        return dspy.Prediction(
+            rejection=None,
+            proposals=out.proposals,
+            checks=out.checks,
+            new_answer=out.new_answer,
+            modified_context=out.context,
+            context=combined,
+            order="modified_first" if modified_first else "original_first",
+        )
 
 
 def option_words_present(context: str, option: str) -> bool:
@@ -150,12 +157,19 @@ class Counterfactual(dspy.Module):
         def passes(*names: str):
             return lambda p: all(counterfactual_checks(p, question, target, others)[n] for n in names)
 
-        support, justification = self._paragraph(attempts, "support", passes("target_words_present", *PARAGRAPH_CHECKS),
-                                                 question=question, target_option=target, other_options=others)
+        support, justification = self._paragraph(
+            attempts,
+            "support",
+            passes("target_words_present", *PARAGRAPH_CHECKS),
+            question=question,
+            target_option=target,
+            other_options=others,
+        )
         if support is None:
             return self._rejected(attempts, "support")
-        background, _ = self._paragraph(attempts, "background", passes(*PARAGRAPH_CHECKS), question=question,
-                                        avoid=others)
+        background, _ = self._paragraph(
+            attempts, "background", passes(*PARAGRAPH_CHECKS), question=question, avoid=others
+        )
         if background is None:
             return self._rejected(attempts, "background")
         # Seeded per question, so the supporting paragraph is first in about half the cases.
@@ -163,8 +177,14 @@ class Counterfactual(dspy.Module):
         passage = "\n\n".join([support, background] if support_first else [background, support])
         checks = counterfactual_checks(passage, question, target, others)
         rejection = next((k for k, ok in checks.items() if not ok), None)
-        return dspy.Prediction(rejection=rejection, context=passage, checks=checks, attempts=attempts,
-                               justification=justification, support_first=support_first)
+        return dspy.Prediction(
+            rejection=rejection,
+            context=passage,
+            checks=checks,
+            attempts=attempts,
+            justification=justification,
+            support_first=support_first,
+        )
 
     def _paragraph(self, attempts: list[dict], step: str, ok, **inputs) -> tuple[str | None, str]:
         predictor = self.support if step == "support" else self.background
@@ -180,5 +200,11 @@ class Counterfactual(dspy.Module):
 
     @staticmethod
     def _rejected(attempts: list[dict], step: str) -> dspy.Prediction:
-        return dspy.Prediction(rejection=f"{step}_paragraph_failed", context=None, checks={}, attempts=attempts,
-                               justification="", support_first=None)
+        return dspy.Prediction(
+            rejection=f"{step}_paragraph_failed",
+            context=None,
+            checks={},
+            attempts=attempts,
+            justification="",
+            support_first=None,
+        )

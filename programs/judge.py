@@ -57,16 +57,23 @@ UNJUDGED = "unjudged"
 SKIPPED = "not asked: the if verdict already rejects the case"
 CaseKind = Literal["answer", "unanswerable", "option"]
 METHODS = ("reasoned", "checks", "extract", "choose", "stacked")
-FAMILIES = {"reasoned": ("reasoned",), "checks": ("checks",), "extract": ("extract",), "choose": ("choose",),
-            "stacked": ("choose", "extract")}
+FAMILIES = {
+    "reasoned": ("reasoned",),
+    "checks": ("checks",),
+    "extract": ("extract",),
+    "choose": ("choose",),
+    "stacked": ("choose", "extract"),
+}
 DEFAULT_PARAMS: dict[str, Any] = {"method": "reasoned"}
 
 SUPPORT_CHECK = 'Does the context say that the answer to the question is "{answer}"?'
 OTHER_CHECK = 'Apart from "{answer}", does the context also give a different answer to the question?'
 ANSWERABLE_CHECK = "Does the context contain the answer to the question?"
 # What stacked weights multiply, in order, per kind.
-FEATURES = {"answer": ("c_expected", "c_none", "e_support", "e_other"),
-            "unanswerable": ("c_original", "c_none", "e_any", "e_original")}
+FEATURES = {
+    "answer": ("c_expected", "c_none", "e_support", "e_other"),
+    "unanswerable": ("c_original", "c_none", "e_any", "e_original"),
+}
 LETTERS = ("A", "B", "C", "D")
 OPTION_LETTERS = ("A", "B", "C", "D", "E", "F")
 NONE_OPTION = "none of these"
@@ -136,8 +143,11 @@ def extraction_signals(answers: list[str], context: str, expected: str, original
 def rest_of_context(context: str, answers: list[str]) -> list[str]:
     """The context's sentences that do not name the answers in any form a reader recognises
     (another date or number spelling, a clitic, a multi-word name's distinctive word)."""
-    return [s.text for s in split_sentences(context)
-            if not mentions_any_form(s.text, answers) and not old_name_part_left(s.text, answers)]
+    return [
+        s.text
+        for s in split_sentences(context)
+        if not mentions_any_form(s.text, answers) and not old_name_part_left(s.text, answers)
+    ]
 
 
 def choice_rivals(found: list[str], context: str, focus: str, limit: int = len(LETTERS) - 2) -> list[str]:
@@ -147,8 +157,12 @@ def choice_rivals(found: list[str], context: str, focus: str, limit: int = len(L
     out: list[str] = []
     for answer in found:
         answer = " ".join(str(answer).split())
-        if (answer and set(_loose(answer)) <= words and not (focus and same_answer(answer, focus))
-                and not any(same_answer(answer, kept) for kept in out)):
+        if (
+            answer
+            and set(_loose(answer)) <= words
+            and not (focus and same_answer(answer, focus))
+            and not any(same_answer(answer, kept) for kept in out)
+        ):
             out.append(answer)
     return out[:limit]
 
@@ -237,8 +251,15 @@ class CaseJudge(dspy.Module):
     def method(self) -> str:
         return self.params["method"]
 
-    def forward(self, question: str, context: str, expected_answer: str, kind: CaseKind = "answer",
-                original_answer: str | None = None, options: list[str] | None = None) -> dspy.Prediction:
+    def forward(
+        self,
+        question: str,
+        context: str,
+        expected_answer: str,
+        kind: CaseKind = "answer",
+        original_answer: str | None = None,
+        options: list[str] | None = None,
+    ) -> dspy.Prediction:
         if kind == "option":
             signals: dict[str, float] = {}
             self._choose_option(question, context, expected_answer, list(options or []), signals)
@@ -252,26 +273,42 @@ class CaseJudge(dspy.Module):
             extracted = self._extract(question, context, expected_answer, original_answer, signals)
         if "choose" in families:
             self._choose(question, context, expected_answer, kind, original_answer, signals, extracted)
-        reasoned = self._reasoned(question, context, expected_answer, kind, original_answer, signals) \
-            if "reasoned" in families else None
+        reasoned = (
+            self._reasoned(question, context, expected_answer, kind, original_answer, signals)
+            if "reasoned" in families
+            else None
+        )
         if self.method == "reasoned" and "thresholds" not in self.params:
             assert reasoned is not None
-            return dspy.Prediction(**reasoned, p_valid=score(kind, signals, self.params), signals=signals,
-                                   method=self.method, extracted=extracted)
+            return dspy.Prediction(
+                **reasoned,
+                p_valid=score(kind, signals, self.params),
+                signals=signals,
+                method=self.method,
+                extracted=extracted,
+            )
         return self._thresholded(kind, signals, extracted, asked_extraction="extract" in families)
 
     # -- methods ---------------------------------------------------------------------------------
 
-    def _thresholded(self, kind: CaseKind, signals: dict[str, float], extracted: list[str] | None,
-                     asked_extraction: bool) -> dspy.Prediction:
+    def _thresholded(
+        self, kind: CaseKind, signals: dict[str, float], extracted: list[str] | None, asked_extraction: bool
+    ) -> dspy.Prediction:
         p_valid = score(kind, signals, self.params)
         summary = "; ".join(f"{k}={v:.2f}" for k, v in sorted(signals.items()))
         if asked_extraction:
             summary += f"; extracted: {extracted!r}" if extracted is not None else "; extracted: unparsed"
         if p_valid is None:
-            return dspy.Prediction(if_ok=None, if_reason=f"unparsed judge output ({summary})", only_if_ok=None,
-                                   only_if_reason=SKIPPED, p_valid=None, signals=signals, method=self.method,
-                                   extracted=extracted)
+            return dspy.Prediction(
+                if_ok=None,
+                if_reason=f"unparsed judge output ({summary})",
+                only_if_ok=None,
+                only_if_reason=SKIPPED,
+                p_valid=None,
+                signals=signals,
+                method=self.method,
+                extracted=extracted,
+            )
         valid = p_valid >= self.params.get("thresholds", {}).get(kind, 0.5)
         if "c_none" in signals:
             # Rejected by choice: "if" failed when nothing beats "none of these" (answer, option) / the
@@ -284,9 +321,16 @@ class CaseJudge(dspy.Module):
             if_ok = valid or signals.get("p_support", signals.get("e_support", 0.0)) >= 0.5
         else:
             if_ok = valid or signals.get("p_answerable", signals.get("e_any", 1.0)) < 0.5
-        return dspy.Prediction(if_ok=bool(if_ok), if_reason=summary, only_if_ok=bool(valid) if if_ok else None,
-                               only_if_reason=summary if if_ok else SKIPPED, p_valid=p_valid, signals=signals,
-                               method=self.method, extracted=extracted)
+        return dspy.Prediction(
+            if_ok=bool(if_ok),
+            if_reason=summary,
+            only_if_ok=bool(valid) if if_ok else None,
+            only_if_reason=summary if if_ok else SKIPPED,
+            p_valid=p_valid,
+            signals=signals,
+            method=self.method,
+            extracted=extracted,
+        )
 
     def _yes(self, context: str, question: str, check: str) -> float | None:
         try:
@@ -364,37 +408,56 @@ class CaseJudge(dspy.Module):
 
     def _reasoned(self, question, context, expected, kind, original, signals) -> dict[str, Any]:
         if kind == "unanswerable":
-            verdict, if_reason, p = _ask(self.answerability, ("unanswerable", "answerable"), self._config(),
-                                         question=question, context=context)
+            verdict, if_reason, p = _ask(
+                self.answerability, ("unanswerable", "answerable"), self._config(), question=question, context=context
+            )
             if_ok = None if verdict == UNJUDGED else verdict == "unanswerable"
             if p is not None:
                 signals["r_answerable"] = 1 - p
         else:
-            verdict, if_reason, p = _ask(self.support, ("yes", "no"), self._config(), question=question,
-                                         context=context, expected_answer=expected)
+            verdict, if_reason, p = _ask(
+                self.support,
+                ("yes", "no"),
+                self._config(),
+                question=question,
+                context=context,
+                expected_answer=expected,
+            )
             if_ok = None if verdict == UNJUDGED else verdict == "yes"
             if p is not None:
                 signals["r_support"] = p
         if if_ok is not True:
             return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=None, only_if_reason=SKIPPED)
         if kind == "unanswerable":
-            verdict2, only_if_reason, p2 = _ask(self.support, ("yes", "no"), self._config(), question=question,
-                                                context=context, expected_answer=original or "")
+            verdict2, only_if_reason, p2 = _ask(
+                self.support,
+                ("yes", "no"),
+                self._config(),
+                question=question,
+                context=context,
+                expected_answer=original or "",
+            )
             only_if_ok = None if verdict2 == UNJUDGED else verdict2 == "no"
             if p2 is not None:
                 signals["r_support_original"] = p2
         else:
-            verdict2, only_if_reason, p2 = _ask(self.uniqueness, ("only_expected", "other_answer_supported"),
-                                                self._config(), question=question, context=context,
-                                                expected_answer=expected)
+            verdict2, only_if_reason, p2 = _ask(
+                self.uniqueness,
+                ("only_expected", "other_answer_supported"),
+                self._config(),
+                question=question,
+                context=context,
+                expected_answer=expected,
+            )
             only_if_ok = None if verdict2 == UNJUDGED else verdict2 == "only_expected"
             if p2 is not None:
                 signals["r_only"] = p2
         return dict(if_ok=if_ok, if_reason=if_reason, only_if_ok=only_if_ok, only_if_reason=only_if_reason)
 
 
-def _choice(predictor, letters: tuple[str, ...], context: str, question: str,
-            options: list[str]) -> dict[str, float] | None:
+def _choice(
+    predictor, letters: tuple[str, ...], context: str, question: str, options: list[str]
+) -> dict[str, float] | None:
     """One multiple choice: each option's probability from the letters' log-probabilities (None: unparsed)."""
     listing = "\n".join(f"{letter}) {option}" for letter, option in zip(letters, options, strict=False))
     try:

@@ -147,15 +147,20 @@ class PassageRetriever:
             return False
         plan = IndexPlan(**meta["plan"]) if "plan" in meta else IndexPlan("flat")
         if self.plan is not None and self.plan.factory != plan.factory:
-            logger.warning("index cache %s is %s, %s was asked for; rebuilding", directory, plan.factory,
-                           self.plan.factory)
+            logger.warning(
+                "index cache %s is %s, %s was asked for; rebuilding", directory, plan.factory, self.plan.factory
+            )
             return False
         if self.plan is not None:  # same cells, maybe another nprobe: a search-time setting
             plan = self.plan
         plan.configure(index)
         self.plan, self.index = plan, index
-        self.meta = {**meta, "plan": asdict(plan), "load_seconds": time.perf_counter() - started,
-                     "loaded_from": str(directory)}
+        self.meta = {
+            **meta,
+            "plan": asdict(plan),
+            "load_seconds": time.perf_counter() - started,
+            "loaded_from": str(directory),
+        }
         logger.info("loaded index of %d passages from %s", self.index.ntotal, directory)
         return True
 
@@ -177,8 +182,10 @@ class PassageRetriever:
         # bar counted per window sat at 0 for minutes on a fresh machine.
         # A build runs alone, so a local embedder may use every core (queries later encode on one).
         bulk = getattr(self.embedder, "bulk", None) if encoder is None else None
-        with bulk() if bulk else nullcontext(), \
-                tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar:
+        with (
+            bulk() if bulk else nullcontext(),
+            tqdm(total=n, desc=f"embedding passages ({self.embedder.name})", unit="passage") as bar,
+        ):
             windows = self._windows(range(n), encoder, bar.update)
             first = next(windows, np.zeros((0, 1), np.float32))
             dim = first.shape[1]  # the first window tells the dimension
@@ -204,15 +211,15 @@ class PassageRetriever:
             "build_seconds": round(seconds, 3),
             "encoded_by": "this process" if encoder is None else getattr(encoder, "description", "an encoder"),
         }
-        logger.info("embedded %d passages into %s in %.1f s (%.0f/s)", n, plan.factory, seconds,
-                    n / max(seconds, 1e-9))
+        logger.info("embedded %d passages into %s in %.1f s (%.0f/s)", n, plan.factory, seconds, n / max(seconds, 1e-9))
 
-    def _windows(self, rows: Sequence[int], encoder: WindowEncoder | None,
-                 progress: Callable[[int], Any] | None = None) -> Iterator[np.ndarray]:
+    def _windows(
+        self, rows: Sequence[int], encoder: WindowEncoder | None, progress: Callable[[int], Any] | None = None
+    ) -> Iterator[np.ndarray]:
         """Unit vectors of `rows` in their order, a window at a time; `progress` gets each batch's size."""
         if encoder is None:
             for start in range(0, len(rows), _WINDOW):
-                yield self._encode_rows(rows[start:start + _WINDOW], progress)
+                yield self._encode_rows(rows[start : start + _WINDOW], progress)
             return
         import faiss
 
@@ -387,4 +394,3 @@ class PassageRetriever:
         if i not in self._tokens:
             self._tokens[i] = _padded_tokens(text)
         return any(a in self._tokens[i] for a in answers)
-

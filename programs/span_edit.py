@@ -85,16 +85,16 @@ def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
     olds, news = units_of(old), units_of(new)
     if not (len(found) == len(olds) == len(news)):
         return None
-    out = text[form.start:form.end]
+    out = text[form.start : form.end]
     for f, a, b in sorted(zip(found, olds, news, strict=True), key=lambda t: -t[0].start):
         if units_match(b, f) or (a.kind == b.kind == "word" and a.value == b.value):
             continue  # this unit is unchanged by the swap: keep the text's spelling
         if f.kind == "date" and a.kind == "date" and b.kind != "date":
             return None  # a year cannot stand for a full date written elsewhere
-        rendered = new[b.start:b.end] if f.kind == b.kind == "word" else render_like(f, text, b)
+        rendered = new[b.start : b.end] if f.kind == b.kind == "word" else render_like(f, text, b)
         if rendered is None:
             return None
-        out = out[:f.start - form.start] + rendered + out[f.end - form.start:]
+        out = out[: f.start - form.start] + rendered + out[f.end - form.start :]
     return out
 
 
@@ -102,8 +102,11 @@ _ARTICLE = re.compile(r"(the|a|an)\s+", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)(the|a|an)\s+$", re.IGNORECASE)
 # A determiner or quantifier already before the span takes the new answer without its article: "A single
 # won is divided" swapped to "The yen" read "A single The yen is divided" (issue 25, read invalid).
-DETERMINER_BEFORE = re.compile(r"(?<!\w)(the|a|an|single|one|each|every|this|that|per|any|no|its|their|his|her|"
-                                r"our|whose|[\w-]+ 's|[\w-]+'s)\s+$", re.IGNORECASE)
+DETERMINER_BEFORE = re.compile(
+    r"(?<!\w)(the|a|an|single|one|each|every|this|that|per|any|no|its|their|his|her|"
+    r"our|whose|[\w-]+ 's|[\w-]+'s)\s+$",
+    re.IGNORECASE,
+)
 _CURRENCY = "$£€¥₹"
 
 
@@ -118,7 +121,7 @@ def _drop_repeated_prefix(before: str, rewritten: str | None) -> str | None:
     if sign and sign in _CURRENCY and rewritten.startswith(sign):
         return rewritten[1:].lstrip() or rewritten
     article = _ARTICLE.match(rewritten) if DETERMINER_BEFORE.search(before) else None
-    return rewritten[article.end():] if article and rewritten[article.end():] else rewritten
+    return rewritten[article.end() :] if article and rewritten[article.end() :] else rewritten
 
 
 _CAPITALISED = re.compile(r"[A-Z][\w'’.-]*")
@@ -139,10 +142,14 @@ def _stands_alone(text: str, start: int, end: int, title_words: frozenset[str]) 
 
 
 # Capitalised only because they open a sentence or a name: "The Won", "In Lincoln's time".
-_LEADING_WORDS = frozenset("the a an in on at by for of from to with as and but or this that these those his her its "
-                           "their when while after before since".split())
-_TITLES = frozenset("king queen prince princess emperor empress pope president general captain duke earl lord lady sir "
-                    "dame saint st mr mrs ms dr".split())
+_LEADING_WORDS = frozenset(
+    "the a an in on at by for of from to with as and but or this that these those his her its "
+    "their when while after before since".split()
+)
+_TITLES = frozenset(
+    "king queen prince princess emperor empress pope president general captain duke earl lord lady sir "
+    "dame saint st mr mrs ms dr".split()
+)
 
 
 def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
@@ -157,7 +164,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
             if _overlaps(form.start, form.end, claimed):
                 continue
             claimed.append((form.start, form.end))
-            rewritten = _drop_repeated_prefix(text[:form.start], _rewrite(text, form, old, new))
+            rewritten = _drop_repeated_prefix(text[: form.start], _rewrite(text, form, old, new))
             if rewritten is None:
                 unreplaced.append(form)
             else:
@@ -177,7 +184,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
                 unreplaced.append(occurrence)
     out = text
     for edit in sorted(edits, key=lambda e: -e.start):
-        out = out[:edit.start] + edit.new + out[edit.end:]
+        out = out[: edit.start] + edit.new + out[edit.end :]
     return EditResult(out, sorted(edits, key=lambda e: e.start), sorted(unreplaced, key=lambda f: f.start))
 
 

@@ -35,10 +35,14 @@ def demonstrations(calibration: list[dict], k: int) -> list[dspy.Example]:
     for condition in PAIR * (k // 2):
         c = next(c for c in shortest if c["condition"] == condition and c["seed_id"] not in used)
         used.add(c["seed_id"])
-        demos.append(dspy.Example(context=c["context"], question=c["question"],
-                                  check=OTHER_CHECK.format(answer=c["answers"][0]),
-                                  verdict="yes" if condition == "two_answers" else "no")
-                     .with_inputs("context", "question", "check"))
+        demos.append(
+            dspy.Example(
+                context=c["context"],
+                question=c["question"],
+                check=OTHER_CHECK.format(answer=c["answers"][0]),
+                verdict="yes" if condition == "two_answers" else "no",
+            ).with_inputs("context", "question", "check")
+        )
     return demos
 
 
@@ -53,12 +57,18 @@ def main(n: int, k: int) -> None:
     scores, started = [], time.time()
     with dspy.context(lm=judge.lm, adapter=judge.adapter()):
         for c in asked:
-            out = predict(context=c["context"], question=c["question"],
-                          check=OTHER_CHECK.format(answer=c["answers"][0]), config=dict(LOGPROBS))
+            out = predict(
+                context=c["context"],
+                question=c["question"],
+                check=OTHER_CHECK.format(answer=c["answers"][0]),
+                config=dict(LOGPROBS),
+            )
             p = verdict_probability(getattr(out, "logprobs", None), ("yes", "no"))
             scores.append(0.5 if p is None else p)
-            print(json.dumps({"id": c["id"], "condition": c["condition"], "p_other": p, "verdict": out.verdict}),
-                  flush=True)
+            print(
+                json.dumps({"id": c["id"], "condition": c["condition"], "p_other": p, "verdict": out.verdict}),
+                flush=True,
+            )
     auc = roc_auc_score([c["condition"] == "two_answers" for c in asked], scores)
     print(f"demos {k}, controls {len(asked)}: AUC gold/two {auc:.2f} in {time.time() - started:.0f} s", file=sys.stderr)
 

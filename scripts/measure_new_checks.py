@@ -67,16 +67,27 @@ def unanswerable_rules(case: dict) -> list[str]:
 def enrich_rules(case: dict, rows: dict[str, dict]) -> list[str]:
     row = rows.get(case["seed_id"], {})
     starts = [s for s in row.get("answer_starts") or [] if s is not None]
-    kept = kept_evidence(case["original_context"], case.get("supporting_sentence") or "", case["question"],
-                         case["original_answers"], starts[0] if starts else None, row.get("title", ""))
+    kept = kept_evidence(
+        case["original_context"],
+        case.get("supporting_sentence") or "",
+        case["question"],
+        case["original_answers"],
+        starts[0] if starts else None,
+        row.get("title", ""),
+    )
     fired = []
     if kept.problem:
         fired.append("kept_evidence:refused")
     elif kept.text != case.get("supporting_sentence"):
         fired.append("kept_evidence:changed")
     names = question_names(case["question"], case["original_context"])
-    for rule, _ in background_drops(case.get("background") or "", case.get("supporting_sentence") or "",
-                                    case["question"], case["original_answers"], names):
+    for rule, _ in background_drops(
+        case.get("background") or "",
+        case.get("supporting_sentence") or "",
+        case["question"],
+        case["original_answers"],
+        names,
+    ):
         fired.append(f"background_dropped:{rule}")
     return sorted(set(fired))
 
@@ -98,8 +109,13 @@ def main() -> None:
                 continue
             assert is_development("nq", position[case["seed_id"]]), case["seed_id"]
             task = case["task"]
-            fired = (swap_rules(case) if task == "answer_swap" else
-                     unanswerable_rules(case) if task == "unanswerable" else enrich_rules(case, rows))
+            fired = (
+                swap_rules(case)
+                if task == "answer_swap"
+                else unanswerable_rules(case)
+                if task == "unanswerable"
+                else enrich_rules(case, rows)
+            )
             verdict = read[case["id"]]
             totals[task][verdict] += 1
             for rule in fired:

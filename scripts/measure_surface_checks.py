@@ -94,8 +94,12 @@ def measure_swaps(data: list[dict]) -> dict:
         if any(r.how not in ("same",) for r in edit.replacements):
             counts["swaps_rewriting_another_form"] += 1
     seconds = time.perf_counter() - started
-    return {"rows": len(data), "seconds": round(seconds, 2), "rows_per_second": round(len(data) / seconds, 1),
-            **dict(sorted(counts.items()))}
+    return {
+        "rows": len(data),
+        "seconds": round(seconds, 2),
+        "rows_per_second": round(len(data) / seconds, 1),
+        **dict(sorted(counts.items())),
+    }
 
 
 def measure_speed(data: list[dict]) -> dict:
@@ -114,8 +118,12 @@ def measure_speed(data: list[dict]) -> dict:
         mentions_any_form(row["context"], row["answers"])
     warm = time.perf_counter() - started
     words = sum(len(r["context"].split()) for r in data) / len(data)
-    return {"rows": len(data), "mean_context_words": round(words), "cold_cases_per_second": round(len(data) / cold),
-            "warm_cases_per_second": round(len(data) / warm)}
+    return {
+        "rows": len(data),
+        "mean_context_words": round(words),
+        "cold_cases_per_second": round(len(data) / cold),
+        "warm_cases_per_second": round(len(data) / warm),
+    }
 
 
 class LexicalRetriever:
@@ -174,10 +182,16 @@ def measure_enrich(data: list[dict], passages: list[dict], k: int = 3, fetch_fac
         elif clean < k:
             counts["copies_with_fewer_than_k_clean"] += 1
     seconds = time.perf_counter() - started
-    skip_rate = {kind: round(fired_by_kind[kind] / max(fired_by_kind[f"{kind}:passages"], 1), 3)
-                 for kind in ("date", "number", "name", "other")}
-    return {"rows": len(data), "seconds": round(seconds, 1), **dict(sorted(counts.items())),
-            "passage_skip_rate_by_answer_kind": skip_rate}
+    skip_rate = {
+        kind: round(fired_by_kind[kind] / max(fired_by_kind[f"{kind}:passages"], 1), 3)
+        for kind in ("date", "number", "name", "other")
+    }
+    return {
+        "rows": len(data),
+        "seconds": round(seconds, 1),
+        **dict(sorted(counts.items())),
+        "passage_skip_rate_by_answer_kind": skip_rate,
+    }
 
 
 def main() -> None:

@@ -11,19 +11,35 @@ import json
 import re
 
 SEEDS = [
-    ("t1", "who built the old tower of portvale", "Alice Smith",
-     "The old tower of Portvale stands near the harbour wall of the town. The old tower of Portvale was built "
-     "by Alice Smith in the spring. Visitors climb the tower every summer to watch the ships."),
-    ("t2", "who painted the blue door of kelmar", "Carol Brown",
-     "The blue door of Kelmar is the best known door of the village. The blue door of Kelmar was painted by "
-     "Carol Brown after the storm. Tourists take pictures of the door every day."),
-    ("t3", "who wrote the song of the river marn", "David Green",
-     "The song of the river Marn is sung at every local festival. The song of the river Marn was written by "
-     "David Green for his sister. Children learn the song at school."),
+    (
+        "t1",
+        "who built the old tower of portvale",
+        "Alice Smith",
+        "The old tower of Portvale stands near the harbour wall of the town. The old tower of Portvale was built "
+        "by Alice Smith in the spring. Visitors climb the tower every summer to watch the ships.",
+    ),
+    (
+        "t2",
+        "who painted the blue door of kelmar",
+        "Carol Brown",
+        "The blue door of Kelmar is the best known door of the village. The blue door of Kelmar was painted by "
+        "Carol Brown after the storm. Tourists take pictures of the door every day.",
+    ),
+    (
+        "t3",
+        "who wrote the song of the river marn",
+        "David Green",
+        "The song of the river Marn is sung at every local festival. The song of the river Marn was written by "
+        "David Green for his sister. Children learn the song at school.",
+    ),
 ]
 QUESTIONS = [
-    ("q1", "Which gas do plants take in from the air to make food?",
-     ["oxygen", "carbon dioxide", "nitrogen", "helium"], "B"),
+    (
+        "q1",
+        "Which gas do plants take in from the air to make food?",
+        ["oxygen", "carbon dioxide", "nitrogen", "helium"],
+        "B",
+    ),
     ("q2", "Which organ pumps blood through the body?", ["lungs", "heart", "stomach", "liver"], "B"),
     ("q3", "What makes a compass needle point north?", ["gravity", "magnetism", "friction", "wind"], "B"),
 ]
@@ -34,11 +50,24 @@ FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond wit
 
 def write_data(folder) -> tuple[str, str]:
     nq = folder / "seeds.jsonl"
-    nq.write_text("".join(json.dumps({"id": i, "question": q, "context": c, "answers": [a]}) + "\n"
-                          for i, q, a, c in SEEDS))
+    nq.write_text(
+        "".join(json.dumps({"id": i, "question": q, "context": c, "answers": [a]}) + "\n" for i, q, a, c in SEEDS)
+    )
     arc = folder / "questions.jsonl"
-    arc.write_text("".join(json.dumps({"id": i, "question": q, "answerKey": key, "choices": [
-        {"label": chr(65 + n), "text": t} for n, t in enumerate(options)]}) + "\n" for i, q, options, key in QUESTIONS))
+    arc.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": i,
+                    "question": q,
+                    "answerKey": key,
+                    "choices": [{"label": chr(65 + n), "text": t} for n, t in enumerate(options)],
+                }
+            )
+            + "\n"
+            for i, q, options, key in QUESTIONS
+        )
+    )
     return str(nq), str(arc)
 
 
@@ -93,8 +122,11 @@ def pivot_and_judge(fields: dict, outputs: list[str], system: str) -> dict:
         return {"answer": gold(question) if "context" in fields else "no idea"}
     if "wrong_answer" in outputs:
         conflicting = "justification" in outputs
-        return {"answer_type": "person", "wrong_answer": CONFLICTING if conflicting else SWAPPED,
-                **({"justification": "j"} if conflicting else {})}
+        return {
+            "answer_type": "person",
+            "wrong_answer": CONFLICTING if conflicting else SWAPPED,
+            **({"justification": "j"} if conflicting else {}),
+        }
     if outputs == ["sentence"]:
         return {"sentence": "not a sentence of the evidence"}
     if outputs == ["background"]:
@@ -103,14 +135,19 @@ def pivot_and_judge(fields: dict, outputs: list[str], system: str) -> dict:
         return {"justification": "j", "rewritten_sentence": "Nothing is said here about who did it."}
     if outputs == ["paragraph", "justification"]:
         target = fields["target_option"]
-        return {"paragraph": f"Green things take in {target} through tiny pores. Leaves use {target} in daylight.",
-                "justification": "j"}
+        return {
+            "paragraph": f"Green things take in {target} through tiny pores. Leaves use {target} in daylight.",
+            "justification": "j",
+        }
     if outputs == ["paragraph"]:
         return {"paragraph": "Leaves are flat and green. Many gardens grow tall trees."}
     if outputs == ["choice"]:  # the judge on a multiple-choice case: the option the context names
         lines = [re.match(r"^([A-F])\) (.*)$", line) for line in fields["options"].split("\n")]
-        named = [(m.group(1), m.group(2)) for m in lines if m and m.group(2) != "none of these"
-                 and m.group(2).lower() in context.lower()]
+        named = [
+            (m.group(1), m.group(2))
+            for m in lines
+            if m and m.group(2) != "none of these" and m.group(2).lower() in context.lower()
+        ]
         none = next(m.group(1) for m in lines if m and m.group(2) == "none of these")
         return {"choice": max(named, key=lambda x: len(x[1]))[0] if named else none}
     if outputs == ["reason", "verdict"]:
@@ -140,8 +177,11 @@ class PromptReadingLlama:
         outputs = re.findall(r"`(\w+)`", order.group(1)) if order else []
         self.calls.append({"fields": fields, "outputs": outputs, "prompt": json.dumps(messages)})
         reply = self.policy(fields, outputs, messages[0]["content"])
-        return {"id": "fake", "choices": [{"message": {"content": json.dumps(reply)}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
+        return {
+            "id": "fake",
+            "choices": [{"message": {"content": json.dumps(reply)}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+        }
 
     def seed_selection_calls(self) -> int:
         return sum(c["outputs"] == ["answer"] for c in self.calls)

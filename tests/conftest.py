@@ -11,8 +11,11 @@ from hypothesis import settings
 _SESSION_TMP = Path(tempfile.mkdtemp(prefix="reeval-tests-"))
 os.environ["DSPY_CACHEDIR"] = str(_SESSION_TMP / "dspy")
 for key, value in {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "MLFLOW_DISABLE_TELEMETRY": "true",
 }.items():
     os.environ.setdefault(key, value)
 

@@ -60,8 +60,15 @@ class Seen:
 
 
 class FakeOpenAI:
-    def __init__(self, reply: Callable[[str], str], faults: dict[str, list[str]] | None = None,
-                 default: str = "ok", hang: float = 2.0, max_requests: int = 200, report_usage: bool = True):
+    def __init__(
+        self,
+        reply: Callable[[str], str],
+        faults: dict[str, list[str]] | None = None,
+        default: str = "ok",
+        hang: float = 2.0,
+        max_requests: int = 200,
+        report_usage: bool = True,
+    ):
         self.reply = reply
         self.report_usage = report_usage
         self.faults = {key: list(seq) for key, seq in (faults or {}).items()}
@@ -96,8 +103,11 @@ class FakeOpenAI:
         if fault == "over_budget":
             return JSONResponse({"error": {"message": "fake server: request budget spent"}}, status_code=400)
         if fault == "rate_limit":
-            return JSONResponse({"error": {"message": "slow down", "type": "rate_limit_error"}}, status_code=429,
-                                headers={"retry-after": "0"})
+            return JSONResponse(
+                {"error": {"message": "slow down", "type": "rate_limit_error"}},
+                status_code=429,
+                headers={"retry-after": "0"},
+            )
         if fault == "server":
             return JSONResponse({"error": {"message": "upstream failed"}}, status_code=500)
         if fault == "echo_auth":
@@ -114,8 +124,13 @@ class FakeOpenAI:
         if fault == "unparseable":
             content = "I would rather not answer in JSON."
         message = {"role": "assistant", "content": content}
-        reply = {"id": f"fake-{len(self.seen)}", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+        reply = {
+            "id": f"fake-{len(self.seen)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+        }
         if self.report_usage:
             reply["usage"] = USAGE
         payload = json.dumps(reply)
@@ -132,8 +147,7 @@ class FakeOpenAI:
         self.port = sock.getsockname()[1]
         # Idle keep-alive connections stay open: a client reusing one the server had closed meets a
         # connection reset, a fault nobody scripted.
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                                     timeout_keep_alive=600))
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_keep_alive=600))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
         deadline = time.monotonic() + 10

@@ -42,8 +42,11 @@ class FakeLlama:
         text = self.replies.pop(0)
         if not isinstance(text, str):
             text = json.dumps(text)
-        return {"id": "fake", "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
+        return {
+            "id": "fake",
+            "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+        }
 
 
 class ConcurrencyProbe:
@@ -91,8 +94,10 @@ class PromptFakeLlama:
             self.calls += 1
             prompt = json.dumps(messages, sort_keys=True)
             answer = ["Paris", "1998", "no idea", "the Beatles"][hashlib.sha256(prompt.encode()).digest()[0] % 4]
-            return {"id": "fake", "choices": [{"message": {"content": json.dumps({"answer": answer})},
-                                               "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 3}}
+            return {
+                "id": "fake",
+                "choices": [{"message": {"content": json.dumps({"answer": answer})}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": 3},
+            }
         finally:
             self.probe.leave(self)

@@ -14,7 +14,7 @@ from pathlib import Path
 SCRIPT = "<script>window.__xss_script=1;alert(1)</script>"
 IMG = '<img src=x onerror="window.__xss_img=1;alert(2)">'
 JS_URL = "javascript:window.__xss_js=1;alert(3)"
-SVG = "<svg onload=\"window.__xss_svg=1\"></svg>"
+SVG = '<svg onload="window.__xss_svg=1"></svg>'
 MARKERS = ("__xss_script", "__xss_img", "__xss_js", "__xss_svg", "__xss_note")
 NOTE_PAYLOAD = '</textarea><img src=x onerror="window.__xss_note=1;alert(4)">'
 
@@ -33,8 +33,13 @@ ANDROID_ORIGINAL = (
 
 
 def _judge(ok_if, ok_only_if, if_reason, only_if_reason, p_valid=None):
-    judge = {"if": ok_if, "if_reason": if_reason, "only_if": ok_only_if, "only_if_reason": only_if_reason,
-             "judge": "qwen2.5-1.5b"}
+    judge = {
+        "if": ok_if,
+        "if_reason": if_reason,
+        "only_if": ok_only_if,
+        "only_if_reason": only_if_reason,
+        "judge": "qwen2.5-1.5b",
+    }
     if p_valid is not None:
         judge.update(p_valid=p_valid, method="logprob")
     return judge
@@ -44,80 +49,143 @@ def review_records() -> list[dict]:
     swap_checks = {"new_answer_present": True, "old_answer_absent": True, "rest_unchanged": True}
     return [
         {
-            "id": "-1012780730954675617:swap", "seed_id": "-1012780730954675617", "task": "answer_swap",
-            "status": "accepted", "question": "what is the position of saturn in the solar system",
+            "id": "-1012780730954675617:swap",
+            "seed_id": "-1012780730954675617",
+            "task": "answer_swap",
+            "status": "accepted",
+            "question": "what is the position of saturn in the solar system",
             "context": SATURN_ORIGINAL.replace("sixth planet from the Sun", "second planet from the Sun"),
-            "answers": ["second planet from the Sun"], "original_context": SATURN_ORIGINAL,
-            "original_answers": ["sixth planet from the Sun"], "pivot": "qwen2.5-1.5b",
-            "program_version": "answer_swap/1", "checks": swap_checks,
-            "judge": _judge(True, True, "The passage states Saturn is the second planet from the Sun.",
-                            "No other position is given.", p_valid=0.91),
+            "answers": ["second planet from the Sun"],
+            "original_context": SATURN_ORIGINAL,
+            "original_answers": ["sixth planet from the Sun"],
+            "pivot": "qwen2.5-1.5b",
+            "program_version": "answer_swap/1",
+            "checks": swap_checks,
+            "judge": _judge(
+                True,
+                True,
+                "The passage states Saturn is the second planet from the Sun.",
+                "No other position is given.",
+                p_valid=0.91,
+            ),
         },
         {
-            "id": "-1004168810822878148:swap", "seed_id": "-1004168810822878148", "task": "answer_swap",
-            "status": "accepted", "question": "android operating system was acquired by google in",
-            "context": ANDROID_ORIGINAL.replace("July 2005", "January 2005"), "answers": ["January 2005"],
-            "original_context": ANDROID_ORIGINAL, "original_answers": ["July 2005"], "pivot": "qwen2.5-1.5b",
-            "program_version": "answer_swap/1", "checks": swap_checks,
+            "id": "-1004168810822878148:swap",
+            "seed_id": "-1004168810822878148",
+            "task": "answer_swap",
+            "status": "accepted",
+            "question": "android operating system was acquired by google in",
+            "context": ANDROID_ORIGINAL.replace("July 2005", "January 2005"),
+            "answers": ["January 2005"],
+            "original_context": ANDROID_ORIGINAL,
+            "original_answers": ["July 2005"],
+            "pivot": "qwen2.5-1.5b",
+            "program_version": "answer_swap/1",
+            "checks": swap_checks,
             "judge": _judge(True, True, "January 2005 is the acquisition date given.", "Only one date."),
         },
         {
-            "id": "xss-1:swap", "seed_id": "xss-1", "task": "answer_swap", "status": "rejected:judge_only_if",
+            "id": "xss-1:swap",
+            "seed_id": "xss-1",
+            "task": "answer_swap",
+            "status": "rejected:judge_only_if",
             "question": f"who wrote {SCRIPT} the letter {IMG}",
             "context": f"The letter was written by {JS_URL} in {IMG} 1901 {SVG}.",
-            "answers": [JS_URL, IMG], "original_context": "The letter was written by Anna Smith in 1901.",
-            "original_answers": [f"Anna {SCRIPT}"], "checks": swap_checks,
+            "answers": [JS_URL, IMG],
+            "original_context": "The letter was written by Anna Smith in 1901.",
+            "original_answers": [f"Anna {SCRIPT}"],
+            "checks": swap_checks,
             "judge": _judge(True, False, f"ok {SCRIPT}", f"another answer {IMG} JUDGE-SECRET-REASON"),
         },
         {
-            "id": "Mercury_7175875:counterfactual", "seed_id": "Mercury_7175875", "task": "counterfactual",
-            "status": "accepted", "variant": "perturbed",
+            "id": "Mercury_7175875:counterfactual",
+            "seed_id": "Mercury_7175875",
+            "task": "counterfactual",
+            "status": "accepted",
+            "variant": "perturbed",
             # As experiments/tasks/faitheval.py writes it: the question followed by its lettered options.
             "question": f"Which property of a mineral can be determined just by looking at it?\nA. luster\n"
-                        f"B. mass\nC. weight\nD. hardness {SVG}",
-            "options": ["luster", "mass", "weight", f"hardness {SVG}"], "choice_labels": ["A", "B", "C", "D"],
-            "answers": ["mass"], "answer_label": "B", "original_answer_label": "A",
+            f"B. mass\nC. weight\nD. hardness {SVG}",
+            "options": ["luster", "mass", "weight", f"hardness {SVG}"],
+            "choice_labels": ["A", "B", "C", "D"],
+            "answers": ["mass"],
+            "answer_label": "B",
+            "original_answer_label": "A",
             "context": "Geologists often say that the mass of a mineral is plain to see.\n\nA glance at a "
-                       "crystal tells its mass, because heavier minerals look denser.",
+            "crystal tells its mass, because heavier minerals look denser.",
             "checks": {"target_mentioned": True, "other_options_absent": True},
             "judge": _judge(True, True, "The passage supports mass.", "No other option is supported."),
         },
         {
-            "id": "Mercury_7175875:closed-book", "seed_id": "Mercury_7175875", "task": "counterfactual",
-            "status": "accepted", "variant": "original", "question": "Which property …", "context": "",
+            "id": "Mercury_7175875:closed-book",
+            "seed_id": "Mercury_7175875",
+            "task": "counterfactual",
+            "status": "accepted",
+            "variant": "original",
+            "question": "Which property …",
+            "context": "",
             "answers": ["luster"],
         },
         {
-            "id": "-77:inconsistent", "seed_id": "-77", "task": "inconsistent", "status": "rejected:judge_if",
+            "id": "-77:inconsistent",
+            "seed_id": "-77",
+            "task": "inconsistent",
+            "status": "rejected:judge_if",
             "question": "when did the eiffel tower open",
             "context": "Document 1: The Eiffel Tower opened in 1889 for the World's Fair.\n\n"
-                       "Document 2: The Eiffel Tower opened in 1925 for the World's Fair.",
-            "answers": ["conflict"], "new_answer": "1925",
+            "Document 2: The Eiffel Tower opened in 1925 for the World's Fair.",
+            "answers": ["conflict"],
+            "new_answer": "1925",
             "original_context": "The Eiffel Tower opened in 1889 for the World's Fair.",
-            "original_answers": ["1889"], "checks": {"new_answer_present": True},
+            "original_answers": ["1889"],
+            "checks": {"new_answer_present": True},
             "judge": _judge(False, None, "The modified document does not say 1925.", None),
         },
         {
-            "id": "-88:unanswerable", "seed_id": "-88", "task": "unanswerable", "status": "accepted",
+            "id": "-88:unanswerable",
+            "seed_id": "-88",
+            "task": "unanswerable",
+            "status": "accepted",
             "question": "who painted the mona lisa",
             "context": "The Mona Lisa is a half-length portrait painting. It hangs in the Louvre.",
-            "answers": ["unknown"], "original_answers": ["Leonardo da Vinci"],
+            "answers": ["unknown"],
+            "original_answers": ["Leonardo da Vinci"],
             "original_context": "The Mona Lisa is a half-length portrait painting by Leonardo da Vinci. "
-                                "It hangs in the Louvre.",
+            "It hangs in the Louvre.",
             "checks": {"answer_removed": True},
             "judge": _judge(True, True, "The painter is not named.", "Nothing else answers it."),
         },
         # Outside the population: failed a string check, judge unparsed.
-        {"id": "-99:swap", "seed_id": "-99", "task": "answer_swap", "status": "rejected:old_answer_present",
-         "question": "q", "context": "c", "answers": ["a"], "checks": {"old_answer_absent": False}},
-        {"id": "-98:swap", "seed_id": "-98", "task": "answer_swap", "status": "error:judge_unparsed",
-         "question": "q", "context": "c", "answers": ["a"], "judge": _judge(None, None, "", "")},
+        {
+            "id": "-99:swap",
+            "seed_id": "-99",
+            "task": "answer_swap",
+            "status": "rejected:old_answer_present",
+            "question": "q",
+            "context": "c",
+            "answers": ["a"],
+            "checks": {"old_answer_absent": False},
+        },
+        {
+            "id": "-98:swap",
+            "seed_id": "-98",
+            "task": "answer_swap",
+            "status": "error:judge_unparsed",
+            "question": "q",
+            "context": "c",
+            "answers": ["a"],
+            "judge": _judge(None, None, "", ""),
+        },
     ]
 
 
 POPULATION_IDS = {
-    "-1012780730954675617:swap", "-1004168810822878148:swap", "xss-1:swap", "Mercury_7175875:counterfactual",
-    "-77:inconsistent", "-88:unanswerable",
+    "-1012780730954675617:swap",
+    "-1004168810822878148:swap",
+    "xss-1:swap",
+    "Mercury_7175875:counterfactual",
+    "-77:inconsistent",
+    "-88:unanswerable",
 }
 
 

@@ -24,15 +24,18 @@ def test_longest_alias_first():
     assert out == "Born 1901 and in 1901 again." and n == 2
 
 
-@pytest.mark.parametrize("proposal, golds, problem", [
-    ("", ["July 2005"], "empty_proposal"),
-    ("The Beatles", ["beatles"], "proposal_is_gold"),
-    ("2005", ["July 2005"], "proposal_is_gold"),  # the scorer would accept it as the gold
-    ("one two three four five six", ["July 2005"], "proposal_too_long"),
-    ("last summer", ["July 2005"], "proposal_type_mismatch"),
-    ("March 2004", ["July 2005"], None),
-    ("The Rolling Stones", ["the Beatles"], None),
-])
+@pytest.mark.parametrize(
+    "proposal, golds, problem",
+    [
+        ("", ["July 2005"], "empty_proposal"),
+        ("The Beatles", ["beatles"], "proposal_is_gold"),
+        ("2005", ["July 2005"], "proposal_is_gold"),  # the scorer would accept it as the gold
+        ("one two three four five six", ["July 2005"], "proposal_too_long"),
+        ("last summer", ["July 2005"], "proposal_type_mismatch"),
+        ("March 2004", ["July 2005"], None),
+        ("The Rolling Stones", ["the Beatles"], None),
+    ],
+)
 def test_proposal_problems(proposal, golds, problem):
     assert proposal_problem(proposal, golds) == problem
 
@@ -43,10 +46,13 @@ def test_checks_catch_a_new_answer_that_contains_the_old():
 
 
 def test_module_retries_then_swaps():
-    lm = dspy.utils.DummyLM([
-        {"answer_type": "year", "wrong_answer": "1890"},  # the gold: rejected
-        {"answer_type": "year", "wrong_answer": "1902"},
-    ], adapter=dspy.JSONAdapter())
+    lm = dspy.utils.DummyLM(
+        [
+            {"answer_type": "year", "wrong_answer": "1890"},  # the gold: rejected
+            {"answer_type": "year", "wrong_answer": "1902"},
+        ],
+        adapter=dspy.JSONAdapter(),
+    )
     context = "The story was written in 1890. By 1890 it was famous."
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         out = AnswerSwap(max_attempts=3)(question="when was it written", context=context, answers=["1890"])
@@ -83,45 +89,60 @@ def test_accepted_real_outputs_pass_the_checks():
     cases = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
     assert len(cases) >= 5
     for case in cases:
-        checks = swap_checks(case["original_context"], case["context"], case["original_answers"],
-                             case["answers"][0], 0.9)
-        problem = proposal_problem(case["answers"][0], case["original_answers"], context=case["original_context"],
-                                   question=case["question"])
+        checks = swap_checks(
+            case["original_context"], case["context"], case["original_answers"], case["answers"][0], 0.9
+        )
+        problem = proposal_problem(
+            case["answers"][0], case["original_answers"], context=case["original_context"], question=case["question"]
+        )
         expected_check, expected_problem = CAUGHT_NOW.get(case["id"], (None, None))
         assert (failed_check(checks), problem) == (expected_check, expected_problem), case["id"]
 
 
 def test_code_black_is_now_swapped_in_every_form():
-    [case] = [json.loads(line) for line in FIXTURE.read_text().splitlines()
-              if line.startswith('{"id": "-1138329116425504488:swap"') or '"-1138329116425504488:swap"' in line]
+    [case] = [
+        json.loads(line)
+        for line in FIXTURE.read_text().splitlines()
+        if line.startswith('{"id": "-1138329116425504488:swap"') or '"-1138329116425504488:swap"' in line
+    ]
     lm = dspy.utils.DummyLM([{"answer_type": "date", "wrong_answer": "July 18, 2019"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=1)(question=case["question"], context=case["original_context"],
-                                         answers=case["original_answers"])
+        out = AnswerSwap(max_attempts=1)(
+            question=case["question"], context=case["original_context"], answers=case["original_answers"]
+        )
     assert out.rejection is None, out.checks
     assert out.context.endswith("July 18, 2019 ( 2019 - 07 - 18 )")
 
 
 def test_placeholder_and_already_present_proposals_are_retried():
-    lm = dspy.utils.DummyLM([
-        {"answer_type": "person", "wrong_answer": "John Doe"},  # a placeholder
-        {"answer_type": "person", "wrong_answer": "Joseph Strauss"},  # already in the passage
-        {"answer_type": "person", "wrong_answer": "Ralph Freeman"},
-    ], adapter=dspy.JSONAdapter())
+    lm = dspy.utils.DummyLM(
+        [
+            {"answer_type": "person", "wrong_answer": "John Doe"},  # a placeholder
+            {"answer_type": "person", "wrong_answer": "Joseph Strauss"},  # already in the passage
+            {"answer_type": "person", "wrong_answer": "Ralph Freeman"},
+        ],
+        adapter=dspy.JSONAdapter(),
+    )
     context = "The bridge was designed by John Bradfield . Joseph Strauss built another . Bradfield retired ."
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=3)(question="who designed the bridge", context=context,
-                                         answers=["John Bradfield"])
+        out = AnswerSwap(max_attempts=3)(
+            question="who designed the bridge", context=context, answers=["John Bradfield"]
+        )
     assert [p["problem"] for p in out.proposals] == ["proposal_placeholder", "proposal_in_context", None]
     # The surname standing alone is swapped too, so the distinctive-word check passes.
-    assert out.context == ("The bridge was designed by Ralph Freeman . Joseph Strauss built another . "
-                           "Freeman retired .")
+    assert out.context == (
+        "The bridge was designed by Ralph Freeman . Joseph Strauss built another . Freeman retired ."
+    )
     assert out.rejection is None and out.checks["old_name_part_absent"] is True
 
 
 def test_a_proposal_in_the_question_is_refused():
-    assert proposal_problem("Elena", ["Damon"], context="Elena ends up with Damon .",
-                            question="who does elena end up with") == "proposal_in_question"
+    assert (
+        proposal_problem(
+            "Elena", ["Damon"], context="Elena ends up with Damon .", question="who does elena end up with"
+        )
+        == "proposal_in_question"
+    )
 
 
 def test_a_form_the_new_answer_cannot_take_rejects_the_case():
@@ -133,9 +154,11 @@ def test_a_form_the_new_answer_cannot_take_rejects_the_case():
     assert out.rejection == "old_forms_replaceable" and out.checks["old_forms_replaceable"] is False
 
 
-OWL_CREEK = ("`` An Occurrence at Owl Creek Bridge '' was written by Ambrose Bierce . Originally published by The San "
-             "Francisco Examiner on July 13 , 1890 , it was first collected in Bierce 's 1891 book Tales of Soldiers "
-             "and Civilians . The story is set during the Civil War , fought from 1861 to 1865 .")
+OWL_CREEK = (
+    "`` An Occurrence at Owl Creek Bridge '' was written by Ambrose Bierce . Originally published by The San "
+    "Francisco Examiner on July 13 , 1890 , it was first collected in Bierce 's 1891 book Tales of Soldiers "
+    "and Civilians . The story is set during the Civil War , fought from 1861 to 1865 ."
+)
 
 
 def test_a_swapped_year_that_reverses_the_order_of_its_sentence_is_rejected():
@@ -144,21 +167,25 @@ def test_a_swapped_year_that_reverses_the_order_of_its_sentence_is_rejected():
     compared)."""
     lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1900"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=1)(question="when was an occurrence at owl creek bridge written",
-                                         context=OWL_CREEK, answers=["1890"])
+        out = AnswerSwap(max_attempts=1)(
+            question="when was an occurrence at owl creek bridge written", context=OWL_CREEK, answers=["1890"]
+        )
     assert out.rejection == "chronology_kept" and out.checks["chronology_kept"] is False
     lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1889"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=1)(question="when was an occurrence at owl creek bridge written",
-                                         context=OWL_CREEK, answers=["1890"])
+        out = AnswerSwap(max_attempts=1)(
+            question="when was an occurrence at owl creek bridge written", context=OWL_CREEK, answers=["1890"]
+        )
     assert out.rejection is None and "July 13 , 1889" in out.context
 
 
 def test_chronology_compares_strict_order_with_the_neighbouring_sentences():
     from metrics.checks import chronology_flips
 
-    text = ("It premiered on April 25 , 2018 and ended on July 18 , 2018 . A film followed in 2020 . "
-            "Its cast had met in 2016 . A reunion was held in 2019 .")
+    text = (
+        "It premiered on April 25 , 2018 and ended on July 18 , 2018 . A film followed in 2020 . "
+        "Its cast had met in 2016 . A reunion was held in 2019 ."
+    )
     start = text.index("July 18 , 2018")
     span = (start, start + len("July 18 , 2018"))
     assert chronology_flips(text, [(*span, "July 18 , 2019")]) == []  # from a tie: not judged
@@ -167,8 +194,9 @@ def test_chronology_compares_strict_order_with_the_neighbouring_sentences():
     # 2016 is two sentences away: too far to say the two years are related.
     assert chronology_flips(text, [(*span, "July 18 , 2015")]) == []
     premiere = text.index("April 25 , 2018")
-    assert chronology_flips(text.replace("July 18 , 2018", "July 18 , 2019"),
-                            [(premiere, premiere + 15, "April 25 , 2020")]) == ["2018->2020 against 2019"]
+    assert chronology_flips(
+        text.replace("July 18 , 2018", "July 18 , 2019"), [(premiere, premiere + 15, "April 25 , 2020")]
+    ) == ["2018->2020 against 2019"]
 
 
 def test_a_swapped_period_that_ends_after_the_next_event_is_rejected():
@@ -176,26 +204,31 @@ def test_a_swapped_period_that_ends_after_the_next_event_is_rejected():
     the next sentence dates 2013. Both years of a period are compared, each with its own."""
     from metrics.checks import chronology_flips
 
-    text = ("Following the release of Believers Never Die -- Greatest Hits , the band took a hiatus from 2009 to "
-            "2012 to `` decompress , '' exploring various side projects . The band regrouped and recorded Save "
-            "Rock and Roll ( 2013 ) , which gave the band its second career number one .")
+    text = (
+        "Following the release of Believers Never Die -- Greatest Hits , the band took a hiatus from 2009 to "
+        "2012 to `` decompress , '' exploring various side projects . The band regrouped and recorded Save "
+        "Rock and Roll ( 2013 ) , which gave the band its second career number one ."
+    )
     start = text.index("from 2009 to 2012")
     span = (start, start + len("from 2009 to 2012"))
     assert chronology_flips(text, [(*span, "from 2013 to 2014")]) == ["2012->2014 against 2013"]
     assert chronology_flips(text, [(*span, "from 2005 to 2008")]) == []
 
 
-SOPRANOS = ("The Sopranos premiered on HBO on January 10 , 1999 . The series consists of a total of 86 episodes "
-            "over six seasons . The first five seasons each consist of thirteen episodes , and the sixth season "
-            "twenty - one .")
+SOPRANOS = (
+    "The Sopranos premiered on HBO on January 10 , 1999 . The series consists of a total of 86 episodes "
+    "over six seasons . The first five seasons each consist of thirteen episodes , and the sixth season "
+    "twenty - one ."
+)
 
 
 def test_a_swapped_count_that_its_parts_still_add_up_to_is_rejected():
     """Reviewed invalid twice and accepted by the judge: "87 episodes" beside 5 × 13 + 21 = 86."""
     lm = dspy.utils.DummyLM([{"answer_type": "number", "wrong_answer": "87"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=1)(question="how many episodes of the sopranos are there", context=SOPRANOS,
-                                         answers=["86"])
+        out = AnswerSwap(max_attempts=1)(
+            question="how many episodes of the sopranos are there", context=SOPRANOS, answers=["86"]
+        )
     assert out.rejection == "old_answer_not_derivable" and out.checks["old_answer_not_derivable"] is False
 
 
@@ -205,8 +238,10 @@ def test_derivation_within_one_sentence_by_sums_and_products():
     assert derivation(SOPRANOS, "86") == "5 × 13 + 21 = 86"
     assert derivation(SOPRANOS.replace("twenty - one", "twenty"), "86") is None
     # "nine PIN zones" swapped for seven: the zones it lists still add up to nine
-    assert derivation("There are seven PIN zones , including eight regional zones and one functional zone .",
-                      "nine") == "8 + 1 = 9"
+    assert (
+        derivation("There are seven PIN zones , including eight regional zones and one functional zone .", "nine")
+        == "8 + 1 = 9"
+    )
     assert derivation("It has 40 rooms . It has 46 floors .", "86") is None  # two sentences: not added up
     assert derivation("Built 1998 to 2002 , it opened in 4 stages .", "2002") is None  # years are not derived
     assert derivation("One of the 2 towers .", "3") is None  # answers below 5: chance
@@ -247,8 +282,9 @@ def test_a_ruler_named_after_the_old_dynasty_is_a_trace():
 def test_the_old_answers_description_is_a_trace():
     """Read invalid: "Ireland , a British Overseas Territory , located at the southern tip of the Iberian
     Peninsula" still describes Gibraltar."""
-    text, checks, failed = _swap("what territory is spain and the united kingdom in a dispute over", "Ireland",
-                                 ["Gibraltar"])
+    text, checks, failed = _swap(
+        "what territory is spain and the united kingdom in a dispute over", "Ireland", ["Gibraltar"]
+    )
     assert text.startswith("Ireland , a British Overseas Territory") and failed == "old_answer_trace:description"
 
 

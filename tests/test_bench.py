@@ -24,8 +24,11 @@ def world(isolated, monkeypatch, tmp_path):
     """Fake llama.cpp models behind the real engine, a private DSPy cache, the fake retriever."""
     from dspy.clients import configure_cache
 
-    models = {"qwen2.5-1.5b": PromptReadingLlama(pivot_and_judge), "qwen2.5-0.5b": PromptReadingLlama(follower),
-              "smollm2-135m": PromptReadingLlama(stubborn)}
+    models = {
+        "qwen2.5-1.5b": PromptReadingLlama(pivot_and_judge),
+        "qwen2.5-0.5b": PromptReadingLlama(follower),
+        "smollm2-135m": PromptReadingLlama(stubborn),
+    }
     monkeypatch.setattr(llama_engine, "new_llama", lambda name, n_ctx, n_threads, cache: models[name])
     llama_engine.close_pools()
     monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
@@ -42,18 +45,29 @@ def bench_config(folder, *, cache=True, **options):
     nq, arc = write_data(folder)
     lm = {"temperature": 0.0, "max_tokens": 64, "seed": 0, "cache": cache}
     raw = {
-        "name": "bench-test", "task": "bench",
+        "name": "bench-test",
+        "task": "bench",
         "data": {"source": nq, "limit": 3, "max_evidence_words": 300},
-        "models": {"pivot": {"name": "qwen2.5-1.5b", **lm}, "judge": {"name": "qwen2.5-1.5b", **lm},
-                   "targets": [{"name": "qwen2.5-0.5b", **lm}, {"name": "smollm2-135m", **lm}]},
+        "models": {
+            "pivot": {"name": "qwen2.5-1.5b", **lm},
+            "judge": {"name": "qwen2.5-1.5b", **lm},
+            "targets": [{"name": "qwen2.5-0.5b", **lm}, {"name": "smollm2-135m", **lm}],
+        },
         "validation": {"calibration_controls": 0, "judge_params": "reasoned"},
-        "options": {"tasks": TASKS, "counterfactual_data": {"source": arc},
-                    "generators": {"context_enrich": {"seeds": "open_correct_closed_wrong", "lm_merge": False}},
-                    "settings": {"answer_swap": ["open_book", "opinion"], "context_enrich": ["open_book", "opinion"],
-                                 "unanswerable": ["open_book", "task_instruction"],
-                                 "inconsistent": ["open_book", "task_instruction"],
-                                 "counterfactual": ["closed_book", "open_book"]},
-                    "sampled": {t: [] for t in TASKS}, **options},
+        "options": {
+            "tasks": TASKS,
+            "counterfactual_data": {"source": arc},
+            "generators": {"context_enrich": {"seeds": "open_correct_closed_wrong", "lm_merge": False}},
+            "settings": {
+                "answer_swap": ["open_book", "opinion"],
+                "context_enrich": ["open_book", "opinion"],
+                "unanswerable": ["open_book", "task_instruction"],
+                "inconsistent": ["open_book", "task_instruction"],
+                "counterfactual": ["closed_book", "open_book"],
+            },
+            "sampled": {t: [] for t in TASKS},
+            **options,
+        },
     }
     path = folder / "bench.yaml"
     path.write_text(yaml.safe_dump(raw))
@@ -71,10 +85,17 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
         return row["original"], row["perturbed"], row["drop"], row["n"]
 
     # every seed / question made an accepted case of every task
-    info = {row["task"]: row for row in json.loads((RunStore(result.run_id).dir / "report" / "bench_tables.json")
-                                                   .read_text())["tasks"]}
-    assert {t: info[t]["evaluated"] for t in TASKS} == {"answer_swap": 3, "context_enrich": 6, "unanswerable": 3,
-                                                         "inconsistent": 3, "counterfactual": 3}
+    info = {
+        row["task"]: row
+        for row in json.loads((RunStore(result.run_id).dir / "report" / "bench_tables.json").read_text())["tasks"]
+    }
+    assert {t: info[t]["evaluated"] for t in TASKS} == {
+        "answer_swap": 3,
+        "context_enrich": 6,
+        "unanswerable": 3,
+        "inconsistent": 3,
+        "counterfactual": 3,
+    }
     assert info["answer_swap"]["validity"] == "judge accepted 3/3 (100%)"
     # the follower reads the evidence: nothing drops, except counterfactual, where it knew nothing closed-book
     for task in TASKS[:4]:
@@ -133,11 +154,18 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     assert (report / "details" / "report.html").exists()
     artifacts = {a.path for a in mlflow.artifacts.list_artifacts(run_id=result.mlflow_run_id, artifact_path="report")}
     assert {"report/bench.md", "report/bench.html", "report/bench_tables.json"} <= artifacts
-    children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
-                                  search_all_experiments=True, output_format="list")
+    children = mlflow.search_runs(
+        filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
+        search_all_experiments=True,
+        output_format="list",
+    )
     stages = {c.data.tags["reeval.stage"] for c in children}
-    assert stages == {"seeds.qwen2.5-1.5b", *(f"generate.{t}.qwen2.5-1.5b" for t in TASKS),
-                      "evaluate.qwen2.5-0.5b", "evaluate.smollm2-135m"}
+    assert stages == {
+        "seeds.qwen2.5-1.5b",
+        *(f"generate.{t}.qwen2.5-1.5b" for t in TASKS),
+        "evaluate.qwen2.5-0.5b",
+        "evaluate.smollm2-135m",
+    }
     parent = mlflow.get_run(result.mlflow_run_id)
     assert parent.data.metrics["main.answer_swap.smollm2-135m.drop"] == 1.0
 

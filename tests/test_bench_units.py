@@ -16,9 +16,17 @@ from metrics.effects import paired_effect
 
 
 def case(task, seed, i=0):
-    return dspy.Example(id=f"{seed}:{task}-{i}", seed_id=seed, task=task, generator="p", question=f"q {seed}",
-                        context=f"perturbed {task} {seed} {i}", answers=[f"new {seed}"],
-                        original_context=f"original {seed}", original_answers=[f"old {seed}"])
+    return dspy.Example(
+        id=f"{seed}:{task}-{i}",
+        seed_id=seed,
+        task=task,
+        generator="p",
+        question=f"q {seed}",
+        context=f"perturbed {task} {seed} {i}",
+        answers=[f"new {seed}"],
+        original_context=f"original {seed}",
+        original_answers=[f"old {seed}"],
+    )
 
 
 def test_demonstrations_come_from_the_other_fold_and_pair_clean_with_adversarial():
@@ -44,22 +52,39 @@ def test_plan_shares_originals_and_counterfactual_twins_and_skips_few_shot_witho
         "answer_swap": [case("answer_swap", "s1"), case("answer_swap", "s2")],
         "unanswerable": [case("unanswerable", "s1")],
         "context_enrich": [case("context_enrich", "s1", 0), case("context_enrich", "s1", 1)],
-        "counterfactual": [dspy.Example(id="q1:counterfactual", seed_id="q1", task="counterfactual", generator="p",
-                                        question="Q?\nA. x\nB. y", context="passage", answers=["y"],
-                                        original_context="", original_answers=["x"])],
+        "counterfactual": [
+            dspy.Example(
+                id="q1:counterfactual",
+                seed_id="q1",
+                task="counterfactual",
+                generator="p",
+                question="Q?\nA. x\nB. y",
+                context="passage",
+                answers=["y"],
+                original_context="",
+                original_answers=["x"],
+            )
+        ],
     }
-    options = BenchOptions(tasks=["answer_swap", "unanswerable", "context_enrich", "counterfactual"],
-                           settings={"answer_swap": ["closed_book", "open_book", "few_shot_adversarial"],
-                                     "unanswerable": ["open_book"], "context_enrich": ["open_book"],
-                                     "counterfactual": ["closed_book", "open_book"]},
-                           sampled={"counterfactual": ["open_book"], "unanswerable": []}, k_shots=1)
+    options = BenchOptions(
+        tasks=["answer_swap", "unanswerable", "context_enrich", "counterfactual"],
+        settings={
+            "answer_swap": ["closed_book", "open_book", "few_shot_adversarial"],
+            "unanswerable": ["open_book"],
+            "context_enrich": ["open_book"],
+            "counterfactual": ["closed_book", "open_book"],
+        },
+        sampled={"counterfactual": ["open_book"], "unanswerable": []},
+        k_shots=1,
+    )
     the_plan = plan(cases, options, ["t"], DemoBook({"answer_swap": cases["answer_swap"]}, k=1))
     asks = the_plan.asks.values()
     # (a task left out of `sampled` would keep the papers' sampled settings: unanswerable's is turned off)
     # open-book original of s1: one ask for swap, unanswerable and both enriched copies
     assert sum(a.setting == "open_book" and a.context == "original s1" for a in asks) == 1
-    assert sum(u.variant == "original" and u.setting == "open_book" and u.case.seed_id == "s1"
-               for u in the_plan.uses) == 4
+    assert (
+        sum(u.variant == "original" and u.setting == "open_book" and u.case.seed_id == "s1" for u in the_plan.uses) == 4
+    )
     # the counterfactual twin: closed-book, asked once per decoding for every setting that pairs with it
     twins = [a for a in asks if a.question.startswith("Q?") and a.context == ""]
     assert sorted((a.setting, a.decoding) for a in twins) == [("closed_book", "greedy"), ("closed_book", "sampled")]
@@ -68,23 +93,40 @@ def test_plan_shares_originals_and_counterfactual_twins_and_skips_few_shot_witho
     assert len(few) == 4 and not the_plan.skipped
     counts = the_plan.counts()
     assert counts["saved"] == counts["uses"] - counts["asks"] == 3 + 1  # s1 open-book x3, q1 twin x1
-    lonely = plan({"answer_swap": [case("answer_swap", "s1")]}, options, ["t", "u"],
-                  DemoBook({"answer_swap": [case("answer_swap", "s1")]}, k=1))
+    lonely = plan(
+        {"answer_swap": [case("answer_swap", "s1")]},
+        options,
+        ["t", "u"],
+        DemoBook({"answer_swap": [case("answer_swap", "s1")]}, k=1),
+    )
     assert lonely.skipped["answer_swap"] == 2
 
 
 def scored(task, seed, setting, value, decoding="greedy", variant="perturbed", status="ok"):
-    return {"task": task, "seed_id": seed, "generator": "p", "target": "t", "setting": setting, "decoding": decoding,
-            "variant": variant, "status": status, "task_correct": None if status != "ok" else value}
+    return {
+        "task": task,
+        "seed_id": seed,
+        "generator": "p",
+        "target": "t",
+        "setting": setting,
+        "decoding": decoding,
+        "variant": variant,
+        "status": status,
+        "task_correct": None if status != "ok" else value,
+    }
 
 
 def test_paired_effect_pairs_cases_scored_in_both_settings():
-    records = [scored("answer_swap", "a", "open_book", 0.0), scored("answer_swap", "a", "opinion", 1.0),
-               scored("answer_swap", "b", "open_book", 0.0), scored("answer_swap", "b", "opinion", 0.0),
-               scored("answer_swap", "c", "open_book", 1.0),  # no opinion answer: not paired
-               scored("answer_swap", "d", "open_book", 1.0),
-               scored("answer_swap", "d", "opinion", 0, status="error:parse"),
-               scored("answer_swap", "a", "opinion", 1.0, variant="original")]
+    records = [
+        scored("answer_swap", "a", "open_book", 0.0),
+        scored("answer_swap", "a", "opinion", 1.0),
+        scored("answer_swap", "b", "open_book", 0.0),
+        scored("answer_swap", "b", "opinion", 0.0),
+        scored("answer_swap", "c", "open_book", 1.0),  # no opinion answer: not paired
+        scored("answer_swap", "d", "open_book", 1.0),
+        scored("answer_swap", "d", "opinion", 0, status="error:parse"),
+        scored("answer_swap", "a", "opinion", 1.0, variant="original"),
+    ]
     [row] = paired_effect(records, ("open_book", "greedy"), ("opinion", "greedy"))
     assert (row["base_rate"], row["alt_rate"], row["change"], row["n"], row["errors"]) == (0.0, 0.5, 0.5, 2, 1)
     assert row["low"] <= 0.5 <= row["high"]
@@ -99,16 +141,27 @@ def test_ledger_counts_a_stage_finished_only_for_its_inputs(tmp_path):
     assert again.finished("seeds.p", digest(["a", "b", "c"])) is None
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"models": {"pivot": {"name": "qwen2.5-1.5b"}}}, "models.targets: the bench needs at least one target"),
-    ({"models": {"targets": [{"name": "smollm2-135m"}]}}, "models.pivot: the bench needs a pivot"),
-    ({"options": {"generators": {"answer_swap": {"seedz": "all"}}}}, "options.generators.answer_swap.seedz"),
-    ({"options": {"settings": {"counterfactual": ["few_shot_clean"]}}}, "options.settings.counterfactual: few-shot"),
-    ({"options": {"setings": {}}}, "options.setings: unknown key (did you mean 'settings'?)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"models": {"pivot": {"name": "qwen2.5-1.5b"}}}, "models.targets: the bench needs at least one target"),
+        ({"models": {"targets": [{"name": "smollm2-135m"}]}}, "models.pivot: the bench needs a pivot"),
+        ({"options": {"generators": {"answer_swap": {"seedz": "all"}}}}, "options.generators.answer_swap.seedz"),
+        (
+            {"options": {"settings": {"counterfactual": ["few_shot_clean"]}}},
+            "options.settings.counterfactual: few-shot",
+        ),
+        ({"options": {"setings": {}}}, "options.setings: unknown key (did you mean 'settings'?)"),
+    ],
+)
 def test_bench_config_errors_name_the_field(tmp_path, change, message):
-    raw = {"name": "b", "task": "bench", "data": {"source": "nq", "limit": 3},
-           "models": {"pivot": {"name": "qwen2.5-1.5b"}, "targets": [{"name": "smollm2-135m"}]}, **change}
+    raw = {
+        "name": "b",
+        "task": "bench",
+        "data": {"source": "nq", "limit": 3},
+        "models": {"pivot": {"name": "qwen2.5-1.5b"}, "targets": [{"name": "smollm2-135m"}]},
+        **change,
+    }
     path = tmp_path / "bench.yaml"
     path.write_text(yaml.safe_dump(raw))
     result = CliRunner().invoke(app, ["validate", str(path)])
@@ -156,9 +209,12 @@ def test_a_stage_whose_inputs_changed_runs_again_and_keeps_verdicts_only_of_unch
             store.dir.mkdir(parents=True, exist_ok=True)
             with open(store.cases_path, "w") as handle:
                 for case_id, context in cases:
-                    handle.write(json.dumps({"id": case_id, "status": "accepted", "context": context,
-                                             "seconds": len(case_id)}) + "\n")
+                    handle.write(
+                        json.dumps({"id": case_id, "status": "accepted", "context": context, "seconds": len(case_id)})
+                        + "\n"
+                    )
             return {"items": len(cases)}
+
         return write
 
     stage_dir = tmp_path / "bench-x" / "generate.t.p"

@@ -16,15 +16,18 @@ CONTEXT = "The Eiffel Tower was completed in 1889 and stands on the Champ de Mar
 
 
 def row(rid: str, **fields) -> str:
-    return json.dumps({"id": rid, "question": "When was the tower completed?", "context": CONTEXT,
-                       "answers": ["1889"], **fields})
+    return json.dumps(
+        {"id": rid, "question": "When was the tower completed?", "context": CONTEXT, "answers": ["1889"], **fields}
+    )
 
 
 def eval_config(tmp_path, source, target: str = "qwen2.5-0.5b", name: str = "cli-errors") -> str:
     path = tmp_path / f"{name}.yaml"
     targets = f"[{{name: {target}, max_tokens: 16}}]" if target else "[]"
-    path.write_text(f"name: {name}\ntask: evaluate\ndata: {{source: '{source}', reeval_filters: false}}\n"
-                    f"models: {{targets: {targets}}}\noptions: {{settings: [open_book]}}\n")
+    path.write_text(
+        f"name: {name}\ntask: evaluate\ndata: {{source: '{source}', reeval_filters: false}}\n"
+        f"models: {{targets: {targets}}}\noptions: {{settings: [open_book]}}\n"
+    )
     return str(path)
 
 
@@ -101,9 +104,14 @@ def test_config_without_the_models_its_task_needs(isolated):
     assert_user_mistake(run(eval_config(isolated, data, target="")), "models.targets", "add it")
 
 
-@pytest.mark.parametrize("model, variable", [("openai/gpt-4o-mini", "OPENAI_API_KEY"),
-                                             ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
-                                             ("gemini/gemini-1.5-flash", "GOOGLE_API_KEY or GEMINI_API_KEY")])
+@pytest.mark.parametrize(
+    "model, variable",
+    [
+        ("openai/gpt-4o-mini", "OPENAI_API_KEY"),
+        ("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
+        ("gemini/gemini-1.5-flash", "GOOGLE_API_KEY or GEMINI_API_KEY"),
+    ],
+)
 def test_a_provider_model_without_its_key_is_refused_before_any_call(isolated, monkeypatch, model, variable):
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
@@ -133,9 +141,13 @@ def test_message_is_printed_verbatim_not_as_markup(isolated):
 # -- unknown run ids ----------------------------------------------------------------------------------
 
 UNKNOWN_ID_COMMANDS = {
-    "show": ["show", "no-such-run"], "report": ["report", "no-such-run"], "reproduce": ["reproduce", "no-such-run"],
-    "review": ["review", "no-such-run", "--annotator", "ann"], "validity": ["validity", "no-such-run"],
-    "rejudge": ["rejudge", "no-such-run"], "resume": ["resume", "no-such-run"],
+    "show": ["show", "no-such-run"],
+    "report": ["report", "no-such-run"],
+    "reproduce": ["reproduce", "no-such-run"],
+    "review": ["review", "no-such-run", "--annotator", "ann"],
+    "validity": ["validity", "no-such-run"],
+    "rejudge": ["rejudge", "no-such-run"],
+    "resume": ["resume", "no-such-run"],
     "run --resume": ["run", "--resume", "no-such-run"],
 }
 
@@ -177,8 +189,9 @@ def test_run_directory_of_another_config(isolated):
     other["data"]["limit"] = 1
     (isolated / "runs" / run_id).mkdir(parents=True)
     (isolated / "runs" / run_id / "config.json").write_text(json.dumps(other))
-    assert_user_mistake(run(config_path), f"{run_id}/config.json", "another config",
-                        "data.limit: 1 there, unset here", "--fresh")
+    assert_user_mistake(
+        run(config_path), f"{run_id}/config.json", "another config", "data.limit: 1 there, unset here", "--fresh"
+    )
 
 
 def test_resume_of_a_damaged_run_directory(isolated):
@@ -189,8 +202,9 @@ def test_resume_of_a_damaged_run_directory(isolated):
 
 def test_resume_of_a_config_this_version_cannot_read(isolated):
     (isolated / "runs" / "old").mkdir(parents=True)
-    (isolated / "runs" / "old" / "config.json").write_text(json.dumps(
-        {"name": "x", "task": "evaluate", "data": {"source": "nq"}, "models": {}, "retired_option": 1}))
+    (isolated / "runs" / "old" / "config.json").write_text(
+        json.dumps({"name": "x", "task": "evaluate", "data": {"source": "nq"}, "models": {}, "retired_option": 1})
+    )
     assert_user_mistake(invoke("resume", "old"), "old/config.json: invalid config", "retired_option: unknown key")
 
 
@@ -218,8 +232,9 @@ def test_corrupt_model_file_stops_before_any_case(isolated, monkeypatch):
     fake_roster(isolated, monkeypatch, [b"x" * 10, b"y" * 10], sha="0" * 64)
     (isolated / "cases.jsonl").write_text(row("a") + "\n" + row("b") + "\n")
     config_path = eval_config(isolated, isolated / "cases.jsonl", target="fake", name="fake-eval")
-    assert_user_mistake(run(config_path), "fake: the weights", "refusing to load",
-                        "reeval models install fake --reinstall")
+    assert_user_mistake(
+        run(config_path), "fake: the weights", "refusing to load", "reeval models install fake --reinstall"
+    )
     assert not list((isolated / "runs").glob("*/cases.jsonl"))  # not one error record per case
 
 
@@ -264,11 +279,14 @@ def test_error_budget_exceeded_says_how_to_go_on(isolated, monkeypatch):
         return {"pivot": resolved}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
-    (isolated / "seeds.jsonl").write_text("".join(row(f"q{i}", question=f"When was tower {i} completed?") + "\n"
-                                                  for i in range(2)))
+    (isolated / "seeds.jsonl").write_text(
+        "".join(row(f"q{i}", question=f"When was tower {i} completed?") + "\n" for i in range(2))
+    )
     path = isolated / "budget.yaml"
-    path.write_text(f"name: budget\ntask: seed_selection\ndata: {{source: '{isolated / 'seeds.jsonl'}'}}\n"
-                    "models: {pivot: {name: qwen2.5-0.5b}}\nrun: {error_budget: 0.25, min_cases_before_budget: 1}\n")
+    path.write_text(
+        f"name: budget\ntask: seed_selection\ndata: {{source: '{isolated / 'seeds.jsonl'}'}}\n"
+        "models: {pivot: {name: qwen2.5-0.5b}}\nrun: {error_budget: 0.25, min_cases_before_budget: 1}\n"
+    )
     result = run(path)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and "╭" not in result.output

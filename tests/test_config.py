@@ -7,7 +7,9 @@ from experiments.config import DEFAULT_CONFIG, ConfigError
 from experiments.config_loader import load_config
 
 GOOD = {
-    "name": "t", "task": "seed_selection", "data": {"source": "nq", "limit": 3},
+    "name": "t",
+    "task": "seed_selection",
+    "data": {"source": "nq", "limit": 3},
     "models": {"pivot": {"name": "qwen2.5-0.5b"}},
 }
 

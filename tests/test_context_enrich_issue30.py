@@ -12,8 +12,9 @@ from tests.shipped import nq_row
 def kept(question: str, title: str | None = None):
     row = nq_row(question)
     start = row["answer_starts"][0]
-    return row, kept_evidence(row["context"], "", question, row["answers"], start,
-                              row["title"] if title is None else title)
+    return row, kept_evidence(
+        row["context"], "", question, row["answers"], start, row["title"] if title is None else title
+    )
 
 
 def test_she_who_is_never_named_is_not_kept_alone():
@@ -47,8 +48,10 @@ def test_this_feat_at_the_excerpts_start_is_not_kept():
 
 def test_an_older_recording_by_another_singer_is_dropped_for_who_sang_first():
     row, evidence = kept("who sang a whiter shade of pale first")
-    background = ("The song has been covered by many artists . The oldest known recording of the song is by "
-                  "Clarence Ashley and Gwen Foster .")
+    background = (
+        "The song has been covered by many artists . The oldest known recording of the song is by "
+        "Clarence Ashley and Gwen Foster ."
+    )
     drops = background_drops(background, evidence.text, row["question"], row["answers"])
     assert [rule for rule, _ in drops] == ["priority"]
     assert without(background, drops) == "The song has been covered by many artists ."
@@ -56,18 +59,23 @@ def test_an_older_recording_by_another_singer_is_dropped_for_who_sang_first():
 
 def test_earlier_coin_issuers_are_dropped_for_who_issued_gold_coins_first():
     row, evidence = kept("who issued gold coins for the first time in india")
-    background = ("Coins were minted across ancient India . The Satavahanas are among the earliest Indian rulers to "
-                  "issue their own coins .")
+    background = (
+        "Coins were minted across ancient India . The Satavahanas are among the earliest Indian rulers to "
+        "issue their own coins ."
+    )
     assert [rule for rule, _ in background_drops(background, evidence.text, row["question"], row["answers"])] == [
-        "priority"]
+        "priority"
+    ]
 
 
 def test_a_release_date_against_the_premiere_is_dropped():
     """ "The season is set for release in 2019" beside "premiered on January 4 , 2018"."""
     row, evidence = kept("how many episodes are there in season six of nashville")
     names = question_names(row["question"], row["context"])
-    for background, rule in [("Nashville is an American drama . The season is set for release in 2019 .", "leaning"),
-                             ("Nashville returned to CMT in 2019 with new episodes .", "date")]:
+    for background, rule in [
+        ("Nashville is an American drama . The season is set for release in 2019 .", "leaning"),
+        ("Nashville returned to CMT in 2019 with new episodes .", "date"),
+    ]:
         drops = background_drops(background, evidence.text, row["question"], row["answers"], names)
         assert [r for r, _ in drops] == [rule], background
     calm = "Nashville is an American drama . Callie Khouri wrote the pilot ."
@@ -77,8 +85,10 @@ def test_a_release_date_against_the_premiere_is_dropped():
 def test_session_musicians_of_another_single_do_not_follow_the_evidence():
     """The Wrecking Crew's Los Angeles session read as Procol Harum's single."""
     row, evidence = kept("who sang a whiter shade of pale first")
-    background = ("The single was recorded in Los Angeles by session musicians known as the Wrecking Crew . "
-                  "The Carpenters were an American duo .")
+    background = (
+        "The single was recorded in Los Angeles by session musicians known as the Wrecking Crew . "
+        "The Carpenters were an American duo ."
+    )
     drops = background_drops(background, evidence.text, row["question"], row["answers"])
     assert [r for r, _ in drops] == ["leaning"]
 
@@ -92,14 +102,22 @@ class Retriever:
 
 def test_the_copy_sets_the_evidence_first_and_drops_the_rival_claim():
     row = nq_row("who issued gold coins for the first time in india")
-    background = ("Coins were minted across ancient India for centuries . The Satavahanas are among the earliest "
-                  "Indian rulers to issue their own coins .")
-    lm = dspy.utils.DummyLM([{"sentence": row["context"]}, {"background": background}, {"background": background}],
-                            adapter=dspy.JSONAdapter())
+    background = (
+        "Coins were minted across ancient India for centuries . The Satavahanas are among the earliest "
+        "Indian rulers to issue their own coins ."
+    )
+    lm = dspy.utils.DummyLM(
+        [{"sentence": row["context"]}, {"background": background}, {"background": background}],
+        adapter=dspy.JSONAdapter(),
+    )
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         out = ContextEnrich(Retriever(), k=3, lm_merge=False)(
-            question=row["question"], context=row["context"], answers=row["answers"],
-            answer_start=row["answer_starts"][0], title=row["title"])
+            question=row["question"],
+            context=row["context"],
+            answers=row["answers"],
+            answer_start=row["answer_starts"][0],
+            title=row["title"],
+        )
     for copy in out.copies:
         assert copy["context"].startswith(out.sentence) and "Satavahanas" not in copy["context"]
         assert copy["background_dropped"][0]["rule"] == "priority" and copy["rejection"] is None

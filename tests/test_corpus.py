@@ -76,8 +76,9 @@ def test_reeval_index_builds_a_corpus_index_ahead_of_a_run_and_then_finds_it(iso
 
     monkeypatch.setattr(embedders, "get_embedder", lambda name, backend="torch", cache_root=None: FakeEmbedder())
     shard = tmp_path / "pool.jsonl"
-    shard.write_text("".join(json.dumps({"id": f"p{i}", "title": "", "text": f"passage {i} text"}) + "\n"
-                             for i in range(3)))
+    shard.write_text(
+        "".join(json.dumps({"id": f"p{i}", "title": "", "text": f"passage {i} text"}) + "\n" for i in range(3))
+    )
     first = CliRunner().invoke(app, ["index", "--corpus", str(shard)])
     assert first.exit_code == 0, first.output
     assert "3 passages, Flat index in" in first.output and "encoded by this process" in " ".join(first.output.split())

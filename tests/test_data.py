@@ -70,9 +70,7 @@ def test_invalid_json_names_file_and_line(tmp_path: Path, name: str) -> None:
 @pytest.mark.parametrize("name", ["types.jsonl", "types.jsonl.gz"])
 def test_wrong_type_for_answers_names_field_and_line(tmp_path: Path, name: str) -> None:
     path = _write_jsonl(tmp_path / name, [_row(id="a"), _row(id="b", answers=7, answer_starts=...)])
-    with pytest.raises(
-        DataError, match=r"types\.jsonl(\.gz)?:2: field 'answers': .*list of strings, got int"
-    ):
+    with pytest.raises(DataError, match=r"types\.jsonl(\.gz)?:2: field 'answers': .*list of strings, got int"):
         load_qa(path)
 
 

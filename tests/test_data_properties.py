@@ -32,29 +32,52 @@ FOLDER = Path(tempfile.mkdtemp(prefix="reeval-properties-"))
 CONTEXT = "The report was written by Ada Lovelace in the year 1843 for a journal of science."
 LOADERS = [load_qa, load_mrqa, load_multiple_choice, load_passages, sniff_loader]
 # Huge fields and files make slow examples on purpose.
-SLOW_OK = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                          HealthCheck.large_base_example])
+SLOW_OK = settings(
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+)
 
 # Every code point, lone surrogates included (JSON's "\ud800" escape reads as one).
 any_char = st.characters(exclude_categories=())
 any_text = st.text(any_char, max_size=30)
-scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
-           | any_text | st.text(max_size=3).map(lambda s: s * 20_000))
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | any_text
+    | st.text(max_size=3).map(lambda s: s * 20_000)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 some_text = st.text(any_char, min_size=1, max_size=30)
-qa_rows = st.fixed_dictionaries({}, optional={
-    "id": some_text | json_values, "question": some_text | json_values, "context": some_text | json_values,
-    "answers": st.lists(some_text, max_size=3) | json_values,
-    "answer_starts": st.lists(st.none() | st.integers(-2, 60) | st.floats(allow_nan=True) | st.integers(), max_size=3)
-    | json_values,
-    "title": some_text | json_values, "source": some_text | json_values,
-    "choices": json_values, "answerKey": json_values, "header": json_values, "qas": json_values,
-    "origin": some_text | json_values, "text": some_text | json_values,
-})
+qa_rows = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": some_text | json_values,
+        "question": some_text | json_values,
+        "context": some_text | json_values,
+        "answers": st.lists(some_text, max_size=3) | json_values,
+        "answer_starts": st.lists(
+            st.none() | st.integers(-2, 60) | st.floats(allow_nan=True) | st.integers(), max_size=3
+        )
+        | json_values,
+        "title": some_text | json_values,
+        "source": some_text | json_values,
+        "choices": json_values,
+        "answerKey": json_values,
+        "header": json_values,
+        "qas": json_values,
+        "origin": some_text | json_values,
+        "text": some_text | json_values,
+    },
+)
 # Lines json.dumps cannot write: nesting deeper than the recursion limit, numbers longer than int() reads.
-raw_lines = (st.integers(1_000, 30_000).map(lambda n: b"[" * n + b"]" * n)
-             | st.integers(4_301, 6_000).map(lambda n: b'{"id": "a", "answer_starts": [' + b"7" * n + b"]}"))
+raw_lines = st.integers(1_000, 30_000).map(lambda n: b"[" * n + b"]" * n) | st.integers(4_301, 6_000).map(
+    lambda n: b'{"id": "a", "answer_starts": [' + b"7" * n + b"]}"
+)
 
 
 def _line(row: object, ascii_only: bool) -> bytes:
@@ -114,9 +137,15 @@ def test_a_loader_returns_rows_or_a_data_error_naming_the_file(file):
                 assert 1 <= int(line.group(1)) <= file[2], message
 
 
-unique_rows = st.lists(st.tuples(
-    st.text(any_char.filter(lambda c: not 0xD800 <= ord(c) <= 0xDFFF), min_size=1, max_size=20).filter(str.strip),
-    st.text(min_size=1, max_size=3_000).filter(str.strip)), min_size=1, max_size=5, unique_by=lambda t: t[0])
+unique_rows = st.lists(
+    st.tuples(
+        st.text(any_char.filter(lambda c: not 0xD800 <= ord(c) <= 0xDFFF), min_size=1, max_size=20).filter(str.strip),
+        st.text(min_size=1, max_size=3_000).filter(str.strip),
+    ),
+    min_size=1,
+    max_size=5,
+    unique_by=lambda t: t[0],
+)
 
 
 @SLOW_OK
@@ -130,7 +159,8 @@ def test_valid_rows_load_unchanged_whatever_the_encoding(rows, bom, eol, compres
     path = _write(gzip.compress(data, mtime=0) if compressed else data, compressed)
     loaded = load_qa(path)
     assert [(e.id, e.question, e.context, e.answers) for e in loaded] == [
-        (r["id"], r["question"], r["context"], r["answers"]) for r in records]
+        (r["id"], r["question"], r["context"], r["answers"]) for r in records
+    ]
 
 
 @given(qa_rows)
@@ -145,7 +175,7 @@ def test_validating_any_object_gives_a_qa_record_or_names_the_field(obj):
     assert record["answers"] and all(isinstance(a, str) and a.strip() for a in record["answers"])
     assert len(record["answer_starts"]) == len(record["answers"])
     for start, answer in zip(record["answer_starts"], record["answers"], strict=True):
-        assert start is None or record["context"][start:start + len(answer)] == answer
+        assert start is None or record["context"][start : start + len(answer)] == answer
 
 
 # -- ReEval's filters -----------------------------------------------------------------------------
@@ -166,18 +196,26 @@ def seed_examples(draw) -> list[dspy.Example]:
         else:  # or anything: the filters must not trust them
             starts = draw(st.lists(garbage_starts, max_size=4) | garbage_starts)
         question = draw(phrases) if i == 0 or draw(st.booleans()) else out[-1].question  # duplicates too
-        out.append(dspy.Example(id=f"q{i}", question=question, context=context, answers=answers,
-                                answer_starts=starts).with_inputs("question", "context"))
+        out.append(
+            dspy.Example(
+                id=f"q{i}", question=question, context=context, answers=answers, answer_starts=starts
+            ).with_inputs("question", "context")
+        )
     return out
 
 
 @given(seed_examples(), st.integers(0, 6), st.integers(1, 4), st.none() | st.integers(1, 20))
-@example([dspy.Example(id="q0", question="q", context="a b c", answers=["a", "b"], answer_starts=[math.nan, "0"])],
-         0, 5, None)
+@example(
+    [dspy.Example(id="q0", question="q", context="a b c", answers=["a", "b"], answer_starts=[math.nan, "0"])],
+    0,
+    5,
+    None,
+)
 def test_filters_keep_a_subset_in_order_and_count_every_drop(examples, min_words, max_answer, max_evidence):
     before = [(e.id, list(e.answers), e.get("answer_starts")) for e in examples]
-    kept, counts = apply_reeval_filters(examples, min_evidence_words=min_words, max_answer_words=max_answer,
-                                        max_evidence_words=max_evidence)
+    kept, counts = apply_reeval_filters(
+        examples, min_evidence_words=min_words, max_answer_words=max_answer, max_evidence_words=max_evidence
+    )
     assert [(e.id, list(e.answers), e.get("answer_starts")) for e in examples] == before  # inputs untouched
     assert set(COUNT_KEYS) <= set(counts)
     drops = counts["duplicate"] + counts["short_evidence"] + counts["long_answer"] + counts["non_overlapping_answers"]

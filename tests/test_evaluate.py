@@ -14,10 +14,20 @@ from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 
 CASES = [
-    {"id": f"s{i}:swap", "seed_id": f"s{i}", "task": "answer_swap", "pivot": "qwen2.5-1.5b", "source": "nq",
-     "question": f"who built tower {i}", "original_context": f"Tower {i} was built by Alice Smith in town {i}.",
-     "context": f"Tower {i} was built by Bob Jones in town {i}.", "original_answers": ["Alice Smith"],
-     "answers": ["Bob Jones"], "status": "accepted"} for i in range(3)
+    {
+        "id": f"s{i}:swap",
+        "seed_id": f"s{i}",
+        "task": "answer_swap",
+        "pivot": "qwen2.5-1.5b",
+        "source": "nq",
+        "question": f"who built tower {i}",
+        "original_context": f"Tower {i} was built by Alice Smith in town {i}.",
+        "context": f"Tower {i} was built by Bob Jones in town {i}.",
+        "original_answers": ["Alice Smith"],
+        "answers": ["Bob Jones"],
+        "status": "accepted",
+    }
+    for i in range(3)
 ] + [{"id": "s9:swap", "seed_id": "s9", "status": "rejected:proposal_is_gold", "question": "q", "answers": []}]
 
 
@@ -38,20 +48,33 @@ def generated_run(isolated):
 
 def eval_config(tmp_path, source, settings=("closed_book", "open_book", "opinion")):
     path = tmp_path / "eval.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "eval", "task": "evaluate", "data": {"source": source},
-        "models": {"targets": [{"name": "qwen2.5-0.5b"}, {"name": "smollm2-135m"}]},
-        "options": {"settings": list(settings), "k_shots": 0}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "eval",
+                "task": "evaluate",
+                "data": {"source": source},
+                "models": {"targets": [{"name": "qwen2.5-0.5b"}, {"name": "smollm2-135m"}]},
+                "options": {"settings": list(settings), "k_shots": 0},
+            }
+        )
+    )
     return load_config(path)
 
 
 def test_paired_evaluation_of_generated_cases(generated_run, isolated, monkeypatch):
     # "faithful" follows the context; "stubborn" always says Alice Smith (what it "knows")
-    faithful = {"Bob Jones in town": {"answer": "Bob Jones"}, "Alice Smith in town": {"answer": "Alice Smith"},
-                "who built": {"answer": "no idea"}}
+    faithful = {
+        "Bob Jones in town": {"answer": "Bob Jones"},
+        "Alice Smith in town": {"answer": "Alice Smith"},
+        "who built": {"answer": "no idea"},
+    }
     stubborn = {"who built": {"answer": "Alice Smith"}}
-    monkeypatch.setattr(runner, "build_lms", lambda config, roles, optional=(): {
-        "targets": [target("faithful", faithful), target("stubborn", stubborn)]})
+    monkeypatch.setattr(
+        runner,
+        "build_lms",
+        lambda config, roles, optional=(): {"targets": [target("faithful", faithful), target("stubborn", stubborn)]},
+    )
     result = runner.run_experiment(eval_config(isolated, generated_run), progress=False)
     records = RunStore(result.run_id).records()
     # 3 accepted cases × 2 targets × (closed-book original + open-book ×2 + opinion ×2)
@@ -73,11 +96,25 @@ def test_paired_evaluation_of_generated_cases(generated_run, isolated, monkeypat
 
 def test_external_flat_file_needs_no_generation(isolated, monkeypatch):
     path = isolated / "bench.jsonl"
-    path.write_text("\n".join(json.dumps({"id": f"b{i}", "question": f"capital {i}?",
-                                          "context": f"The capital number {i} is Paris, a large city indeed.",
-                                          "answers": ["Paris"]}) for i in range(2)) + "\n")
-    monkeypatch.setattr(runner, "build_lms", lambda config, roles, optional=(): {
-        "targets": [target("t", {"capital": {"answer": "Paris"}})]})
+    path.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": f"b{i}",
+                    "question": f"capital {i}?",
+                    "context": f"The capital number {i} is Paris, a large city indeed.",
+                    "answers": ["Paris"],
+                }
+            )
+            for i in range(2)
+        )
+        + "\n"
+    )
+    monkeypatch.setattr(
+        runner,
+        "build_lms",
+        lambda config, roles, optional=(): {"targets": [target("t", {"capital": {"answer": "Paris"}})]},
+    )
     result = runner.run_experiment(eval_config(isolated, str(path), settings=("open_book",)), progress=False)
     records = RunStore(result.run_id).records()
     assert len(records) == 2 and {r["variant"] for r in records} == {"external"}
@@ -86,18 +123,40 @@ def test_external_flat_file_needs_no_generation(isolated, monkeypatch):
 
 def test_judge_entailment_fallback_end_to_end(isolated, monkeypatch):
     path = isolated / "bench.jsonl"
-    row = {"id": "b0", "question": "capital?", "answers": ["Paris"],
-           "context": "The capital of the country is Paris, a large and old city."}
+    row = {
+        "id": "b0",
+        "question": "capital?",
+        "answers": ["Paris"],
+        "context": "The capital of the country is Paris, a large and old city.",
+    }
     path.write_text(json.dumps(row) + "\n")
-    judge = ResolvedLM("judge", LMConfig(name="dummy/judge"), dspy.utils.DummyLM(
-        [{"verdict": "entailment"}], adapter=dspy.JSONAdapter()), None)
-    monkeypatch.setattr(runner, "build_lms", lambda config, roles, optional=(): {
-        "targets": [target("t", {"capital": {"answer": "It is Paris"}})], "judge": judge})
+    judge = ResolvedLM(
+        "judge",
+        LMConfig(name="dummy/judge"),
+        dspy.utils.DummyLM([{"verdict": "entailment"}], adapter=dspy.JSONAdapter()),
+        None,
+    )
+    monkeypatch.setattr(
+        runner,
+        "build_lms",
+        lambda config, roles, optional=(): {
+            "targets": [target("t", {"capital": {"answer": "It is Paris"}})],
+            "judge": judge,
+        },
+    )
     config_path = isolated / "nli.yaml"
-    config_path.write_text(yaml.safe_dump({
-        "name": "nli", "task": "evaluate", "data": {"source": str(path)},
-        "models": {"targets": [{"name": "qwen2.5-0.5b"}], "judge": {"name": "qwen2.5-0.5b"}},
-        "options": {"settings": ["open_book"], "nli": "judge"}, "validation": {"calibration_controls": 0}}))
+    config_path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "nli",
+                "task": "evaluate",
+                "data": {"source": str(path)},
+                "models": {"targets": [{"name": "qwen2.5-0.5b"}], "judge": {"name": "qwen2.5-0.5b"}},
+                "options": {"settings": ["open_book"], "nli": "judge"},
+                "validation": {"calibration_controls": 0},
+            }
+        )
+    )
     result = runner.run_experiment(load_config(config_path), progress=False)
     [record] = RunStore(result.run_id).records()
     assert record["entailment"] is True
@@ -111,8 +170,10 @@ def test_targets_see_no_demonstration_outside_the_few_shot_setting(monkeypatch):
 
     from experiments import readers as evaluate_task
 
-    demos = [dspy.Example(context=f"c{i}", question=f"q{i}", answer=f"a{i}").with_inputs("context", "question")
-             for i in range(3)]
+    demos = [
+        dspy.Example(context=f"c{i}", question=f"q{i}", answer=f"a{i}").with_inputs("context", "question")
+        for i in range(3)
+    ]
     monkeypatch.setattr(evaluate_task, "demo_pool", lambda source, exclude, k, seed: demos[:k])
     base = ResolvedLM("target", LMConfig(name="gemma3-270m"), None, SimpleNamespace(spec=SimpleNamespace(chat=False)))
     examples = [dspy.Example(id="s1", question="q", context="c", answers=["a"])]

@@ -175,11 +175,17 @@ def test_error_records_get_no_scores_and_are_counted_apart():
 
 
 def test_errors_count_only_where_the_metric_applies():
-    scored = score_records([err(), rec(task="unanswerable", variant="perturbed", prediction="unknown"),
-                            err(task="unanswerable", variant="perturbed", seed_id="s2")])
+    scored = score_records(
+        [
+            err(),
+            rec(task="unanswerable", variant="perturbed", prediction="unknown"),
+            err(task="unanswerable", variant="perturbed", seed_id="s2"),
+        ]
+    )
     rows = accuracy_table(scored, metric="keyword_strict", by=("task",))
-    assert rows == [{"task": "unanswerable", "metric": "keyword_strict", "rate": 1.0, "n": 1,
-                     "low": 1.0, "high": 1.0, "errors": 1}]
+    assert rows == [
+        {"task": "unanswerable", "metric": "keyword_strict", "rate": 1.0, "n": 1, "low": 1.0, "high": 1.0, "errors": 1}
+    ]
 
 
 def test_unscored_records_are_refused():
@@ -214,10 +220,14 @@ def _pert(fn, seed, **kw):
 
 def test_normalised_accuracy_by_hand():
     records = [
-        right(seed_id="s1"), _pert(wrong, "s1"),
-        right(seed_id="s2"), _pert(right, "s2"),
-        wrong(seed_id="s3"), _pert(right, "s3"),  # never known: left out
-        right(seed_id="s4"), _pert(err, "s4"),  # errored: counted, not scored
+        right(seed_id="s1"),
+        _pert(wrong, "s1"),
+        right(seed_id="s2"),
+        _pert(right, "s2"),
+        wrong(seed_id="s3"),
+        _pert(right, "s3"),  # never known: left out
+        right(seed_id="s4"),
+        _pert(err, "s4"),  # errored: counted, not scored
     ]
     scored = score_records(records)
     row = only(normalised_accuracy(scored, "correct"), target="T")
@@ -229,11 +239,15 @@ def test_normalised_accuracy_by_hand():
 
 def test_paired_drop_by_hand():
     records = [
-        right(seed_id="s1"), _pert(wrong, "s1"),
-        right(seed_id="s2"), _pert(right, "s2"),
-        right(seed_id="s3"), _pert(wrong, "s3"),
+        right(seed_id="s1"),
+        _pert(wrong, "s1"),
+        right(seed_id="s2"),
+        _pert(right, "s2"),
+        right(seed_id="s3"),
+        _pert(wrong, "s3"),
         _pert(wrong, "s4"),  # no original: not a pair
-        right(seed_id="s5"), _pert(err, "s5"),  # errored pair
+        right(seed_id="s5"),
+        _pert(err, "s5"),  # errored pair
     ]
     row = only(paired_drop(score_records(records), "correct"), target="T")
     assert row["original"] == 1.0
@@ -248,10 +262,14 @@ def test_context_enrich_counts_a_seed_right_only_if_both_copies_are():
         return _pert(fn, seed, task="context_enrich", case_id=f"{seed}:enrich-{kind}")
 
     records = [
-        copy(right, "a", "question"), copy(wrong, "a", "evidence"),  # one wrong: wrong
-        copy(right, "b", "question"), copy(right, "b", "evidence"),  # both right: right
-        copy(right, "c", "question"), copy(err, "c", "evidence"),  # unknown: error
-        copy(wrong, "d", "question"), copy(err, "d", "evidence"),  # known wrong despite error
+        copy(right, "a", "question"),
+        copy(wrong, "a", "evidence"),  # one wrong: wrong
+        copy(right, "b", "question"),
+        copy(right, "b", "evidence"),  # both right: right
+        copy(right, "c", "question"),
+        copy(err, "c", "evidence"),  # unknown: error
+        copy(wrong, "d", "question"),
+        copy(err, "d", "evidence"),  # known wrong despite error
     ]
     records += [right(seed_id=s, task="context_enrich") for s in "abcd"]
     scored = score_records(records)
@@ -267,7 +285,8 @@ def test_context_enrich_counts_a_seed_right_only_if_both_copies_are():
 
 def test_sycophancy_on_original_contexts():
     records = [
-        right(seed_id="s1"), right(seed_id="s2"),
+        right(seed_id="s1"),
+        right(seed_id="s2"),
         right(seed_id="s1", setting="task_instruction"),
         rec(seed_id="s2", setting="task_instruction", prediction="unknown"),
         right(seed_id="s3", setting="task_instruction"),  # no open-book partner

@@ -51,10 +51,17 @@ def faithful_and_stubborn(rows, perturbed_reply=None):
 def evaluate(tmp_path, monkeypatch, source, targets, settings=("closed_book", "open_book"), data=None):
     monkeypatch.setattr(runner, "build_lms", lambda config, roles, optional=(): {"targets": targets})
     path = tmp_path / "eval.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "external", "task": "evaluate", "data": {"source": str(source), **(data or {})},
-        "models": {"targets": [{"name": "qwen2.5-0.5b"}, {"name": "smollm2-135m"}]},
-        "options": {"settings": list(settings), "k_shots": 0}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "external",
+                "task": "evaluate",
+                "data": {"source": str(source), **(data or {})},
+                "models": {"targets": [{"name": "qwen2.5-0.5b"}, {"name": "smollm2-135m"}]},
+                "options": {"settings": list(settings), "k_shots": 0},
+            }
+        )
+    )
     return runner.run_experiment(load_config(path), progress=False)
 
 
@@ -83,8 +90,14 @@ def test_a_published_answer_swap_file_is_evaluated_row_for_row_and_paired(isolat
 
 def test_filters_apply_to_a_file_only_when_the_config_asks(isolated, monkeypatch):
     rows = rows_of(PUBLISHED)
-    result = evaluate(isolated, monkeypatch, PUBLISHED, faithful_and_stubborn(rows), settings=("open_book",),
-                      data={"reeval_filters": True})
+    result = evaluate(
+        isolated,
+        monkeypatch,
+        PUBLISHED,
+        faithful_and_stubborn(rows),
+        settings=("open_book",),
+        data={"reeval_filters": True},
+    )
     records = RunStore(result.run_id).records()
     assert len({r["case_id"] for r in records}) == 35  # 8 long answers and 7 disjoint answer pairs dropped
     logged = mlflow.get_run(result.mlflow_run_id).data.metrics
@@ -95,8 +108,9 @@ def test_filters_apply_to_a_file_only_when_the_config_asks(isolated, monkeypatch
 
 def test_the_filters_default_depends_on_the_task():
     def config(task, **data):
-        return ExperimentConfig.model_validate({"name": "x", "task": task, "data": {"source": "nq", **data},
-                                                "models": {}})
+        return ExperimentConfig.model_validate(
+            {"name": "x", "task": task, "data": {"source": "nq", **data}, "models": {}}
+        )
 
     assert config("evaluate").applies_reeval_filters() is False
     assert config("evaluate", reeval_filters=True).applies_reeval_filters() is True
@@ -134,15 +148,23 @@ def test_an_unpaired_file_prints_accuracy_with_interval_and_n(isolated, monkeypa
     assert {r["task"] for r in records} == {"inconsistent"}  # inferred from the keyword answers
     header, table = result.task.table_rows(result.records)
     assert header == ["target", "setting", "decoding", "variant", "accuracy [95% CI]", "n", "errors"]
-    assert table == [["dummy/faithful", "open_book", "greedy", "external", "1.00 [1.00, 1.00]", "6", "0"],
-                     ["dummy/stubborn", "open_book", "greedy", "external", "0.00 [0.00, 0.00]", "6", "0"]]
+    assert table == [
+        ["dummy/faithful", "open_book", "greedy", "external", "1.00 [1.00, 1.00]", "6", "0"],
+        ["dummy/stubborn", "open_book", "greedy", "external", "0.00 [0.00, 0.00]", "6", "0"],
+    ]
 
 
 def test_counterfactual_rows_show_their_options_and_score_the_choice(isolated, monkeypatch):
     rows = rows_of(COUNTERFACTUAL)
     follows = scripted("faithful", {r["context"]: {"answer": r["answerKey"]} for r in rows})
-    knows = scripted("stubborn", {"photosynthesis": {"answer": "B"}, "moon": {"answer": "A. it reflects sunlight"},
-                                  "electricity": {"answer": "copper"}})
+    knows = scripted(
+        "stubborn",
+        {
+            "photosynthesis": {"answer": "B"},
+            "moon": {"answer": "A. it reflects sunlight"},
+            "electricity": {"answer": "copper"},
+        },
+    )
     result = evaluate(isolated, monkeypatch, COUNTERFACTUAL, [follows, knows], settings=("open_book",))
     records = {(r["case_id"], r["target"]): r for r in RunStore(result.run_id).records()}
     first = records[("fe-cf-0", "dummy/faithful")]
@@ -152,23 +174,40 @@ def test_counterfactual_rows_show_their_options_and_score_the_choice(isolated, m
     assert not any(records[(r["id"], "dummy/stubborn")]["mc_correct"] for r in rows)
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"question": "q?", "context": "c", "answers": ["a"]}, "field 'id': missing"),
-    ({"id": "x", "question": "q?", "context": "c", "answers": ["a"], "original_context": "o"},
-     "field 'original_answers': missing (required with 'original_context'"),
-    ({"id": "x", "question": "q?", "context": "c", "answers": ["a"], "original_answers": ["b"]},
-     "field 'original_context': missing"),
-    ({"id": "x", "question": "q?", "context": "c", "answers": ["a"], "task": "swap"},
-     "field 'task': 'swap' is not one of"),
-    ({"id": "x", "question": "q?", "context": "c", "choices": [{"label": "A", "text": "a"},
-                                                              {"label": "B", "text": "b"}], "answerKey": "E"},
-     "field 'answerKey': 'E' is not one of the option labels"),
-    ({"id": "x", "question": "q?", "context": "c", "answers": []}, "field 'answers': expected a non-empty list"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"question": "q?", "context": "c", "answers": ["a"]}, "field 'id': missing"),
+        (
+            {"id": "x", "question": "q?", "context": "c", "answers": ["a"], "original_context": "o"},
+            "field 'original_answers': missing (required with 'original_context'",
+        ),
+        (
+            {"id": "x", "question": "q?", "context": "c", "answers": ["a"], "original_answers": ["b"]},
+            "field 'original_context': missing",
+        ),
+        (
+            {"id": "x", "question": "q?", "context": "c", "answers": ["a"], "task": "swap"},
+            "field 'task': 'swap' is not one of",
+        ),
+        (
+            {
+                "id": "x",
+                "question": "q?",
+                "context": "c",
+                "choices": [{"label": "A", "text": "a"}, {"label": "B", "text": "b"}],
+                "answerKey": "E",
+            },
+            "field 'answerKey': 'E' is not one of the option labels",
+        ),
+        ({"id": "x", "question": "q?", "context": "c", "answers": []}, "field 'answers': expected a non-empty list"),
+    ],
+)
 def test_a_malformed_row_names_file_line_and_field(tmp_path, row, message):
     path = tmp_path / "bench.jsonl"
-    path.write_text(json.dumps({"id": "ok", "question": "q?", "context": "c", "answers": ["a"]}) + "\n"
-                    + json.dumps(row) + "\n")
+    path.write_text(
+        json.dumps({"id": "ok", "question": "q?", "context": "c", "answers": ["a"]}) + "\n" + json.dumps(row) + "\n"
+    )
     with pytest.raises(DataError) as info:
         load_external_cases(path)
     assert str(info.value).startswith(f"{path}:2: ") and message in str(info.value)
@@ -184,10 +223,20 @@ def test_duplicate_ids_name_both_lines(tmp_path):
 
 def test_context_enrich_rows_keep_their_answer_for_the_original_and_share_a_seed(tmp_path):
     path = tmp_path / "enrich.jsonl"
-    base = {"question": "who built it?", "answers": ["Ada"], "original_context": "Ada built it.", "seed_id": "s1",
-            "task": "context_enrich", "generator": "gpt-x"}
-    path.write_text("".join(json.dumps({**base, "id": f"s1:{kind}", "context": f"Ada built it. {kind} text."}) + "\n"
-                            for kind in ("enrich-question", "enrich-evidence")))
+    base = {
+        "question": "who built it?",
+        "answers": ["Ada"],
+        "original_context": "Ada built it.",
+        "seed_id": "s1",
+        "task": "context_enrich",
+        "generator": "gpt-x",
+    }
+    path.write_text(
+        "".join(
+            json.dumps({**base, "id": f"s1:{kind}", "context": f"Ada built it. {kind} text."}) + "\n"
+            for kind in ("enrich-question", "enrich-evidence")
+        )
+    )
     cases = load_external_cases(path)
     assert [c.seed_id for c in cases] == ["s1", "s1"] and cases[0].original_answers == ["Ada"]
     assert cases[0].generator == "gpt-x" and cases[0].source == "enrich"

@@ -16,25 +16,47 @@ def run(lm_answers, module, **inputs):
 
 
 def test_unanswerable_rewrites_only_the_carrying_sentence_and_drops_leaks():
-    out = run([{"justification": "no year", "rewritten_sentence": "The tower took years to finish."}],
-              Unanswerable(), question="when was the tower finished", context=CONTEXT, answers=["1889"])
+    out = run(
+        [{"justification": "no year", "rewritten_sentence": "The tower took years to finish."}],
+        Unanswerable(),
+        question="when was the tower finished",
+        context=CONTEXT,
+        answers=["1889"],
+    )
     assert out.rejection is None
     assert out.context == "The tower took years to finish. It stands in Paris. Millions visit it every year."
-    leak = run([{"justification": "x", "rewritten_sentence": "It was done in 1889."}],
-               Unanswerable(), question="when was the tower finished", context=CONTEXT, answers=["1889"])
+    leak = run(
+        [{"justification": "x", "rewritten_sentence": "It was done in 1889."}],
+        Unanswerable(),
+        question="when was the tower finished",
+        context=CONTEXT,
+        answers=["1889"],
+    )
     assert "1889" not in leak.context and leak.edits[0]["to"] is None and leak.rejection is None
 
 
 def test_unanswerable_removes_every_form_of_the_answer():
     """A date written twice (NQ's table layout) and a surname alone both give the answer away."""
     context = "It aired on July 18 , 2018 ( 2018 - 07 - 18 ) . Ratings were low ."
-    out = run([{"justification": "no date", "rewritten_sentence": "It aired in summer ( 2018 - 07 - 18 ) ."}],
-              Unanswerable(), question="when did it air", context=context, answers=["July 18 , 2018"])
+    out = run(
+        [{"justification": "no date", "rewritten_sentence": "It aired in summer ( 2018 - 07 - 18 ) ."}],
+        Unanswerable(),
+        question="when did it air",
+        context=context,
+        answers=["July 18 , 2018"],
+    )
     assert out.edits[0]["to"] is None and "2018" not in out.context  # the rewrite kept the ISO form: dropped
     context = "The novel is by Sherman Alexie . Alexie grew up in Wellpinit . It won an award ."
-    out = run([{"justification": "x", "rewritten_sentence": "The novel is by an author ."},
-               {"justification": "x", "rewritten_sentence": "The author grew up in Wellpinit ."}],
-              Unanswerable(), question="who wrote the novel", context=context, answers=["Sherman Alexie"])
+    out = run(
+        [
+            {"justification": "x", "rewritten_sentence": "The novel is by an author ."},
+            {"justification": "x", "rewritten_sentence": "The author grew up in Wellpinit ."},
+        ],
+        Unanswerable(),
+        question="who wrote the novel",
+        context=context,
+        answers=["Sherman Alexie"],
+    )
     assert "Alexie" not in out.context and out.checks["old_name_part_absent"] is True and out.rejection is None
 
 
@@ -61,12 +83,15 @@ def test_counterfactual_checks():
 
 # From a real run (qwen2.5-1.5b): background paragraphs that the judge passed but that argue for
 # another option in other words.
-FOSSIL_Q = ("What is the best conclusion that can be made upon discovering a fossil of a freshwater fish in a "
-            "desert area?")
+FOSSIL_Q = (
+    "What is the best conclusion that can be made upon discovering a fossil of a freshwater fish in a desert area?"
+)
 FOSSIL_TARGET = "The fish migrated from the ocean"
-FOSSIL_BACKGROUND = ("The fossil of a freshwater fish in a desert area suggests that the area was once a wetland "
-                     "with a river running through it. However, the fish's inability to reproduce suggests that the "
-                     "area was not suitable for reproduction.")
+FOSSIL_BACKGROUND = (
+    "The fossil of a freshwater fish in a desert area suggests that the area was once a wetland "
+    "with a river running through it. However, the fish's inability to reproduce suggests that the "
+    "area was not suitable for reproduction."
+)
 
 
 def test_an_option_paraphrased_counts_as_mentioned():
@@ -74,14 +99,20 @@ def test_an_option_paraphrased_counts_as_mentioned():
 
     assert echoes_option(FOSSIL_BACKGROUND, "A river used to run through this area", FOSSIL_Q, FOSSIL_TARGET)
     # a single shared word ("mountain" here, "day" or "liquid" elsewhere) is too weak a sign
-    assert not echoes_option(FOSSIL_BACKGROUND + " A mountain stood nearby.", "A mountain used to be in this area",
-                             FOSSIL_Q, FOSSIL_TARGET)
+    assert not echoes_option(
+        FOSSIL_BACKGROUND + " A mountain stood nearby.", "A mountain used to be in this area", FOSSIL_Q, FOSSIL_TARGET
+    )
     # words the option shares with the question or the target do not count
-    assert not echoes_option("A freshwater fish lived in the desert area.", "A fish lived in the desert area once",
-                             FOSSIL_Q, FOSSIL_TARGET)
-    seasons = ("Summer days are warmer because the Earth is tilted towards the Sun during the summer.")
-    assert echoes_option(seasons, "Earth's northern hemisphere is tilted toward the Sun during the summer.",
-                         "Why are summer days warmer than winter days?", "The Sun is closer to Earth in the summer.")
+    assert not echoes_option(
+        "A freshwater fish lived in the desert area.", "A fish lived in the desert area once", FOSSIL_Q, FOSSIL_TARGET
+    )
+    seasons = "Summer days are warmer because the Earth is tilted towards the Sun during the summer."
+    assert echoes_option(
+        seasons,
+        "Earth's northern hemisphere is tilted toward the Sun during the summer.",
+        "Why are summer days warmer than winter days?",
+        "The Sun is closer to Earth in the summer.",
+    )
 
 
 def test_talk_about_the_test_is_caught_but_a_question_in_the_topic_is_not():
@@ -96,24 +127,44 @@ def test_talk_about_the_test_is_caught_but_a_question_in_the_topic_is_not():
 
 def test_counterfactual_retries_each_paragraph_until_its_checks_pass():
     options = ["Rain falls from the sky.", "Water droplets disappear from the grass."]
-    out = run([
-        {"paragraph": "Rain falls from the sky, and water droplets disappear from the grass.", "justification": "j"},
-        {"paragraph": "In the morning sun, water droplets disappear from the grass.", "justification": "first"},
-        {"paragraph": "Rain falls from the sky most days."},
-        {"paragraph": "Dew forms on cool nights when air meets cold leaves."},
-    ], Counterfactual(max_attempts=3), question="What happens to dew?", options=options, target_index=1)
-    assert out.rejection is None and [a["step"] for a in out.attempts] == ["support", "support", "background",
-                                                                           "background"]
+    out = run(
+        [
+            {
+                "paragraph": "Rain falls from the sky, and water droplets disappear from the grass.",
+                "justification": "j",
+            },
+            {"paragraph": "In the morning sun, water droplets disappear from the grass.", "justification": "first"},
+            {"paragraph": "Rain falls from the sky most days."},
+            {"paragraph": "Dew forms on cool nights when air meets cold leaves."},
+        ],
+        Counterfactual(max_attempts=3),
+        question="What happens to dew?",
+        options=options,
+        target_index=1,
+    )
+    assert out.rejection is None and [a["step"] for a in out.attempts] == [
+        "support",
+        "support",
+        "background",
+        "background",
+    ]
     assert out.context.count("\n\n") == 1 and "water droplets disappear" in out.context
     assert "Rain falls" not in out.context and out.justification == "first"
-    stubborn = run([{"paragraph": "Rain falls from the sky.", "justification": "j"}] * 2,
-                   Counterfactual(max_attempts=2), question="q?", options=options, target_index=1)
+    stubborn = run(
+        [{"paragraph": "Rain falls from the sky.", "justification": "j"}] * 2,
+        Counterfactual(max_attempts=2),
+        question="q?",
+        options=options,
+        target_index=1,
+    )
     assert stubborn.rejection == "support_paragraph_failed" and stubborn.context is None
 
 
 def test_judge_verdicts_and_unparsed_is_unjudged():
-    judge_lm = dspy.utils.DummyLM([{"reason": "stated", "verdict": "yes"},
-                                   {"reason": "only one", "verdict": "only_expected"}], adapter=dspy.JSONAdapter())
+    judge_lm = dspy.utils.DummyLM(
+        [{"reason": "stated", "verdict": "yes"}, {"reason": "only one", "verdict": "only_expected"}],
+        adapter=dspy.JSONAdapter(),
+    )
     resolved = ResolvedLM("judge", LMConfig(name="dummy/judge"), judge_lm, None)
     record = {"id": "x", "question": "when", "context": CONTEXT, "answers": ["1889"], "status": "accepted"}
     judged = judge_record(resolved, CaseJudge(), record)
@@ -157,10 +208,17 @@ def test_every_run_is_calibrated_on_the_held_out_cases_of_the_calibration_study(
 
 def test_unanswerable_rejects_a_context_whose_numbers_still_add_up_to_the_answer():
     """Reviewed invalid and accepted by the judge: the count gone, 5 × 13 + 21 left."""
-    context = ("The series consists of a total of 86 episodes over six seasons . The first five seasons each "
-               "consist of thirteen episodes , and the sixth season twenty - one .")
-    out = run([{"justification": "no count", "rewritten_sentence": "The series ran over six seasons ."}],
-              Unanswerable(), question="how many episodes of the sopranos are there", context=context, answers=["86"])
+    context = (
+        "The series consists of a total of 86 episodes over six seasons . The first five seasons each "
+        "consist of thirteen episodes , and the sixth season twenty - one ."
+    )
+    out = run(
+        [{"justification": "no count", "rewritten_sentence": "The series ran over six seasons ."}],
+        Unanswerable(),
+        question="how many episodes of the sopranos are there",
+        context=context,
+        answers=["86"],
+    )
     assert out.rejection == "old_answer_not_derivable" and out.checks["old_answer_not_derivable"] is False
 
 
@@ -172,17 +230,33 @@ def test_a_rewrite_that_keeps_her_brother_is_dropped():
     from tests.shipped import nq_row
 
     row = nq_row("who killed missy in a bend in the road")
-    out = run([{"justification": "no name", "rewritten_sentence": "After she discovered that her brother was "
-                                                                 "Missy 's killer she was torn apart ."}],
-              Unanswerable(), question=row["question"], context=row["context"], answers=row["answers"])
+    out = run(
+        [
+            {
+                "justification": "no name",
+                "rewritten_sentence": "After she discovered that her brother was Missy 's killer she was torn apart .",
+            }
+        ],
+        Unanswerable(),
+        question=row["question"],
+        context=row["context"],
+        answers=row["answers"],
+    )
     assert out.edits[0]["to"] is None and "her brother" not in out.context and out.rejection is None
 
 
 def test_a_description_left_in_another_sentence_rejects_the_context():
-    context = ("The band 's lead singer , Chris Martin , wrote the song . The band 's lead singer grew up in Devon . "
-               "It charted in 2000 .")
-    out = run([{"justification": "x", "rewritten_sentence": "The song was written in a studio ."}],
-              Unanswerable(), question="who wrote the song", context=context, answers=["Chris Martin"])
+    context = (
+        "The band 's lead singer , Chris Martin , wrote the song . The band 's lead singer grew up in Devon . "
+        "It charted in 2000 ."
+    )
+    out = run(
+        [{"justification": "x", "rewritten_sentence": "The song was written in a studio ."}],
+        Unanswerable(),
+        question="who wrote the song",
+        context=context,
+        answers=["Chris Martin"],
+    )
     assert out.rejection == "old_answer_trace:description"
 
 
@@ -192,8 +266,15 @@ def test_a_majority_that_gives_the_chamber_size_rejects_the_context():
     from tests.shipped import nq_row
 
     row = nq_row("total number of mna in pakistan national assembly")
-    rewrite = ("The National Assembly is a democratically elected body whose members are referred to as Members of "
-               "the National Assembly ( MNAs ) .")
-    out = run([{"justification": "no count", "rewritten_sentence": rewrite}],
-              Unanswerable(), question=row["question"], context=row["context"], answers=row["answers"])
+    rewrite = (
+        "The National Assembly is a democratically elected body whose members are referred to as Members of "
+        "the National Assembly ( MNAs ) ."
+    )
+    out = run(
+        [{"justification": "no count", "rewritten_sentence": rewrite}],
+        Unanswerable(),
+        question=row["question"],
+        context=row["context"],
+        answers=row["answers"],
+    )
     assert out.rejection == "old_answer_trace:majority"

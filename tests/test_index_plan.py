@@ -55,7 +55,7 @@ def test_build_streams_windows_each_embedded_longest_first(tmp_path, monkeypatch
     embedder = RecordingEmbedder()
     built = PassageRetriever(pool(25), embedder, "1" * 64).build_or_load(tmp_path)
     assert [len(b) for b in embedder.batches] == [4, 4, 2] * 2 + [4, 1]  # windows of 10, 10, 5
-    for window in ([t for b in embedder.batches[i:i + 3] for t in b] for i in (0, 3)):
+    for window in ([t for b in embedder.batches[i : i + 3] for t in b] for i in (0, 3)):
         lengths = [len(t) for t in window]
         assert lengths == sorted(lengths, reverse=True)
     # the vectors are stored in corpus order: passage i is found by its own text
@@ -86,8 +86,13 @@ def test_ivf_index_trains_caches_and_reloads_with_its_nprobe(tmp_path):
     fewer.build_or_load(tmp_path / "a")
     assert faiss.extract_index_ivf(fewer.index).nprobe == 1  # nprobe is a search setting, not a rebuild
     assert fewer.describe() == {
-        "retrieval.corpus_sha256": "2" * 64, "retrieval.passages": 300, "retrieval.embedder": "fake-bow",
-        "retrieval.dim": 64, "retrieval.index": "IVF4,Flat", "retrieval.nlist": 4, "retrieval.nprobe": 1,
+        "retrieval.corpus_sha256": "2" * 64,
+        "retrieval.passages": 300,
+        "retrieval.embedder": "fake-bow",
+        "retrieval.dim": 64,
+        "retrieval.index": "IVF4,Flat",
+        "retrieval.nlist": 4,
+        "retrieval.nprobe": 1,
     }
 
 

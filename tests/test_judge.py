@@ -28,8 +28,10 @@ from programs.judge import (
     verdict_probability,
 )
 
-CONTEXT = ("The Eiffel Tower was finished in 1889 . It stands in Paris on the Champ de Mars . "
-           "Millions of people visit it every year , and it was the tallest structure in the world until 1930 .")
+CONTEXT = (
+    "The Eiffel Tower was finished in 1889 . It stands in Paris on the Champ de Mars . "
+    "Millions of people visit it every year , and it was the tallest structure in the world until 1930 ."
+)
 
 
 def _example(i, question, context, answer):
@@ -40,22 +42,51 @@ def _example(i, question, context, answer):
 
 
 def test_verdict_probability_from_provider_style_token_logprobs():
-    logprobs = {"content": [
-        {"token": '{"', "logprob": -0.01, "top_logprobs": []},
-        {"token": "verdict", "logprob": -0.01, "top_logprobs": []},
-        {"token": ' "', "logprob": -0.01, "top_logprobs": []},
-        {"token": "yes", "logprob": math.log(0.6), "top_logprobs": [
-            {"token": "yes", "logprob": math.log(0.6)}, {"token": "no", "logprob": math.log(0.2)},
-            {"token": "Yes", "logprob": math.log(0.1)}, {"token": "maybe", "logprob": math.log(0.1)}]},
-    ]}
+    logprobs = {
+        "content": [
+            {"token": '{"', "logprob": -0.01, "top_logprobs": []},
+            {"token": "verdict", "logprob": -0.01, "top_logprobs": []},
+            {"token": ' "', "logprob": -0.01, "top_logprobs": []},
+            {
+                "token": "yes",
+                "logprob": math.log(0.6),
+                "top_logprobs": [
+                    {"token": "yes", "logprob": math.log(0.6)},
+                    {"token": "no", "logprob": math.log(0.2)},
+                    {"token": "Yes", "logprob": math.log(0.1)},
+                    {"token": "maybe", "logprob": math.log(0.1)},
+                ],
+            },
+        ]
+    }
     assert verdict_probability(logprobs, ("yes", "no")) == pytest.approx(0.7 / 0.9)
     # a key missing from the top list counts as at most half the least likely listed token
-    only_yes = {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": [
-        {"token": "yes", "logprob": math.log(0.9)}, {"token": "sure", "logprob": math.log(0.1)}]}]}
+    only_yes = {
+        "content": [
+            {
+                "token": "yes",
+                "logprob": -0.1,
+                "top_logprobs": [
+                    {"token": "yes", "logprob": math.log(0.9)},
+                    {"token": "sure", "logprob": math.log(0.1)},
+                ],
+            }
+        ]
+    }
     assert verdict_probability(only_yes, ("yes", "no")) == pytest.approx(0.9 / 0.95)
     assert verdict_probability(None, ("yes", "no")) is None
-    multi = {"content": [{"token": "other", "logprob": -0.2, "top_logprobs": [
-        {"token": "only", "logprob": math.log(0.25)}, {"token": "other", "logprob": math.log(0.75)}]}]}
+    multi = {
+        "content": [
+            {
+                "token": "other",
+                "logprob": -0.2,
+                "top_logprobs": [
+                    {"token": "only", "logprob": math.log(0.25)},
+                    {"token": "other", "logprob": math.log(0.75)},
+                ],
+            }
+        ]
+    }
     assert verdict_probability(multi, ("only_expected", "other_answer_supported")) == pytest.approx(0.25)
 
 
@@ -103,7 +134,11 @@ def test_engine_reads_the_choice_distribution_at_the_value_position():
 
 def test_extraction_signals_compare_in_code_and_ignore_answers_not_in_the_context():
     assert extraction_signals(["1889"], CONTEXT, "1889", None) == {
-        "e_any": 1.0, "e_support": 1.0, "e_other": 0.0, "e_original": 0.0}
+        "e_any": 1.0,
+        "e_support": 1.0,
+        "e_other": 0.0,
+        "e_original": 0.0,
+    }
     two = extraction_signals(["1889", "in 1930"], CONTEXT, "1889", None)
     assert two["e_support"] == 1.0 and two["e_other"] == 1.0
     # "1887" is nowhere in the context: answered from memory, not read off it
@@ -134,23 +169,39 @@ def _resolved(lm):
 def test_extract_judge_end_to_end_with_a_scripted_lm():
     lm = dspy.utils.DummyLM([{"answers": ["1889", "1930"]}, {"answers": ["1889"]}], adapter=dspy.JSONAdapter())
     judge = CaseJudge({"method": "extract", "thresholds": {"answer": 0.75, "unanswerable": 0.75}})
-    record = {"id": "x", "question": "when was the tower finished", "context": CONTEXT, "answers": ["1889"],
-              "status": "accepted"}
+    record = {
+        "id": "x",
+        "question": "when was the tower finished",
+        "context": CONTEXT,
+        "answers": ["1889"],
+        "status": "accepted",
+    }
     two = judge_record(_resolved(lm), judge, record)
     assert two["status"] == "rejected:judge_only_if" and two["judge"]["p_valid"] == 0.5
     assert two["judge"]["method"] == "extract" and "1930" in two["judge"]["if_reason"]
     one = judge_record(_resolved(lm), judge, {**record, "context": CONTEXT + " "})
     assert one["status"] == "accepted" and one["judge"]["signals"]["e_other"] == 0.0
-    unparsed = judge_record(_resolved(dspy.utils.DummyLM([{"nothing": 1}] * 3, adapter=dspy.JSONAdapter())),
-                            judge, record)
+    unparsed = judge_record(
+        _resolved(dspy.utils.DummyLM([{"nothing": 1}] * 3, adapter=dspy.JSONAdapter())), judge, record
+    )
     assert unparsed["status"] == "error:judge_unparsed"
 
 
 def test_option_probabilities_read_the_letters_and_fall_back_to_the_choice():
-    logprobs = {"content": [{"token": "{", "logprob": 0.0, "top_logprobs": []},
-                            {"token": "B", "logprob": math.log(0.6), "top_logprobs": [
-                                {"token": "B", "logprob": math.log(0.6)}, {"token": "A", "logprob": math.log(0.2)},
-                                {"token": "D", "logprob": math.log(0.1)}]}]}
+    logprobs = {
+        "content": [
+            {"token": "{", "logprob": 0.0, "top_logprobs": []},
+            {
+                "token": "B",
+                "logprob": math.log(0.6),
+                "top_logprobs": [
+                    {"token": "B", "logprob": math.log(0.6)},
+                    {"token": "A", "logprob": math.log(0.2)},
+                    {"token": "D", "logprob": math.log(0.1)},
+                ],
+            },
+        ]
+    }
     assert option_probabilities(logprobs, "B", 3) == pytest.approx([0.25, 0.75, 0.0])  # D is past the options
     assert option_probabilities(None, "C", 3) == [0.0, 0.0, 1.0]  # a provider without logprobs
 
@@ -166,8 +217,12 @@ def test_choice_rivals_are_grounded_distinct_and_never_the_focus():
 def test_choose_judge_end_to_end_with_a_scripted_lm():
     question = "when was the tower finished"
     letters = dict(zip(ordered_options(["1889", "1930"], question), "AB", strict=True))
-    script = [{"answers": ["1930"]}, {"choice": letters["1889"]},   # rest of context, then the choice
-              {"answers": ["1930"]}, {"choice": letters["1930"]}]
+    script = [
+        {"answers": ["1930"]},
+        {"choice": letters["1889"]},  # rest of context, then the choice
+        {"answers": ["1930"]},
+        {"choice": letters["1930"]},
+    ]
     lm = dspy.utils.DummyLM(script, adapter=dspy.JSONAdapter())
     judge = CaseJudge({"method": "choose", "thresholds": {"answer": 0.5, "unanswerable": 0.5}})
     record = {"id": "x", "question": question, "context": CONTEXT, "answers": ["1889"], "status": "accepted"}
@@ -176,8 +231,9 @@ def test_choose_judge_end_to_end_with_a_scripted_lm():
     other = judge_record(_resolved(lm), judge, {**record, "context": CONTEXT + " "})
     assert other["status"] == "rejected:judge_only_if" and other["judge"]["signals"]["c_other"] == 1.0
     # an expected answer the context names in no form: not supported, and no call spent on it
-    absent = judge_record(_resolved(dspy.utils.DummyLM([], adapter=dspy.JSONAdapter())), judge,
-                          {**record, "answers": ["1925"]})
+    absent = judge_record(
+        _resolved(dspy.utils.DummyLM([], adapter=dspy.JSONAdapter())), judge, {**record, "answers": ["1925"]}
+    )
     assert absent["status"] == "rejected:judge_if" and absent["judge"]["signals"]["c_none"] == 1.0
     assert NONE_OPTION == "none of these"
 
@@ -186,8 +242,15 @@ def test_choose_judge_on_unanswerable_cases_asks_about_the_removed_answer():
     question = "when was the tower finished"
     letters = dict(zip(ordered_options(["1889"], question) + [NONE_OPTION], "AB", strict=True))
     judge = CaseJudge({"method": "choose", "thresholds": {"answer": 0.5, "unanswerable": 0.5}})
-    record = {"id": "u", "question": question, "context": CONTEXT, "answers": ["unknown"],
-              "original_answers": ["1889"], "status": "accepted", "judge_kind": "unanswerable"}
+    record = {
+        "id": "u",
+        "question": question,
+        "context": CONTEXT,
+        "answers": ["unknown"],
+        "original_answers": ["1889"],
+        "status": "accepted",
+        "judge_kind": "unanswerable",
+    }
     still = dspy.utils.DummyLM([{"answers": []}, {"choice": letters["1889"]}], adapter=dspy.JSONAdapter())
     out = judge_record(_resolved(still), judge, record)
     assert out["status"] == "rejected:judge_only_if" and out["judge"]["signals"]["c_original"] == 1.0
@@ -204,8 +267,15 @@ def test_a_multiple_choice_case_is_judged_on_its_own_options_with_the_bare_quest
     letters = dict(zip(ordered_options(options, question) + [NONE_OPTION], OPTION_LETTERS, strict=False))
     lm = dspy.utils.DummyLM([{"choice": letters["1889"]}, {"choice": letters["1930"]}], adapter=dspy.JSONAdapter())
     judge = CaseJudge({"method": "stacked", "weights": {}, "thresholds": {"option": 0.5}})
-    record = {"id": "cf", "question": lettered(question, ["A", "B", "C"], options), "options": options,
-              "choice_labels": ["A", "B", "C"], "context": CONTEXT, "answers": ["1889"], "status": "accepted"}
+    record = {
+        "id": "cf",
+        "question": lettered(question, ["A", "B", "C"], options),
+        "options": options,
+        "choice_labels": ["A", "B", "C"],
+        "context": CONTEXT,
+        "answers": ["1889"],
+        "status": "accepted",
+    }
     ok = judge_record(_resolved(lm), judge, record)
     assert ok["status"] == "accepted" and ok["judge"]["signals"]["c_expected"] == 1.0
     prompt = lm.history[0]["messages"][-1]["content"]
@@ -236,19 +306,25 @@ def test_controls_cover_every_condition_with_known_verdicts():
     assert ctl._same_type_answers(example, [_example(1, "who built it", "x", "Gustave Eiffel")]) == []
     # an answer of no checkable type (date, number, name) gets no two-answer control: "the eighth
     # season" is no second answer to "what is bigger, the atlantic or the pacific"
-    ocean = _example(2, "what is bigger the atlantic or pacific ocean", "The Pacific Ocean is the largest .",
-                     "The Pacific Ocean")
+    ocean = _example(
+        2, "what is bigger the atlantic or pacific ocean", "The Pacific Ocean is the largest .", "The Pacific Ocean"
+    )
     assert ctl._same_type_answers(ocean, [_example(3, "what is the eighth season", "x", "the eighth season")]) == []
-    guitar = _example(4, "what is the song tennessee flattop box about", "It is about a guitar .",
-                      "a steel stringed acoustic guitar")
+    guitar = _example(
+        4, "what is the song tennessee flattop box about", "It is about a guitar .", "a steel stringed acoustic guitar"
+    )
     assert ctl._same_type_answers(guitar, [_example(5, "what is a lute", "x", "a plucked string instrument")]) == []
 
 
 def test_option_controls_ask_the_same_multiple_choice_with_the_gold_or_another_option_expected():
     from programs.multiple_choice import unlettered
 
-    pool = [_example(i, "when did the war end", f"The war in Flanders ended in {1800 + i} after a long siege .",
-                     str(1800 + i)) for i in range(20)]
+    pool = [
+        _example(
+            i, "when did the war end", f"The war in Flanders ended in {1800 + i} after a long siege .", str(1800 + i)
+        )
+        for i in range(20)
+    ]
     seen_distractor = False
     for j in range(12):
         example = _example(100 + j, "when was the eiffel tower finished", CONTEXT, "1889")
@@ -275,9 +351,11 @@ def test_option_controls_ask_the_same_multiple_choice_with_the_gold_or_another_o
 
 
 def test_answer_removed_control_removes_every_form_of_the_answer():
-    context = ("The treaty was signed on March 31 , 1889 in Paris . Copies were printed in Lyon . "
-               "The archive lists the date as ( 1889 - 03 - 31 ) . Nobody objected at the time . "
-               "Historians later studied the treaty at length and wrote many books about its terms and effects .")
+    context = (
+        "The treaty was signed on March 31 , 1889 in Paris . Copies were printed in Lyon . "
+        "The archive lists the date as ( 1889 - 03 - 31 ) . Nobody objected at the time . "
+        "Historians later studied the treaty at length and wrote many books about its terms and effects ."
+    )
     example = _example(7, "when was the treaty signed", context, "March 31 , 1889")
     removed = ctl._answer_removed_context(example)
     assert removed and "1889" not in removed and "Lyon" in removed
@@ -303,8 +381,13 @@ def test_calibration_seeds_are_disjoint_from_what_generation_configs_perturb():
 
 
 def _control(i, condition, half, **signals):
-    return {"id": f"{i}:{condition}", "condition": condition, "half": half, "expected_valid": ctl.VALID[condition],
-            "judge": {"signals": signals}}
+    return {
+        "id": f"{i}:{condition}",
+        "condition": condition,
+        "half": half,
+        "expected_valid": ctl.VALID[condition],
+        "judge": {"signals": signals},
+    }
 
 
 def _study():
@@ -314,15 +397,41 @@ def _study():
         half = "calibration" if i % 2 else "held_out"
         reason_only = 0.9 if i % 4 < 2 else 0.1
         rows += [
-            _control(i, "gold_answer", half, e_support=1, e_other=0, e_any=1, e_original=1, r_support=0.95,
-                     r_only=reason_only),
+            _control(
+                i,
+                "gold_answer",
+                half,
+                e_support=1,
+                e_other=0,
+                e_any=1,
+                e_original=1,
+                r_support=0.95,
+                r_only=reason_only,
+            ),
             _control(i, "other_answer", half, e_support=0, e_other=1, e_any=1, e_original=0, r_support=0.05),
-            _control(i, "two_answers", half, e_support=1, e_other=1, e_any=1, e_original=1, r_support=0.9,
-                     r_only=0.2),
-            _control(i, "answer_removed", half, e_any=i % 3 == 0, e_original=0, e_support=0, e_other=0,
-                     r_answerable=0.2, r_support_original=0.1),
-            _control(i, "original_as_unanswerable", half, e_any=1, e_original=1, e_support=0, e_other=1,
-                     r_answerable=0.6, r_support_original=0.8),
+            _control(i, "two_answers", half, e_support=1, e_other=1, e_any=1, e_original=1, r_support=0.9, r_only=0.2),
+            _control(
+                i,
+                "answer_removed",
+                half,
+                e_any=i % 3 == 0,
+                e_original=0,
+                e_support=0,
+                e_other=0,
+                r_answerable=0.2,
+                r_support_original=0.1,
+            ),
+            _control(
+                i,
+                "original_as_unanswerable",
+                half,
+                e_any=1,
+                e_original=1,
+                e_support=0,
+                e_other=1,
+                r_answerable=0.6,
+                r_support_original=0.8,
+            ),
         ]
     return rows
 
@@ -344,18 +453,25 @@ def test_fit_chooses_on_the_calibration_half_and_reports_the_held_out_half():
 def test_a_condition_every_method_scores_alike_does_not_decide_the_method():
     # multiple-choice controls are judged by the same choice whatever the method: make them the worst
     # condition of every method, half right, and the choice must still follow the other conditions
-    options = [_control(900 + i, c, half, c_expected=p) for half in ("calibration", "held_out")
-               for i, (c, p) in enumerate([("option_gold", 0.9), ("option_gold", 0.2), ("option_other", 0.1),
-                                           ("option_other", 0.8)])]
+    options = [
+        _control(900 + i, c, half, c_expected=p)
+        for half in ("calibration", "held_out")
+        for i, (c, p) in enumerate(
+            [("option_gold", 0.9), ("option_gold", 0.2), ("option_other", 0.1), ("option_other", 0.8)]
+        )
+    ]
     fitted = fit_and_measure(_study() + options)
     assert fitted["chosen"] == "extract"
-    assert {min(r["calibration"][c]["accuracy"] for c in ("option_gold", "option_other"))
-            for r in fitted["results"].values()} == {0.5}
+    assert {
+        min(r["calibration"][c]["accuracy"] for c in ("option_gold", "option_other"))
+        for r in fitted["results"].values()
+    } == {0.5}
 
 
 def test_threshold_maximises_the_worst_condition_not_the_overall_accuracy():
-    rows = [_control(i, "gold_answer", "calibration") for i in range(4)] + \
-           [_control(i, c, "calibration") for i in range(10) for c in ("other_answer", "two_answers")]
+    rows = [_control(i, "gold_answer", "calibration") for i in range(4)] + [
+        _control(i, c, "calibration") for i in range(10) for c in ("other_answer", "two_answers")
+    ]
     scores = [0.6] * 4 + [0.1, 0.7] * 10
     # overall accuracy prefers rejecting everything above 0.65; the worst condition needs 0.55
     assert fit_threshold(rows, scores, "answer") == pytest.approx(0.35)
@@ -387,8 +503,10 @@ def test_params_resolution(tmp_path, monkeypatch):
     from experiments.lm.registry import build_lm
 
     local = build_lm(LMConfig(name="qwen2.5-1.5b"), "judge")
-    fitted = {"judge": {"file_sha256": local.identity()["file_sha256"]},
-              "params": {"method": "extract", "thresholds": {"answer": 0.75, "unanswerable": 0.25}}}
+    fitted = {
+        "judge": {"file_sha256": local.identity()["file_sha256"]},
+        "params": {"method": "extract", "thresholds": {"answer": 0.75, "unanswerable": 0.25}},
+    }
     monkeypatch.setattr(params_module, "SHIPPED", tmp_path / "experiments" / "judging" / "params")
     params_module.SHIPPED.mkdir(parents=True)
     (params_module.SHIPPED / "qwen2.5-1.5b.json").write_text(json.dumps(fitted))

@@ -65,14 +65,27 @@ CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("where", ["metrics", "artifact"])
 def test_a_rerun_completes_logging_interrupted_by_a_kill(isolated, monkeypatch, where):
     config_path = isolated / "logkill.yaml"
-    config_path.write_text(yaml.safe_dump({
-        "name": "logkill", "task": "seed_selection", "data": {"source": str(nq_head(isolated, 20)), "limit": 6},
-        "models": {"pivot": {"name": "qwen2.5-0.5b"}}}))
+    config_path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "logkill",
+                "task": "seed_selection",
+                "data": {"source": str(nq_head(isolated, 20)), "limit": 6},
+                "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+            }
+        )
+    )
     config = load_config(config_path)
     store = RunStore(RunStore.new_id(config.name, config.digest()))
     root = Path(__file__).resolve().parents[1]
-    child = subprocess.run([sys.executable, "-c", CHILD, str(config_path), where], cwd=root, timeout=240,
-                           env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True)
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, str(config_path), where],
+        cwd=root,
+        timeout=240,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+    )
     assert child.returncode == 9, child.stderr[-2000:]
     [killed] = tracking.find_runs(store.run_id)
     assert killed.info.status == "RUNNING"  # nobody ended it
@@ -90,18 +103,25 @@ def test_a_rerun_completes_logging_interrupted_by_a_kill(isolated, monkeypatch, 
     assert run.info.run_id == killed.info.run_id == result.mlflow_run_id and run.info.status == "FINISHED"
     client = mlflow.MlflowClient()
     assert set(result.metrics) <= set(run.data.metrics)
-    assert {key: len(client.get_metric_history(run.info.run_id, key)) for key in run.data.metrics} == \
-        dict.fromkeys(run.data.metrics, 1)  # no metric logged twice
+    assert {key: len(client.get_metric_history(run.info.run_id, key)) for key in run.data.metrics} == dict.fromkeys(
+        run.data.metrics, 1
+    )  # no metric logged twice
     filters = {k for k in run.data.metrics if k.startswith("data.filter.")}  # logged before the cases ran
     assert set(run.data.metrics) == set(result.metrics) | filters
-    children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'",
-                                  search_all_experiments=True, output_format="list")
+    children = mlflow.search_runs(
+        filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'",
+        search_all_experiments=True,
+        output_format="list",
+    )
     assert [(c.data.tags["reeval.role"], c.info.status) for c in children] == [("pivot", "FINISHED")]
 
     lines = store.cases_path.read_text().splitlines()
     assert len(lines) == 6 and max(Counter(lines).values()) == 1
-    logged_cases = Path(mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="cases/cases.jsonl",
-                                                            dst_path=str(isolated / "download")))
+    logged_cases = Path(
+        mlflow.artifacts.download_artifacts(
+            run_id=run.info.run_id, artifact_path="cases/cases.jsonl", dst_path=str(isolated / "download")
+        )
+    )
     assert logged_cases.read_bytes() == store.cases_path.read_bytes()  # whole, not the half the kill left
     artifacts = {a.path for a in mlflow.artifacts.list_artifacts(run_id=run.info.run_id)}
     assert {"cases", "programs", "config.json", "models.json"} <= artifacts
@@ -110,9 +130,16 @@ def test_a_rerun_completes_logging_interrupted_by_a_kill(isolated, monkeypatch, 
 def test_a_live_run_is_not_taken_over(isolated, monkeypatch):
     """A RUNNING run whose process is alive (here: this one) belongs to it: a second invocation opens its own."""
     config_path = isolated / "live.yaml"
-    config_path.write_text(yaml.safe_dump({
-        "name": "live", "task": "seed_selection", "data": {"source": str(nq_head(isolated, 10)), "limit": 2},
-        "models": {"pivot": {"name": "qwen2.5-0.5b"}}}))
+    config_path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "live",
+                "task": "seed_selection",
+                "data": {"source": str(nq_head(isolated, 10)), "limit": 2},
+                "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+            }
+        )
+    )
     config = load_config(config_path)
     run_id = RunStore.new_id(config.name, config.digest())
     tags = {tracking.RUN_ID_TAG: run_id, "reeval.task": config.task}

@@ -18,6 +18,7 @@ from tests.test_bench import bench_config, world  # noqa: F401 - the fixture
 
 # -- matching and classification ------------------------------------------------------------------------
 
+
 def test_matches_normalises_and_sees_other_spellings():
     assert matches("the Beatles.", ["Beatles"])
     assert matches("It was 4 July 1776", ["July 4, 1776"])
@@ -64,16 +65,26 @@ def test_a_memory_that_is_also_the_evidence_answer_is_no_conflict():
 
 
 def test_conflict_table_counts_shares_with_intervals_and_keeps_errors_apart():
-    records = [{"target": "t", "label": "memory"}] * 3 + [{"target": "t", "label": "evidence"}] + [
-        {"target": "t", "label": "no_conflict"}, {"target": "t"}]
+    records = (
+        [{"target": "t", "label": "memory"}] * 3
+        + [{"target": "t", "label": "evidence"}]
+        + [{"target": "t", "label": "no_conflict"}, {"target": "t"}]
+    )
     [row] = conflict_table(records, by=("target",))
     assert (row["n"], row["memory"], row["evidence"], row["other"], row["no_conflict"], row["errors"]) == (
-        4, 3, 1, 0, 1, 1)
+        4,
+        3,
+        1,
+        0,
+        1,
+        1,
+    )
     assert row["memory_share"] == 0.75 and 0.2 < row["memory_low"] < 0.75 < row["memory_high"] <= 1.0
     assert row["other_share"] == 0.0 and row["other_low"] == 0.0
 
 
 # -- the scan and its seeds -------------------------------------------------------------------------------
+
 
 class ScriptedAsker:
     """Answers closed-book from `memory` and open-book with the gold; records what was asked."""
@@ -91,15 +102,21 @@ class ScriptedAsker:
 
 def _example(i: int) -> dspy.Example:
     return dspy.Example(id=f"s{i}", question=f"q{i}", context=f"c{i}", answers=[f"gold q{i}"]).with_inputs(
-        "question", "context")
+        "question", "context"
+    )
 
 
 def test_the_probe_asks_open_book_only_where_it_counts():
     asker = ScriptedAsker({"q1": "gold q1", "q2": "wrong"})
     probe = KnowledgeProbe(asker, table_ids={"s2"})
     known, table_row, neither = (probe.process(_example(i)) for i in (1, 2, 3))
-    assert asker.asked == [("closed_book", "q1"), ("open_book", "q1"), ("closed_book", "q2"), ("open_book", "q2"),
-                           ("closed_book", "q3")]
+    assert asker.asked == [
+        ("closed_book", "q1"),
+        ("open_book", "q1"),
+        ("closed_book", "q2"),
+        ("open_book", "q2"),
+        ("closed_book", "q3"),
+    ]
     assert is_known(known) and not is_unknown(known)
     assert is_unknown(table_row) and not is_known(table_row)
     assert "open_correct" not in neither and not is_known(neither) and not is_unknown(neither)
@@ -118,36 +135,71 @@ def test_scan_order_is_fixed_and_shared():
 
 def test_target_seeds_follow_the_scan_order_and_the_quotas():
     options = KnowledgeConflict(known_per_target=2, unknown_per_target=1)
-    records = [{"seed_id": s, "status": "ok", "closed_correct": c, "open_correct": o, "in_table": t,
-                "closed_answer": f"a{s}"} for s, c, o, t in [
-        ("s1", True, True, True), ("s2", False, True, True), ("s3", True, True, False), ("s4", True, True, False),
-        ("s5", False, True, True), ("s6", True, False, False)]]
+    records = [
+        {"seed_id": s, "status": "ok", "closed_correct": c, "open_correct": o, "in_table": t, "closed_answer": f"a{s}"}
+        for s, c, o, t in [
+            ("s1", True, True, True),
+            ("s2", False, True, True),
+            ("s3", True, True, False),
+            ("s4", True, True, False),
+            ("s5", False, True, True),
+            ("s6", True, False, False),
+        ]
+    ]
     seeds = TargetSeeds.from_scan(records, ["s4", "s3", "s2", "s1", "s5", "s6"], options)
     assert seeds.known == ["s4", "s3"] and seeds.unknown == ["s2"] and seeds.closed["s6"] == "as6"
     other = TargetSeeds(known=["s1", "s3"], unknown=["s5"])
     assert seeds_to_generate({"a": seeds, "b": other}, ["s4", "s3", "s2", "s1", "s5"], control_seeds=1) == {
-        "answer_swap": ["s4", "s3", "s2", "s1", "s5"], "context_enrich": ["s4", "s1"]}
+        "answer_swap": ["s4", "s3", "s2", "s1", "s5"],
+        "context_enrich": ["s4", "s1"],
+    }
 
 
 def test_classified_answers_keep_errors_unlabelled_and_no_conflict_apart():
-    base = {"target": "t", "seeds": "known", "task": "answer_swap", "setting": "open_book",
-            "evidence_answers": ["Busan"], "original_answers": ["Seoul"], "closed_answer": "Seoul"}
-    uses = [{**base, "ask_id": "a"}, {**base, "ask_id": "b"}, {**base, "ask_id": "c", "closed_answer": "Busan",
-                                                               "seeds": "unknown"},
-            {**base, "ask_id": "d", "task": "context_enrich", "evidence_answers": ["Seoul"]}]
-    answers = {"a": {"prediction": "Seoul", "status": "ok"}, "b": {"prediction": None, "status": "error:parse"},
-               "c": {"prediction": "Busan", "status": "ok"}, "d": {"prediction": "Seoul", "status": "ok"}}
+    base = {
+        "target": "t",
+        "seeds": "known",
+        "task": "answer_swap",
+        "setting": "open_book",
+        "evidence_answers": ["Busan"],
+        "original_answers": ["Seoul"],
+        "closed_answer": "Seoul",
+    }
+    uses = [
+        {**base, "ask_id": "a"},
+        {**base, "ask_id": "b"},
+        {**base, "ask_id": "c", "closed_answer": "Busan", "seeds": "unknown"},
+        {**base, "ask_id": "d", "task": "context_enrich", "evidence_answers": ["Seoul"]},
+    ]
+    answers = {
+        "a": {"prediction": "Seoul", "status": "ok"},
+        "b": {"prediction": None, "status": "error:parse"},
+        "c": {"prediction": "Busan", "status": "ok"},
+        "d": {"prediction": "Seoul", "status": "ok"},
+    }
     labels = [r.get("label") for r in classified(uses, answers)]
     assert labels == ["memory", None, "no_conflict", "evidence"]
 
 
 # -- end to end on the bench world ------------------------------------------------------------------------
 
+
 def test_the_conflict_experiment_end_to_end(world, isolated):  # noqa: F811 - the fixture
-    config = bench_config(isolated, tasks=[], knowledge_conflict={
-        "enabled": True, "source": str(isolated / "seeds.jsonl"), "split": "all", "known_per_target": 5, "block": 2,
-        "table_rows": 3,
-        "unknown_per_target": 5, "control_seeds": 1, "settings": ["open_book", "opinion", "task_instruction"]})
+    config = bench_config(
+        isolated,
+        tasks=[],
+        knowledge_conflict={
+            "enabled": True,
+            "source": str(isolated / "seeds.jsonl"),
+            "split": "all",
+            "known_per_target": 5,
+            "block": 2,
+            "table_rows": 3,
+            "unknown_per_target": 5,
+            "control_seeds": 1,
+            "settings": ["open_book", "opinion", "task_instruction"],
+        },
+    )
     result = launch.run_experiment(config, progress=False)
     out = RunStore(result.run_id).dir / "report"
     payload = json.loads((out / "conflict.json").read_text())

@@ -129,9 +129,17 @@ def fake_contexts(monkeypatch):
 
 def local_config(tmp_path, threads):
     path = tmp_path / f"local{threads}.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "pool", "task": "seed_selection", "data": {"source": "nq", "limit": 8},
-        "models": {"pivot": {"name": "qwen2.5-0.5b", "cache": False}}, "run": {"threads": threads}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "pool",
+                "task": "seed_selection",
+                "data": {"source": "nq", "limit": 8},
+                "models": {"pivot": {"name": "qwen2.5-0.5b", "cache": False}},
+                "run": {"threads": threads},
+            }
+        )
+    )
     return load_config(path)
 
 
@@ -184,8 +192,7 @@ def test_two_contexts_loading_at_once_do_not_silence_the_process(monkeypatch, tm
     monkeypatch.setattr(llama_cpp, "Llama", SlowLoad)
     monkeypatch.setattr(llama_engine, "model_path", lambda name: tmp_path / "model.gguf")
     before = os.fstat(1)
-    threads = [threading.Thread(target=llama_engine.new_llama, args=("qwen2.5-0.5b", 512, 1, None))
-               for _ in range(2)]
+    threads = [threading.Thread(target=llama_engine.new_llama, args=("qwen2.5-0.5b", 512, 1, None)) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:

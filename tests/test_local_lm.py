@@ -36,8 +36,7 @@ def test_verdict_probability_comes_from_the_model_and_agrees_with_its_verdict():
     resolved = build_lm(LMConfig(name="qwen2.5-0.5b", max_tokens=64, cache=False), "judge")
     judge = CaseJudge(collect=("reasoned",))  # reasoned verdicts, with their probabilities
     with dspy.context(lm=resolved.lm, adapter=resolved.adapter()):
-        right = judge(question="In which year was the Eiffel Tower completed?", context=CONTEXT,
-                      expected_answer="1889")
+        right = judge(question="In which year was the Eiffel Tower completed?", context=CONTEXT, expected_answer="1889")
     p = right.signals["r_support"]
     assert 0.0 < p < 1.0  # read off the logits, not the 0/1 fallback
     assert (p >= 0.5) == right.if_ok

@@ -30,8 +30,14 @@ def test_cross_encoder_reads_the_entailment_column_and_batches(monkeypatch):
     assert backend.name == "cross-encoder:/models/nli-deberta"
     assert backend.batch([("q Paris", "q Paris"), ("q Lyon", "q Lyon")]) == [0.8, 0.1]
     assert backend.model.calls == [2]
-    record = {"question": "capital?", "prediction": "It is Paris", "answers": ["Paris"], "status": "ok",
-              "task": "external", "variant": "external"}
+    record = {
+        "question": "capital?",
+        "prediction": "It is Paris",
+        "answers": ["Paris"],
+        "status": "ok",
+        "task": "external",
+        "variant": "external",
+    }
     assert score_record(record, nli=backend)["entailment"] is True
 
 

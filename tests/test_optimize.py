@@ -53,8 +53,10 @@ def test_attack_summary_counts_success_over_valid_cases_only():
 
 @pytest.fixture
 def scripted_roles(monkeypatch):
-    answers = {**FORMAT_ANSWERS, "`proposed_instruction`": {"proposed_instruction": "Propose a believable wrong "
-                                                                                   "answer of the same type."}}
+    answers = {
+        **FORMAT_ANSWERS,
+        "`proposed_instruction`": {"proposed_instruction": "Propose a believable wrong answer of the same type."},
+    }
     monkeypatch.setattr("tests.test_tasks_end_to_end.FORMAT_ANSWERS", answers)
 
     def build_lms(config, roles, optional=()):
@@ -68,13 +70,30 @@ def scripted_roles(monkeypatch):
 
 def optimize_config(tmp_path, **options):
     path = tmp_path / "optimize.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "opt", "task": "optimize", "data": {"source": "nq", "limit": 9, "max_evidence_words": 300},
-        "models": {"pivot": {"name": "qwen2.5-0.5b"}, "judge": {"name": "qwen2.5-1.5b"},
-                   "targets": [{"name": "smollm2-135m"}, {"name": "gemma3-270m"}]},
-        "validation": {"calibration_controls": 0},
-        "options": {"train": 3, "val": 2, "test": 3, "max_demos": 2, "mipro_candidates": 2, "mipro_trials": 2,
-                    **options}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "opt",
+                "task": "optimize",
+                "data": {"source": "nq", "limit": 9, "max_evidence_words": 300},
+                "models": {
+                    "pivot": {"name": "qwen2.5-0.5b"},
+                    "judge": {"name": "qwen2.5-1.5b"},
+                    "targets": [{"name": "smollm2-135m"}, {"name": "gemma3-270m"}],
+                },
+                "validation": {"calibration_controls": 0},
+                "options": {
+                    "train": 3,
+                    "val": 2,
+                    "test": 3,
+                    "max_demos": 2,
+                    "mipro_candidates": 2,
+                    "mipro_trials": 2,
+                    **options,
+                },
+            }
+        )
+    )
     return load_config(path)
 
 
@@ -127,10 +146,18 @@ def test_compiled_program_is_found_through_mlflow_without_the_local_run(isolated
 def test_a_later_config_uses_the_compiled_program(isolated, scripted_roles, monkeypatch):
     result = runner.run_experiment(optimize_config(isolated, optimizers=["bootstrap_fewshot"]), progress=False)
     path = isolated / "swap.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "swap", "task": "answer_swap", "data": {"source": "nq", "limit": 2, "max_evidence_words": 300},
-        "models": {"pivot": {"name": "qwen2.5-0.5b"}}, "validation": {"calibration_controls": 0},
-        "options": {"program": f"run:{result.run_id}:bootstrap_fewshot"}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "swap",
+                "task": "answer_swap",
+                "data": {"source": "nq", "limit": 2, "max_evidence_words": 300},
+                "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+                "validation": {"calibration_controls": 0},
+                "options": {"program": f"run:{result.run_id}:bootstrap_fewshot"},
+            }
+        )
+    )
     from experiments.tasks.answer_swap import AnswerSwapTask
 
     task = AnswerSwapTask({"pivot": None}, AnswerSwapTask.Options.model_validate(load_config(path).options))
@@ -141,10 +168,14 @@ def test_unanswerable_generator_compiles_and_is_loaded_by_its_task(isolated, scr
     import tests.test_tasks_end_to_end as scripted
 
     # the judge must find the rewritten context unanswerable and the old answer unsupported
-    monkeypatch.setattr(scripted, "FORMAT_ANSWERS", {**scripted.FORMAT_ANSWERS,
-                                                     "Literal['yes', 'no']": {"reason": "r", "verdict": "no"}})
-    result = runner.run_experiment(optimize_config(isolated, generator="unanswerable",
-                                                   optimizers=["bootstrap_fewshot"]), progress=False)
+    monkeypatch.setattr(
+        scripted,
+        "FORMAT_ANSWERS",
+        {**scripted.FORMAT_ANSWERS, "Literal['yes', 'no']": {"reason": "r", "verdict": "no"}},
+    )
+    result = runner.run_experiment(
+        optimize_config(isolated, generator="unanswerable", optimizers=["bootstrap_fewshot"]), progress=False
+    )
     assert result.metrics["test.bootstrap_fewshot.validity.rate"] > 0
     from experiments.tasks.faitheval import UnanswerableTask
 
@@ -166,20 +197,33 @@ def test_gepa_compiles_from_the_metric_feedback(isolated, scripted_roles, monkey
 
     reflection = {"new_instruction": "Given the question and its answer, propose a wrong answer of the same type."}
     monkeypatch.setattr(scripted, "FORMAT_ANSWERS", {**scripted.FORMAT_ANSWERS, "```": reflection})
-    result = runner.run_experiment(optimize_config(isolated, optimizers=["gepa"], gepa_metric_calls=12, strength=1.0),
-                                   progress=False)
+    result = runner.run_experiment(
+        optimize_config(isolated, optimizers=["gepa"], gepa_metric_calls=12, strength=1.0), progress=False
+    )
     assert "compile.gepa.failed" not in result.metrics
     assert {r["variant"] for r in RunStore(result.run_id).records() if r.get("split") == "test"} == {
-        "uncompiled", "gepa"}
+        "uncompiled",
+        "gepa",
+    }
 
 
 def compare_config(tmp_path, pivots=("qwen2.5-0.5b", "smollm2-135m")):
     path = tmp_path / "compare.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "cmp", "task": "compare_pivots", "data": {"source": "nq", "limit": 3, "max_evidence_words": 300},
-        "models": {"pivots": [{"name": p} for p in pivots], "judge": {"name": "qwen2.5-1.5b"},
-                   "targets": [{"name": "smollm2-135m"}, {"name": "gemma3-270m"}]},
-        "validation": {"calibration_controls": 0}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "cmp",
+                "task": "compare_pivots",
+                "data": {"source": "nq", "limit": 3, "max_evidence_words": 300},
+                "models": {
+                    "pivots": [{"name": p} for p in pivots],
+                    "judge": {"name": "qwen2.5-1.5b"},
+                    "targets": [{"name": "smollm2-135m"}, {"name": "gemma3-270m"}],
+                },
+                "validation": {"calibration_controls": 0},
+            }
+        )
+    )
     return load_config(path)
 
 
@@ -199,8 +243,11 @@ def scripted_pivots(monkeypatch):
         pivots = [ResolvedLM("pivot", c, lm, None) for c, lm in zip(config.models.pivots, (good, bad), strict=True)]
         for resolved in pivots:
             resolved.lm.model = f"dummy/{resolved.config.name}"
-        return {"pivots": pivots, "judge": ResolvedLM("judge", LMConfig(name="dummy/judge"), good, None),
-                "targets": [ResolvedLM("target", t, good, None) for t in config.models.targets]}
+        return {
+            "pivots": pivots,
+            "judge": ResolvedLM("judge", LMConfig(name="dummy/judge"), good, None),
+            "targets": [ResolvedLM("target", t, good, None) for t in config.models.targets],
+        }
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
     return dspy
@@ -225,8 +272,11 @@ def test_pivot_comparison_reports_each_pivot_against_each_target(isolated, scrip
 
     import mlflow
 
-    children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
-                                  search_all_experiments=True, output_format="list")
+    children = mlflow.search_runs(
+        filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
+        search_all_experiments=True,
+        output_format="list",
+    )
     pivot_runs = {r.data.tags["mlflow.runName"]: r for r in children if r.data.tags.get("reeval.role") == "pivot"}
     assert set(pivot_runs) == {"pivot/qwen2.5-0.5b", "pivot/smollm2-135m"}
     own = pivot_runs["pivot/qwen2.5-0.5b"].data.metrics

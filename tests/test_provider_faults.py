@@ -6,7 +6,6 @@ the case as `error:<kind>`, the run finishes within its error budget, and a resu
 --retry-errors redoes the errored cases only. Every request is counted: no test waits on a fault.
 """
 
-
 import mlflow
 import pytest
 import yaml
@@ -30,8 +29,15 @@ def shipped_answer_swap(tmp_path, server, limit, **run):
     rows would cost more than the whole test), with its pivot on the fake server and no judge."""
     raw = yaml.safe_load((CONFIG_DIR / "nq_answer_swap.yaml").read_text())
     raw["data"].update(source=str(nq_head(tmp_path, 5 * limit)), limit=limit)
-    raw["models"] = {"pivot": {**raw["models"]["pivot"], "name": "openai/fake-pivot", "api_base": server.api_base,
-                               "num_retries": 1, "timeout": CLIENT_TIMEOUT}}
+    raw["models"] = {
+        "pivot": {
+            **raw["models"]["pivot"],
+            "name": "openai/fake-pivot",
+            "api_base": server.api_base,
+            "num_retries": 1,
+            "timeout": CLIENT_TIMEOUT,
+        }
+    }
     raw["run"] = {"error_budget": 0.5, "min_cases_before_budget": 2, **run}
     path = tmp_path / "faults.yaml"
     path.write_text(yaml.safe_dump(raw))
@@ -50,12 +56,12 @@ def test_faults_are_retried_or_recorded_and_a_resume_redoes_only_errored_cases(p
         # Every call of a case carries its question: the first calls of six cases meet these faults,
         # every other case errs at most (the budget is checked after each case: 4 errors in 8 = 50%).
         server.faults = {
-            questions[0]: ["rate_limit"],                 # retried after Retry-After: 0, then answered
-            questions[1]: ["rate_limit", "rate_limit"],   # both attempts refused: error:rate_limit
-            questions[2]: ["server"],                     # retried after DSPy's 1 s backoff, then answered
-            questions[3]: ["server", "server"],           # error:server
-            questions[5]: ["timeout", "timeout"],         # no reply within 1 s, twice: error:timeout
-            questions[7]: ["truncated"],                  # a reply that is no completion: not retried
+            questions[0]: ["rate_limit"],  # retried after Retry-After: 0, then answered
+            questions[1]: ["rate_limit", "rate_limit"],  # both attempts refused: error:rate_limit
+            questions[2]: ["server"],  # retried after DSPy's 1 s backoff, then answered
+            questions[3]: ["server", "server"],  # error:server
+            questions[5]: ["timeout", "timeout"],  # no reply within 1 s, twice: error:timeout
+            questions[7]: ["truncated"],  # a reply that is no completion: not retried
         }
         result = runner.run_experiment(config, progress=False)
 
@@ -121,8 +127,11 @@ def test_provider_usage_with_a_price(provider_env):
         assert usage["lm.pivot.seconds"] > 0
         assert 0 < usage["lm.pivot.cost_usd"] < 0.001  # 16 tokens per call at gpt-4o-mini's price
         assert usage["lm.pivot.truncated"] == 0
-        children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
-                                      search_all_experiments=True, output_format="list")
+        children = mlflow.search_runs(
+            filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
+            search_all_experiments=True,
+            output_format="list",
+        )
         assert children[0].data.params["model_string"] == "openai/gpt-4o-mini"
 
         rerun = runner.run_experiment(config, fresh=True, progress=False)  # same prompts: all cached
@@ -146,8 +155,15 @@ def test_usage_a_ray_worker_reports_is_merged_into_the_provider_meter(monkeypatc
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a provider model is built only with its key
     target = build_lm(LMConfig(name="openai/gpt-4o-mini"), "target")
-    worker = {"calls": 3, "prompt_tokens": 33, "completion_tokens": 15, "seconds": 1.5, "truncated": 0,
-              "errors": 1, "cost_usd": 0.00002}
+    worker = {
+        "calls": 3,
+        "prompt_tokens": 33,
+        "completion_tokens": 15,
+        "seconds": 1.5,
+        "truncated": 0,
+        "errors": 1,
+        "cost_usd": 0.00002,
+    }
     merge_usage({"targets": [target]}, {"target/openai/gpt-4o-mini": worker, "target/other": worker})
     assert target.usage() == {**worker, "cost_usd": 0.00002}
     unpriced = build_lm(LMConfig(name="openai/fake-model"), "pivot")

@@ -77,16 +77,32 @@ def ray_cluster():
 def nq():
     """The first NQ seeds, loaded once (loading and filtering the shipped file takes seconds)."""
     path = Path(tempfile.mkdtemp()) / "nq.yaml"
-    path.write_text(yaml.safe_dump({"name": "nq", "task": "seed_selection", "data": {"source": "nq", "limit": 12},
-                                    "models": {"pivot": {"name": "qwen2.5-0.5b"}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "nq",
+                "task": "seed_selection",
+                "data": {"source": "nq", "limit": 12},
+                "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+            }
+        )
+    )
     return runner.load_data(load_config(path)).examples
 
 
 def make_config(tmp_path, name, limit, **run):
     path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": name, "task": "seed_selection", "data": {"source": "nq", "limit": limit},
-        "models": {"pivot": {"name": "qwen2.5-0.5b"}}, "run": run}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": name,
+                "task": "seed_selection",
+                "data": {"source": "nq", "limit": limit},
+                "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+                "run": run,
+            }
+        )
+    )
     return load_config(path)
 
 
@@ -97,8 +113,9 @@ def comparable(records):
 def test_ray_and_local_executors_give_identical_records(isolated, ray_cluster, nq, monkeypatch):
     monkeypatch.setattr(runner, "build_lms", Scripted(nq[:6]))
     local = runner.run_experiment(make_config(isolated, "same", 6), run_id="same-local", progress=False)
-    on_ray = runner.run_experiment(make_config(isolated, "same", 6, executor="ray", ray={"workers": 2}),
-                                   run_id="same-ray", progress=False)
+    on_ray = runner.run_experiment(
+        make_config(isolated, "same", 6, executor="ray", ray={"workers": 2}), run_id="same-ray", progress=False
+    )
     assert len(on_ray.records) == 6
     assert comparable(on_ray.records) == comparable(local.records)
     assert on_ray.metrics["table.open_correct__closed_correct"] == local.metrics["table.open_correct__closed_correct"]
@@ -122,8 +139,11 @@ CHILD = textwrap.dedent("""
 def test_driver_killed_mid_run_then_resumed_runs_each_case_once(isolated, ray_cluster, nq, monkeypatch):
     config = make_config(isolated, "kill", 12, executor="ray", ray={"workers": 2})
     store = RunStore(RunStore.new_id(config.name, config.digest()))
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(isolated / "kill.yaml"), ray_cluster], cwd=ROOT,
-                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(isolated / "kill.yaml"), ray_cluster],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     deadline = time.time() + 240
     while time.time() < deadline:
         if store.cases_path.exists() and len(store.cases_path.read_text().splitlines()) >= 4:
@@ -148,8 +168,9 @@ def test_a_worker_that_dies_costs_only_its_case(isolated, ray_cluster, nq, monke
     doomed = nq[2]
     monkeypatch.setattr(runner, "build_lms", Scripted(nq[:8], doomed=doomed.question))
     # the death may come among the first 4 cases: 1 of 4 (25%) is within this budget
-    config = make_config(isolated, "die", 8, executor="ray", ray={"workers": 2}, error_budget=0.3,
-                         min_cases_before_budget=4)
+    config = make_config(
+        isolated, "die", 8, executor="ray", ray={"workers": 2}, error_budget=0.3, min_cases_before_budget=4
+    )
     result = runner.run_experiment(config, progress=False)
     statuses = {r["id"]: r["status"] for r in result.records}
     assert len(statuses) == 8
@@ -180,8 +201,10 @@ def test_an_index_embedded_by_ray_data_on_the_workers_equals_the_local_build(ray
     from programs.retriever import PassageRetriever
     from tests.test_retriever import FakeEmbedder
 
-    passages = [{"id": f"p{i}", "title": f"T{i % 7}", "text": f"passage {i} about topic {i % 13} and word{i}"}
-                for i in range(600)]
+    passages = [
+        {"id": f"p{i}", "title": f"T{i % 7}", "text": f"passage {i} about topic {i % 13} and word{i}"}
+        for i in range(600)
+    ]
     local = PassageRetriever(passages, FakeEmbedder(), "1" * 64).build_or_load(tmp_path / "local")
     encoder = RayDataEncoder(_fake_embedder, workers=2, batch_size=50)
     spread = PassageRetriever(passages, FakeEmbedder(), "1" * 64).build_or_load(tmp_path / "ray", encoder)
@@ -205,8 +228,10 @@ def test_ray_data_workers_read_a_memory_mapped_corpus_themselves(ray_cluster, tm
     from programs.retriever import PassageRetriever
     from tests.test_retriever import FakeEmbedder
 
-    rows = [{"id": f"m{i}", "title": f"T{i % 5}", "text": f"mapped passage {i} on subject {i % 11} " * 8}
-            for i in range(300)]
+    rows = [
+        {"id": f"m{i}", "title": f"T{i % 5}", "text": f"mapped passage {i} on subject {i % 11} " * 8}
+        for i in range(300)
+    ]
     datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "corpus"))
     mapped = datasets.load_from_disk(str(tmp_path / "corpus"))
     assert len(pickle.dumps(PassageTable(mapped))) < sum(len(r["text"]) for r in rows) / 20

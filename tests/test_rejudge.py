@@ -16,8 +16,10 @@ from tests.test_tasks_end_to_end import config_for, scripted  # noqa: F401 - fix
 
 def _extract_lm(monkeypatch):
     lm = dspy.utils.DummyLM({"`answers`": {"answers": []}}, adapter=dspy.JSONAdapter())
-    monkeypatch.setattr("experiments.lm.registry.build_lm",
-                        lambda config, role, n_threads=None: ResolvedLM(role, LMConfig(name="dummy/judge"), lm, None))
+    monkeypatch.setattr(
+        "experiments.lm.registry.build_lm",
+        lambda config, role, n_threads=None: ResolvedLM(role, LMConfig(name="dummy/judge"), lm, None),
+    )
 
 
 def test_rejudge_replaces_verdicts_keeps_the_first_and_resumes(isolated, scripted, monkeypatch):  # noqa: F811
@@ -45,6 +47,7 @@ def test_rejudge_replaces_verdicts_keeps_the_first_and_resumes(isolated, scripte
 
     # validity weighs by the stratum a case was sampled from, and scores today's verdict
     from experiments.validity.inputs import judged_population
+
     design, _ = judged_population(list(now.values()), "judge_before")
     assert all(c.stratum.endswith("judge_accepted") and not c.accepted for c in design)
 

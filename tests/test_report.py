@@ -24,10 +24,12 @@ def _rec(target, seed, variant, ok, **kw):
         "decoding": "greedy",
         "source": "nq",
         "question": f"who wrote play {seed}",
-        "context": "Hamlet is a tragedy by William Shakespeare." if variant == "original"
+        "context": "Hamlet is a tragedy by William Shakespeare."
+        if variant == "original"
         else "Hamlet is a tragedy by Christopher Marlowe.",
         "answers": ["William Shakespeare"] if variant == "original" else ["Christopher Marlowe"],
-        "prediction": ("William Shakespeare" if variant == "original" else "Christopher Marlowe") if ok
+        "prediction": ("William Shakespeare" if variant == "original" else "Christopher Marlowe")
+        if ok
         else "Ben Jonson",
         "status": "ok",
         "answer_position": "last",

@@ -21,11 +21,19 @@ STUBBORN = "dummy/stubborn"
 
 
 def case(i, generator):
-    return {"id": f"s{i}:swap", "seed_id": f"s{i}", "task": "answer_swap", "pivot": generator, "status": "accepted",
-            "source": "nq" if i % 2 else "squad", "question": f"who built tower {i}",
-            "original_context": f"Tower {i} was built by Alice Smith in town {i}, long ago.",
-            "context": f"Tower {i} was built by Bob Jones in town {i}, long ago.",
-            "original_answers": ["Alice Smith"], "answers": ["Bob Jones"]}
+    return {
+        "id": f"s{i}:swap",
+        "seed_id": f"s{i}",
+        "task": "answer_swap",
+        "pivot": generator,
+        "status": "accepted",
+        "source": "nq" if i % 2 else "squad",
+        "question": f"who built tower {i}",
+        "original_context": f"Tower {i} was built by Alice Smith in town {i}, long ago.",
+        "context": f"Tower {i} was built by Bob Jones in town {i}, long ago.",
+        "original_answers": ["Alice Smith"],
+        "answers": ["Bob Jones"],
+    }
 
 
 def lm(name, role, replies):
@@ -49,21 +57,37 @@ def _evaluate(isolated, monkeypatch):
     for i in range(6):  # two generators, one of which is also a target: a self-attack cell
         store.append(case(i, FAITHFUL if i < 3 else "qwen2.5-1.5b"))
     store.close()
-    faithful = lm(FAITHFUL, "target", {"Bob Jones in town": {"answer": "Bob Jones"},
-                                       "Alice Smith in town": {"answer": "Alice Smith"},
-                                       "who built": {"answer": "no idea"}})
+    faithful = lm(
+        FAITHFUL,
+        "target",
+        {
+            "Bob Jones in town": {"answer": "Bob Jones"},
+            "Alice Smith in town": {"answer": "Alice Smith"},
+            "who built": {"answer": "no idea"},
+        },
+    )
     # stubborn knows the original answer; tower 5 it cannot answer at all (an error:<kind> record)
     stubborn = lm(STUBBORN, "target", {f"who built tower {i}": {"answer": "Alice Smith"} for i in range(5)})
-    judge = lm("dummy/judge", "judge", {"no idea": {"verdict": "not_entailment"},
-                                        "who built": {"verdict": "entailment"}})
-    monkeypatch.setattr(runner, "build_lms", lambda config, roles, optional=(): {
-        "targets": [faithful, stubborn], "judge": judge})
+    judge = lm(
+        "dummy/judge", "judge", {"no idea": {"verdict": "not_entailment"}, "who built": {"verdict": "entailment"}}
+    )
+    monkeypatch.setattr(
+        runner, "build_lms", lambda config, roles, optional=(): {"targets": [faithful, stubborn], "judge": judge}
+    )
     path = isolated / "eval.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "eval-metrics", "task": "evaluate", "data": {"source": "run:gen-run"},
-        "models": {"targets": [{"name": "qwen2.5-0.5b"}], "judge": {"name": "qwen2.5-0.5b"}},
-        "validation": {"calibration_controls": 0}, "run": {"error_budget": 1.0},
-        "options": {"settings": ["closed_book", "open_book", "task_instruction"], "k_shots": 0, "nli": "judge"}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "eval-metrics",
+                "task": "evaluate",
+                "data": {"source": "run:gen-run"},
+                "models": {"targets": [{"name": "qwen2.5-0.5b"}], "judge": {"name": "qwen2.5-0.5b"}},
+                "validation": {"calibration_controls": 0},
+                "run": {"error_budget": 1.0},
+                "options": {"settings": ["closed_book", "open_book", "task_instruction"], "k_shots": 0, "nli": "judge"},
+            }
+        )
+    )
     result = runner.run_experiment(load_config(path), progress=False)
     tables = json.loads((RunStore(result.run_id).dir / "report" / "report_tables.json").read_text())
     return result, tables
@@ -102,13 +126,27 @@ def expected(tables) -> dict[str, float]:
         put(base + ".originals_right", row["originals_right"])
     for row in tables["paired_drop"]:
         base = name("drop", row["task"], row["target"], row["setting"], row["decoding"])
-        for suffix, field in (("", "drop"), (".lo", "low"), (".hi", "high"), (".n", "n"), (".errors", "errors"),
-                              (".original", "original"), (".perturbed", "perturbed")):
+        for suffix, field in (
+            ("", "drop"),
+            (".lo", "low"),
+            (".hi", "high"),
+            (".n", "n"),
+            (".errors", "errors"),
+            (".original", "original"),
+            (".perturbed", "perturbed"),
+        ):
             put(base + suffix, row[field])
     for row in tables["sycophancy"]:
         base = name("task_instruction", row["task"], row["target"], row["decoding"])
-        for suffix, field in (("", "change"), (".lo", "low"), (".hi", "high"), (".n", "n"), (".errors", "errors"),
-                              (".open_book", "open_book"), (".task_instruction", "task_instruction")):
+        for suffix, field in (
+            ("", "change"),
+            (".lo", "low"),
+            (".hi", "high"),
+            (".n", "n"),
+            (".errors", "errors"),
+            (".open_book", "open_book"),
+            (".task_instruction", "task_instruction"),
+        ):
             put(base + suffix, row[field])
     for row in tables["ranks"]:
         base = name("rank", row["target"], row["setting"], row["decoding"])
@@ -126,8 +164,13 @@ def expected(tables) -> dict[str, float]:
         for generator, cells in matrix["cells"].items():
             for target, cell in cells.items():
                 base = name(table, generator, target, matrix["setting"], matrix["decoding"])
-                for suffix, field in (("", "value"), (".lo", "low"), (".hi", "high"), (".n", "n"),
-                                      (".errors", "errors")):
+                for suffix, field in (
+                    ("", "value"),
+                    (".lo", "low"),
+                    (".hi", "high"),
+                    (".n", "n"),
+                    (".errors", "errors"),
+                ):
                     put(base + suffix, cell[field])
     return out
 
@@ -153,8 +196,11 @@ def test_every_report_number_is_a_metric_of_the_run_with_the_same_value(evaluati
 
 def test_each_target_run_holds_its_own_figures(evaluation):
     result, _ = evaluation
-    children = mlflow.search_runs(search_all_experiments=True, output_format="list",
-                                  filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'")
+    children = mlflow.search_runs(
+        search_all_experiments=True,
+        output_format="list",
+        filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
+    )
     by_name = {run.info.run_name: run.data.metrics for run in children}
     mine = by_name[f"target/{FAITHFUL}"]
     assert mine[f"drop.answer_swap.{FAITHFUL_IN_NAMES}.open_book.greedy"] == 0.0

@@ -9,16 +9,30 @@ from experiments.report import TEMPLATES, accuracy_figure, report_tables, write_
 from metrics import score_records
 
 SCRIPT = "<script>alert('x')</script>"
-CSP = ('<meta http-equiv="Content-Security-Policy" '
-       "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">")
+CSP = (
+    '<meta http-equiv="Content-Security-Policy" '
+    "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">"
+)
 
 
 def external(target, i, ok, **kw):
     """A row of a benchmark file evaluated as given (no original to pair it with)."""
-    row = {"case_id": f"b{i}", "seed_id": f"b{i}", "variant": "external", "task": "external", "generator": "",
-           "target": target, "setting": "open_book", "decoding": "greedy", "source": "bench",
-           "question": f"capital {i}?", "context": f"The capital {i} is Paris.", "answers": ["Paris"],
-           "prediction": "Paris" if ok else "Lyon", "status": "ok"}
+    row = {
+        "case_id": f"b{i}",
+        "seed_id": f"b{i}",
+        "variant": "external",
+        "task": "external",
+        "generator": "",
+        "target": target,
+        "setting": "open_book",
+        "decoding": "greedy",
+        "source": "bench",
+        "question": f"capital {i}?",
+        "context": f"The capital {i} is Paris.",
+        "answers": ["Paris"],
+        "prediction": "Paris" if ok else "Lyon",
+        "status": "ok",
+    }
     row.update(kw)
     return row
 
@@ -30,29 +44,54 @@ def test_templates_never_mark_values_safe():
 
 
 def test_an_unpaired_external_run_is_charted_tabled_and_sampled(tmp_path):
-    records = score_records([external("t-a", i, ok=i < 3) for i in range(4)]
-                            + [external("t-b", i, ok=True) for i in range(4)])
+    records = score_records(
+        [external("t-a", i, ok=i < 3) for i in range(4)] + [external("t-b", i, ok=True) for i in range(4)]
+    )
     tables = report_tables(records)
-    bars = [p for ax in accuracy_figure(tables["accuracy"], "task_correct").axes for p in ax.patches
-            if isinstance(p, Rectangle)]
+    bars = [
+        p
+        for ax in accuracy_figure(tables["accuracy"], "task_correct").axes
+        for p in ax.patches
+        if isinstance(p, Rectangle)
+    ]
     assert sorted(round(b.get_height(), 3) for b in bars) == [0.75, 1.0]  # one bar per target
     page = write_report(records, tmp_path, title="external").read_text()
     assert page.count('src="data:image/png;base64,') == 1 and (tmp_path / "accuracy.png").exists()
-    assert re.search(r'<td class="txt">t-a</td><td class="txt">open_book</td><td class="txt">greedy</td>'
-                     r'<td class="txt">external</td><td class="num">0.750</td>', page)
+    assert re.search(
+        r'<td class="txt">t-a</td><td class="txt">open_book</td><td class="txt">greedy</td>'
+        r'<td class="txt">external</td><td class="num">0.750</td>',
+        page,
+    )
     assert "Variant <b>external</b>" in page
     assert "No perturbed cases." not in page and "<h3>external · seed b0 · source bench</h3>" in page
 
 
 def test_every_value_reaching_the_page_is_escaped(tmp_path):
-    hostile = [external(f"t{SCRIPT}", 0, ok=False, setting=f"s{SCRIPT}", source=f"src{SCRIPT}",
-                        task="counterfactual", answer_label=f"L{SCRIPT}",
-                        options=[f"opt{SCRIPT}", {"label": f"B{SCRIPT}", "text": f"x{SCRIPT}"}],
-                        prediction=f'"><img src=x onerror=alert(1)>{SCRIPT}')]
-    page = write_report(score_records(hostile), tmp_path, title=SCRIPT,
-                        run_info={f"k{SCRIPT}": [SCRIPT], "nli_backend": SCRIPT},
-                        validity={"run_id": SCRIPT, "statement": SCRIPT, "notes": [SCRIPT],
-                                  "rows": [{"figure": SCRIPT, "estimate": 0.5, "note": SCRIPT}]}).read_text()
+    hostile = [
+        external(
+            f"t{SCRIPT}",
+            0,
+            ok=False,
+            setting=f"s{SCRIPT}",
+            source=f"src{SCRIPT}",
+            task="counterfactual",
+            answer_label=f"L{SCRIPT}",
+            options=[f"opt{SCRIPT}", {"label": f"B{SCRIPT}", "text": f"x{SCRIPT}"}],
+            prediction=f'"><img src=x onerror=alert(1)>{SCRIPT}',
+        )
+    ]
+    page = write_report(
+        score_records(hostile),
+        tmp_path,
+        title=SCRIPT,
+        run_info={f"k{SCRIPT}": [SCRIPT], "nli_backend": SCRIPT},
+        validity={
+            "run_id": SCRIPT,
+            "statement": SCRIPT,
+            "notes": [SCRIPT],
+            "rows": [{"figure": SCRIPT, "estimate": 0.5, "note": SCRIPT}],
+        },
+    ).read_text()
     assert CSP in page
     assert not re.search(r"<script|<img src=x", page, re.IGNORECASE)
     assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in page  # the prediction, escaped with its quote

@@ -32,9 +32,16 @@ def scripted(monkeypatch):
 
 def make_run(isolated, data_path):
     config_path = isolated / "repro.yaml"
-    config_path.write_text(yaml.safe_dump({"name": "repro", "task": "seed_selection",
-                                           "data": {"source": str(data_path)},
-                                           "models": {"pivot": {"name": "qwen2.5-0.5b"}}}))
+    config_path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "repro",
+                "task": "seed_selection",
+                "data": {"source": str(data_path)},
+                "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+            }
+        )
+    )
     return runner.run_experiment(load_config(config_path), progress=False)
 
 
@@ -88,8 +95,10 @@ def test_sampled_reruns_are_compared_within_the_recorded_intervals():
     assert "95% interval" in problems[0]
     # greedy: any difference counts, the unbounded mean included; timings never
     assert compare_metrics(recorded, close, sampled=False, n=50) == [
-        "metric acceptance_rate: recorded 0.5, rerun 0.58", "metric cases_accepted: recorded 25, rerun 29",
-        "metric f1_mean_tokens: recorded 7.5, rerun 99"]
+        "metric acceptance_rate: recorded 0.5, rerun 0.58",
+        "metric cases_accepted: recorded 25, rerun 29",
+        "metric f1_mean_tokens: recorded 7.5, rerun 99",
+    ]
 
 
 def test_another_llama_build_is_named_before_a_rerun(isolated, small_nq, scripted, monkeypatch, caplog):
@@ -105,8 +114,14 @@ def test_another_llama_build_is_named_before_a_rerun(isolated, small_nq, scripte
     first = make_run(isolated, small_nq)
     run = mlflow.get_run(first.mlflow_run_id)
     config = mlflow.artifacts.load_dict(f"runs:/{first.mlflow_run_id}/config.json")
-    models = {"pivot": {"kind": "local", "name": "qwen2.5-0.5b", "file_sha256": ROSTER["qwen2.5-0.5b"].sha256,
-                        "llama_cpp_features": "SSE3 AVX2 AVX512 AVX512_VNNI"}}
+    models = {
+        "pivot": {
+            "kind": "local",
+            "name": "qwen2.5-0.5b",
+            "file_sha256": ROSTER["qwen2.5-0.5b"].sha256,
+            "llama_cpp_features": "SSE3 AVX2 AVX512 AVX512_VNNI",
+        }
+    }
     monkeypatch.setattr(engine, "build_features", lambda: "SSE3 AVX2")
     with caplog.at_level(logging.WARNING, logger="experiments.reproduce"):
         check_inputs(run, config, models)

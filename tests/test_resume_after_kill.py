@@ -40,14 +40,22 @@ CHILD = textwrap.dedent("""
 
 def test_sigkill_then_resume_runs_each_case_once(isolated, monkeypatch):
     config_path = isolated / "kill.yaml"
-    config_path.write_text(yaml.safe_dump({
-        "name": "kill", "task": "seed_selection", "data": {"source": "nq", "limit": 12},
-        "models": {"pivot": {"name": "qwen2.5-0.5b"}}}))
+    config_path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "kill",
+                "task": "seed_selection",
+                "data": {"source": "nq", "limit": 12},
+                "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+            }
+        )
+    )
     config = load_config(config_path)
     store = RunStore(RunStore.new_id(config.name, config.digest()))
     root = Path(__file__).resolve().parents[1]
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(config_path)], cwd=root,
-                             env={**os.environ, "PYTHONPATH": str(root)})
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(config_path)], cwd=root, env={**os.environ, "PYTHONPATH": str(root)}
+    )
     # A wait, not a speed check: generous, since a machine shared with a long LM job starves the child.
     deadline = time.time() + 600
     while not (store.cases_path.exists() and len(store.cases_path.read_text().splitlines()) >= 4):

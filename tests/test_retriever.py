@@ -188,8 +188,11 @@ def test_passages_are_read_by_row_from_a_memory_mapped_dataset(tmp_path):
     assert not any(isinstance(v, list) and len(v) == 40 for v in vars(from_disk).values())
     for query in ("topic3 gamma", "delta 17"):
         assert from_disk.search(query, k=3) == from_list.search(query, k=3)
-    assert from_disk.passages.rows([7, 2]) == (["x7", "x2"], ["T3", "T2"],
-                                               ["gamma delta 7 topic2", "gamma delta 2 topic2"])
+    assert from_disk.passages.rows([7, 2]) == (
+        ["x7", "x2"],
+        ["T3", "T2"],
+        ["gamma delta 7 topic2", "gamma delta 2 topic2"],
+    )
 
 
 class _ThreadProbe:
@@ -258,8 +261,9 @@ def test_real_pool_returns_three_titles_without_the_source():
     seeds = [e for e in seeds if squash(e.context) in pool_ids]
     unfiltered = retriever.search_batch([e.question for e in seeds], k=5, distinct_titles=False)
     # a seed whose own paragraph the question retrieves: otherwise excluding it proves nothing
-    seed = next(e for e, top in zip(seeds, unfiltered, strict=True)
-                if pool_ids[squash(e.context)] & {r.id for r in top})
+    seed = next(
+        e for e, top in zip(seeds, unfiltered, strict=True) if pool_ids[squash(e.context)] & {r.id for r in top}
+    )
 
     found = retriever.search(seed.question, k=3, exclude_texts=[seed.context], exclude_answers=seed.answers)
     assert len(found) == 3

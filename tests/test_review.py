@@ -25,7 +25,7 @@ def _case(i, status="accepted", **extra):
         "id": f"c{i}",
         "task": "answer_swap",
         "question": f"Who wrote book {i}?",
-        "context": f"Book {i} was written by Author {i}.\nIt sold well, \"surprisingly\", in 1990.",
+        "context": f'Book {i} was written by Author {i}.\nIt sold well, "surprisingly", in 1990.',
         "answers": [f"Author {i}", f"A. {i}"],
         "status": status,
         **extra,
@@ -64,7 +64,15 @@ def test_export_writes_jsonl_and_identical_csv_twin(tmp_path):
     rows = _read_jsonl(tmp_path / "review.jsonl")
     assert [r["id"] for r in rows] == ["c1", "c2"]
     assert list(rows[0]) == [
-        "id", "task", "question", "context", "expected_answer", "options", "verdict", "note", "judge"
+        "id",
+        "task",
+        "question",
+        "context",
+        "expected_answer",
+        "options",
+        "verdict",
+        "note",
+        "judge",
     ]
     assert rows[0]["expected_answer"] == "Author 1 | A. 1"
     assert rows[0]["verdict"] is None and rows[0]["note"] == ""
@@ -82,8 +90,9 @@ def test_export_writes_jsonl_and_identical_csv_twin(tmp_path):
 
 
 def test_csv_cells_never_start_a_formula_and_ids_round_trip(tmp_path):
-    records = [_case(1, id="-1180168003678804636", question="=HYPERLINK(\"http://x\",\"click\")",
-                     context="@SUM(A1:A9) +1 -2")]
+    records = [
+        _case(1, id="-1180168003678804636", question='=HYPERLINK("http://x","click")', context="@SUM(A1:A9) +1 -2")
+    ]
     export_for_review(records, tmp_path / "review.jsonl")
     with open(tmp_path / "review.csv", encoding="utf-8-sig", newline="") as f:
         row = next(csv.DictReader(f))
@@ -102,7 +111,13 @@ def test_csv_cells_never_start_a_formula_and_ids_round_trip(tmp_path):
 def test_export_without_options_or_judge_has_no_such_columns(tmp_path):
     export_for_review([_case(1)], tmp_path / "r.jsonl")
     assert list(_read_jsonl(tmp_path / "r.jsonl")[0]) == [
-        "id", "task", "question", "context", "expected_answer", "verdict", "note"
+        "id",
+        "task",
+        "question",
+        "context",
+        "expected_answer",
+        "verdict",
+        "note",
     ]
 
 
@@ -134,19 +149,24 @@ def test_export_status_prefix_and_refuses_to_overwrite(tmp_path):
 
 
 def test_load_csv_synonyms_stem_annotator_and_empty_skipped(tmp_path):
-    path = _write_csv(tmp_path / "alice.csv", [
-        ["id", "question", "verdict", "note"],
-        ["c1", "multi\nline", " Yes ", "fine"],
-        ["c2", "q", "REJECT", ""],
-        ["c3", "q", "", ""],
-        ["c4", "q", "1", ""],
-        ["c5", "q", "False", ""],
-        ["c6", "q"],  # a tool that drops trailing empty cells
-    ])
+    path = _write_csv(
+        tmp_path / "alice.csv",
+        [
+            ["id", "question", "verdict", "note"],
+            ["c1", "multi\nline", " Yes ", "fine"],
+            ["c2", "q", "REJECT", ""],
+            ["c3", "q", "", ""],
+            ["c4", "q", "1", ""],
+            ["c5", "q", "False", ""],
+            ["c6", "q"],  # a tool that drops trailing empty cells
+        ],
+    )
     verdicts = load_verdicts(path)
     assert [(v.id, v.annotator, v.verdict) for v in verdicts] == [
-        ("c1", "alice", "valid"), ("c2", "alice", "invalid"),
-        ("c4", "alice", "valid"), ("c5", "alice", "invalid"),
+        ("c1", "alice", "valid"),
+        ("c2", "alice", "invalid"),
+        ("c4", "alice", "valid"),
+        ("c5", "alice", "invalid"),
     ]
     assert verdicts[0].note == "fine" and verdicts[0].source == f"{path}:2"
 
@@ -165,11 +185,14 @@ def test_load_jsonl_with_annotator_column_and_json_types(tmp_path):
 
 
 def test_bad_verdict_names_file_line_and_field_past_multiline_cells(tmp_path):
-    path = _write_csv(tmp_path / "alice.csv", [
-        ["id", "context", "verdict"],
-        ["c1", "two\nlines", "valid"],  # physical lines 2-3
-        ["c2", "x", "maybe"],  # physical line 4
-    ])
+    path = _write_csv(
+        tmp_path / "alice.csv",
+        [
+            ["id", "context", "verdict"],
+            ["c1", "two\nlines", "valid"],  # physical lines 2-3
+            ["c2", "x", "maybe"],  # physical line 4
+        ],
+    )
     with pytest.raises(ReviewFormatError, match=r"alice\.csv:4: field 'verdict': 'maybe'"):
         load_verdicts(path)
 
@@ -177,8 +200,10 @@ def test_bad_verdict_names_file_line_and_field_past_multiline_cells(tmp_path):
 @pytest.mark.parametrize(
     ("content", "pattern"),
     [
-        ('{"id": "c1", "verdict": "valid"}\n{"id": "c2", "verdict": "perhaps"}\n',
-         r"x\.jsonl:2: field 'verdict': 'perhaps'"),
+        (
+            '{"id": "c1", "verdict": "valid"}\n{"id": "c2", "verdict": "perhaps"}\n',
+            r"x\.jsonl:2: field 'verdict': 'perhaps'",
+        ),
         ('{"id": "c1", "verdict": "valid"}\n{"id": "c2", "verdict": 2}\n', r"x\.jsonl:2: field 'verdict': 2"),
         ('{"id": "c1", "verdict": "valid"}\n{"id": "c2"\n', r"x\.jsonl:2: invalid JSON"),
         ('["c1", "valid"]\n', r"x\.jsonl:1: expected a JSON object"),
@@ -207,7 +232,8 @@ def test_repeated_id_annotator_in_one_file_keeps_the_later_row(tmp_path):
     path = _write_csv(tmp_path / "alice.csv", [["id", "verdict"], ["c1", "yes"], ["c2", "no"], ["c1", "no"]])
     verdicts = load_verdicts(path)
     assert [(v.id, v.verdict, v.source) for v in verdicts] == [
-        ("c1", "invalid", f"{path}:4"), ("c2", "invalid", f"{path}:3"),
+        ("c1", "invalid", f"{path}:4"),
+        ("c2", "invalid", f"{path}:3"),
     ]
 
 
@@ -226,9 +252,14 @@ def test_duplicate_across_files_hints_at_annotator_column(tmp_path):
 
 def test_majority_vote_with_ties_and_min_votes():
     verdicts = [
-        _v("c1", "a", "valid"), _v("c1", "b", "valid"), _v("c1", "c", "invalid"),
-        _v("c2", "a", "invalid"), _v("c2", "b", "invalid"), _v("c2", "c", "valid"),
-        _v("c3", "a", "valid"), _v("c3", "b", "invalid"),
+        _v("c1", "a", "valid"),
+        _v("c1", "b", "valid"),
+        _v("c1", "c", "invalid"),
+        _v("c2", "a", "invalid"),
+        _v("c2", "b", "invalid"),
+        _v("c2", "c", "valid"),
+        _v("c3", "a", "valid"),
+        _v("c3", "b", "invalid"),
         _v("c4", "c", "valid"),
     ]
     votes = majority_vote(verdicts)
@@ -286,12 +317,12 @@ def test_fleiss_kappa_three_annotators_hand_computed():
     # P_i = (sum n_ij^2 - 3) / 6 = 1, 1/3, 1, 1/3 -> P_bar = 2/3; p_valid = 6/12 -> P_e = .5;
     # kappa = (2/3 - 1/2) / (1 - 1/2) = 1/3.
     labels = {
-        "c1": ("valid", "valid", "valid"), "c2": ("valid", "valid", "invalid"),
-        "c3": ("invalid", "invalid", "invalid"), "c4": ("invalid", "invalid", "valid"),
+        "c1": ("valid", "valid", "valid"),
+        "c2": ("valid", "valid", "invalid"),
+        "c3": ("invalid", "invalid", "invalid"),
+        "c4": ("invalid", "invalid", "valid"),
     }
-    verdicts = [
-        _v(cid, name, lab) for cid, labs in labels.items() for name, lab in zip("abc", labs, strict=True)
-    ]
+    verdicts = [_v(cid, name, lab) for cid, labs in labels.items() for name, lab in zip("abc", labs, strict=True)]
     verdicts.append(_v("c5", "a", "valid"))  # not rated by all three: outside Fleiss
     result = agreement(verdicts)
     assert result["fleiss_kappa"] == pytest.approx(1 / 3)
@@ -306,8 +337,16 @@ def test_fleiss_kappa_three_annotators_hand_computed():
 def test_fleiss_formula_against_published_example():
     # Fleiss (1971) style example from Wikipedia's "Fleiss' kappa": 10 items, 14 raters, 5 categories.
     table = [
-        [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-        [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
     ]
     assert _fleiss_kappa(table) == pytest.approx(0.210, abs=5e-4)
     with pytest.raises(ValueError, match="same number"):
@@ -320,8 +359,12 @@ def test_fleiss_formula_against_published_example():
 
 def test_apply_review_sets_status_and_never_mutates(caplog):
     records = [
-        _case(1), _case(2), _case(3), _case(4, status="rejected:judge"),
-        _case(5, status="error:parse"), _case(6),
+        _case(1),
+        _case(2),
+        _case(3),
+        _case(4, status="rejected:judge"),
+        _case(5, status="error:parse"),
+        _case(6),
     ]
     before = copy.deepcopy(records)
     votes = {
@@ -337,10 +380,18 @@ def test_apply_review_sets_status_and_never_mutates(caplog):
 
     assert records == before
     assert [r["status"] for r in out] == [
-        "accepted", "rejected:human_review", "accepted", "accepted", "error:parse", "accepted"
+        "accepted",
+        "rejected:human_review",
+        "accepted",
+        "accepted",
+        "error:parse",
+        "accepted",
     ]
     assert out[1]["review"] == {
-        "decision": "invalid", "valid": 0, "invalid": 2, "annotators": ["a", "b"],
+        "decision": "invalid",
+        "valid": 0,
+        "invalid": 2,
+        "annotators": ["a", "b"],
         "previous_status": "accepted",
     }
     assert out[2]["review"]["decision"] == "tie"

@@ -68,7 +68,10 @@ def test_keyboard_review_resumes_and_nothing_generated_executes(tmp_path):
 
         lines = [json.loads(line) for line in verdict_file.read_text().splitlines()]
         assert [(x["id"], x["annotator"], x["verdict"]) for x in lines] == [
-            (ids[0], "alice", "valid"), (ids[1], "alice", "invalid"), (ids[2], "alice", "unsure")]
+            (ids[0], "alice", "valid"),
+            (ids[1], "alice", "invalid"),
+            (ids[2], "alice", "unsure"),
+        ]
         assert lines[0]["note"] == "reads fine " + NOTE_PAYLOAD and all(x["at"].endswith("Z") for x in lines)
 
         # Visit every case, answer the rest (each reveal renders the judge's adversarial reasons too).

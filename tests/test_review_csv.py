@@ -12,8 +12,7 @@ from experiments.review.verdicts import _csv_cell, _uncell
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 LEGITIMATE = ["-3 degrees", "+44 20 7946 0958", "@home", "=", "'quoted'", "'=not a formula'", "''", "\tindented", "-"]
-HOSTILE = ['=HYPERLINK("http://evil.example","click")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",
-           "\t=1+1", "\r=2+2"]
+HOSTILE = ['=HYPERLINK("http://evil.example","click")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)", "\t=1+1", "\r=2+2"]
 
 
 @given(st.text())
@@ -39,13 +38,15 @@ def _annotate(exported: Path, annotated: Path, notes: dict[str, str]) -> None:
 
 def test_hostile_cells_are_neutralised_and_legitimate_ones_round_trip(tmp_path):
     values = LEGITIMATE + HOSTILE
-    records = [{"id": v, "task": "answer_swap", "question": h, "context": h, "answers": [h], "status": "accepted"}
-               for v, h in zip(values, HOSTILE * 3, strict=False)]
+    records = [
+        {"id": v, "task": "answer_swap", "question": h, "context": h, "answers": [h], "status": "accepted"}
+        for v, h in zip(values, HOSTILE * 3, strict=False)
+    ]
     export_for_review(records, tmp_path / "review.jsonl")
     with open(tmp_path / "review.csv", encoding="utf-8-sig", newline="") as f:
         cells = [cell for row in csv.reader(f) for cell in row]
     assert not [c for c in cells if c.startswith(FORMULA_START)]
-    assert "'-3 degrees" in cells and "'=HYPERLINK(\"http://evil.example\",\"click\")" in cells
+    assert "'-3 degrees" in cells and '\'=HYPERLINK("http://evil.example","click")' in cells
     notes = {_csv_cell(v): "-3 degrees, as typed" for v in values}
     _annotate(tmp_path / "review.csv", tmp_path / "alice.csv", notes)
     verdicts = load_verdicts(tmp_path / "alice.csv")
@@ -55,15 +56,15 @@ def test_hostile_cells_are_neutralised_and_legitimate_ones_round_trip(tmp_path):
 
 # Ids as the review sample writes them: no surrounding blanks (load_verdicts strips those by design).
 ids = st.text(st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=12).filter(
-    lambda s: s == s.strip() and s)
+    lambda s: s == s.strip() and s
+)
 
 
 @given(st.lists(ids, min_size=1, max_size=5, unique=True), st.text(max_size=40))
 @example(["-3 degrees", "'=1+1", "@x"], "=cmd")
 def test_exported_ids_read_back_unchanged(tmp_path_factory, case_ids, text):
     folder = tmp_path_factory.mktemp("csv")
-    records = [{"id": i, "question": text, "context": text, "answers": [text], "status": "accepted"}
-               for i in case_ids]
+    records = [{"id": i, "question": text, "context": text, "answers": [text], "status": "accepted"} for i in case_ids]
     export_for_review(records, folder / "review.jsonl")
     with open(folder / "review.csv", encoding="utf-8-sig", newline="") as f:
         assert not [c for row in csv.reader(f) for c in row if c.startswith(FORMULA_START)]

@@ -113,14 +113,19 @@ def test_allocation_is_proportional_with_a_minimum_per_stratum():
 
 
 def test_draw_is_seeded_stratified_and_shuffled():
-    records = [{"id": f"a{i}", "task": "t", "status": "accepted", "context": "x", "judge": {"if": True}}
-               for i in range(60)]
-    records += [{"id": f"r{i}", "task": "t", "status": "rejected:judge_if", "context": "x", "judge": {"if": False}}
-                for i in range(140)]
+    records = [
+        {"id": f"a{i}", "task": "t", "status": "accepted", "context": "x", "judge": {"if": True}} for i in range(60)
+    ]
+    records += [
+        {"id": f"r{i}", "task": "t", "status": "rejected:judge_if", "context": "x", "judge": {"if": False}}
+        for i in range(140)
+    ]
     first, again, other = (draw_sample(records, "run", 40, seed) for seed in (3, 3, 4))
     assert first == again and first["cases"] != other["cases"]
-    assert first["strata"] == {"t/judge_accepted": {"population": 60, "sampled": 12},
-                               "t/judge_rejected": {"population": 140, "sampled": 28}}
+    assert first["strata"] == {
+        "t/judge_accepted": {"population": 60, "sampled": 12},
+        "t/judge_rejected": {"population": 140, "sampled": 28},
+    }
     strata = [c["stratum"] for c in first["cases"]]
     assert strata.count("t/judge_accepted") == 12 and len({c["id"] for c in first["cases"]}) == 40
     assert strata != sorted(strata)  # the order does not give the judge's verdict away
@@ -153,13 +158,21 @@ def test_a_run_without_reviewable_cases_says_so(tmp_path):
 def test_word_diff_marks_the_swapped_words_and_keeps_the_rest():
     segments = word_diff("In July 2005 , Google acquired Android .", "In January 2005 , Google acquired Android .")
     assert [(s.kind, s.text) for s in segments] == [
-        ("same", "In"), ("del", "July"), ("ins", "January"), ("same", "2005 , Google acquired Android ."),
+        ("same", "In"),
+        ("del", "July"),
+        ("ins", "January"),
+        ("same", "2005 , Google acquired Android ."),
     ]
-    assert "".join(s.text + s.trailing for s in segments if s.kind != "del").strip() == \
-        "In January 2005 , Google acquired Android ."
+    assert (
+        "".join(s.text + s.trailing for s in segments if s.kind != "del").strip()
+        == "In January 2005 , Google acquired Android ."
+    )
     removed = word_diff("painted by Leonardo da Vinci. It hangs", "painted. It hangs")
-    assert [(s.kind, s.text) for s in removed] == [("same", "painted"), ("del", "by Leonardo da Vinci"),
-                                                   ("same", ". It hangs")]
+    assert [(s.kind, s.text) for s in removed] == [
+        ("same", "painted"),
+        ("del", "by Leonardo da Vinci"),
+        ("same", ". It hangs"),
+    ]
     assert word_diff(None, "no original") == [word_diff(None, "no original")[0]]
     assert word_diff(None, "no original")[0].kind == "same"
 
@@ -180,7 +193,8 @@ def test_inconsistent_context_splits_into_documents_diffed_against_the_original(
     assert [(d.title, d.changed) for d in view.documents] == [("Document 1", False), ("Document 2", True)]
     assert ("ins", "1925") in [(s.kind, s.text) for s in view.documents[1].segments]
     assert split_documents("Plain text mentioning Document 1: in passing.") == [
-        ("", "Plain text mentioning Document 1: in passing.")]
+        ("", "Plain text mentioning Document 1: in passing.")
+    ]
 
 
 def test_counterfactual_options_mark_the_expected_one():
@@ -211,7 +225,9 @@ def test_every_append_is_fsynced_and_a_torn_line_is_dropped(tmp_path, monkeypatc
     assert len(synced) == 3  # two lines, plus the folder once when the file was created
     lines = _lines(log.path)
     assert [(x["id"], x["annotator"], x["verdict"], x["note"]) for x in lines] == [
-        ("c1", "alice.b-1", "valid", "fine"), ("c1", "alice.b-1", "invalid", "")]
+        ("c1", "alice.b-1", "valid", "fine"),
+        ("c1", "alice.b-1", "invalid", ""),
+    ]
     assert lines[0]["at"].endswith("Z")
     with open(log.path, "a") as f:
         f.write('{"id": "c2", "annot')  # killed mid-write
@@ -247,14 +263,22 @@ def test_answering_appends_and_reopening_resumes_at_the_first_unanswered(run_roo
     assert client.get("/").headers["location"] == "/case/0"
     response = _post(client, ids[0], "valid", "reads fine")
     assert response.status_code == 200
-    assert response.json() == {**response.json(), "saved": "valid", "answered": 1, "total": 6,
-                               "next_unanswered": "/case/1"}
+    assert response.json() == {
+        **response.json(),
+        "saved": "valid",
+        "answered": 1,
+        "total": 6,
+        "next_unanswered": "/case/1",
+    }
     assert _post(client, ids[1], "unsure").status_code == 200
     assert _post(client, ids[0], "invalid", "second look").status_code == 200  # changed: appended
 
     verdict_file = run_root / RUN / "review" / "alice.jsonl"
     assert [(x["id"], x["verdict"], x["note"]) for x in _lines(verdict_file)] == [
-        (ids[0], "valid", "reads fine"), (ids[1], "unsure", ""), (ids[0], "invalid", "second look")]
+        (ids[0], "valid", "reads fine"),
+        (ids[1], "unsure", ""),
+        (ids[0], "invalid", "second look"),
+    ]
     assert {v.id: v.verdict for v in load_verdicts(verdict_file)} == {ids[0]: "invalid", ids[1]: "unsure"}
 
     # A restarted server (new session, same files) resumes past every answered case, unsure included.
@@ -288,7 +312,7 @@ def test_every_page_escapes_generated_text_and_sends_a_strict_csp(run_root):
         assert response.headers["content-security-policy"] == CSP
         assert response.headers["x-content-type-options"] == "nosniff"
         assert "<script" not in html.replace('<script src="/static/review.js"></script>', "")
-        for raw in (SCRIPT, IMG, SVG, "</textarea><img", "onerror=\"", 'href="javascript:'):
+        for raw in (SCRIPT, IMG, SVG, "</textarea><img", 'onerror="', 'href="javascript:'):
             assert raw not in html
     html = client.get(f"/case/{[c['id'] for c in session.cases].index('xss-1:swap')}").text
     assert "&lt;script&gt;window.__xss_script=1;alert(1)&lt;/script&gt;" in html
@@ -306,8 +330,14 @@ def test_bad_requests_are_refused_and_write_nothing(run_root):
     assert _post(client, "not-in-sample", "valid").status_code == 400
     assert _post(client, case_id, "maybe").status_code == 400
     assert client.post("/api/verdict", json={"id": case_id, "verdict": "valid", "note": 3}).status_code == 400
-    assert client.post("/api/verdict", content=json.dumps({"id": case_id, "verdict": "valid"}),
-                       headers={"content-type": "text/plain"}).status_code == 415
+    assert (
+        client.post(
+            "/api/verdict",
+            content=json.dumps({"id": case_id, "verdict": "valid"}),
+            headers={"content-type": "text/plain"},
+        ).status_code
+        == 415
+    )
     assert client.post("/api/verdict", content="{", headers={"content-type": "application/json"}).status_code == 400
     assert _post(client, case_id, "valid", origin="http://evil.example").status_code == 403
     assert _post(client, case_id, "valid", **{"sec-fetch-site": "cross-site"}).status_code == 403
@@ -359,8 +389,13 @@ def test_from_label_studio_reads_the_json_export(tmp_path):
     assert got == [
         ("-1004168810822878148:swap", "team-user1", "valid", "on second reading, fine", "2026-01-05T09:31:00Z"),
         ("-1012780730954675617:swap", "team-user1", "valid", "swap reads fine", "2026-01-05T09:10:00Z"),
-        ("-1012780730954675617:swap", "team-user2", "invalid", "the symbol line still implies sixth",
-         "2026-01-05T09:20:00Z"),
+        (
+            "-1012780730954675617:swap",
+            "team-user2",
+            "invalid",
+            "the symbol line still implies sixth",
+            "2026-01-05T09:20:00Z",
+        ),
         ("Mercury_7175875:counterfactual", "team-user2", "unsure", "", "2026-01-05T09:22:00Z"),
     ]
     single = from_label_studio(FIXTURES / "label_studio_export_min.json", "carol")
@@ -418,8 +453,10 @@ def test_cli_unknown_run_and_bad_input_exit_2_with_one_line(cli_run):
 
 def test_cli_serves_the_sample_and_refuses_another_size(cli_run, monkeypatch):
     served = {}
-    monkeypatch.setattr("experiments.review.server.serve",
-                        lambda session, host, port: served.update(session=session, host=host, port=port))
+    monkeypatch.setattr(
+        "experiments.review.server.serve",
+        lambda session, host, port: served.update(session=session, host=host, port=port),
+    )
     result = _invoke(RUN, "--annotator", "alice", "--sample", "5", "--port", "8999")
     assert result.exit_code == 0, result.output
     assert served["host"] == "127.0.0.1" and served["port"] == 8999 and served["session"].total == 5
@@ -435,10 +472,13 @@ def test_cli_label_studio_export_and_import(cli_run, tmp_path):
     assert result.exit_code == 0, result.output
     assert {t["data"]["case_id"] for t in json.loads(out.read_text())} == POPULATION_IDS
     assert config_path_for(out).exists()
-    result = _invoke(RUN, "--import-label-studio", str(FIXTURES / "label_studio_export_min.json"),
-                     "--annotator", "carol")
+    result = _invoke(
+        RUN, "--import-label-studio", str(FIXTURES / "label_studio_export_min.json"), "--annotator", "carol"
+    )
     assert result.exit_code == 0, result.output
     verdicts = load_verdicts(cli_run / "review" / "carol.jsonl")
-    assert {v.id: v.verdict for v in verdicts} == {"-1012780730954675617:swap": "valid",
-                                                    "Mercury_7175875:counterfactual": "invalid"}
+    assert {v.id: v.verdict for v in verdicts} == {
+        "-1012780730954675617:swap": "valid",
+        "Mercury_7175875:counterfactual": "invalid",
+    }
     assert RunStore(RUN).cases_path.exists()

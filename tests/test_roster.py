@@ -25,8 +25,9 @@ def fake_roster(tmp_path, monkeypatch, payloads, sha=None):
         names.append(pkg.name)
     monkeypatch.syspath_prepend(str(site))
     whole = b"".join(payloads)
-    spec = LocalModelSpec("fake", "test", tuple(names), "fake.gguf", sha or hashlib.sha256(whole).hexdigest(),
-                          len(whole), True, ())
+    spec = LocalModelSpec(
+        "fake", "test", tuple(names), "fake.gguf", sha or hashlib.sha256(whole).hexdigest(), len(whole), True, ()
+    )
     monkeypatch.setitem(local_models.ROSTER, "fake", spec)
     monkeypatch.setenv("REEVAL_CACHE_DIR", str(tmp_path / "cache"))
     for name in names:

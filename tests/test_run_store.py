@@ -34,15 +34,17 @@ def test_retried_case_replaces_its_error(tmp_path):
 
 def test_seed_with_several_cases_is_done_only_when_all_lines_landed(tmp_path):
     store = RunStore("r4", root=tmp_path)
-    store.append([{"id": "s1:q", "seed_id": "s1", "status": "accepted"},
-                  {"id": "s1:e", "seed_id": "s1", "status": "rejected:x"}])
+    store.append(
+        [{"id": "s1:q", "seed_id": "s1", "status": "accepted"}, {"id": "s1:e", "seed_id": "s1", "status": "rejected:x"}]
+    )
     store.close()
     lines = store.cases_path.read_text().splitlines(keepends=True)
     store.cases_path.write_text(lines[0])  # killed after the first of two lines
     reopened = RunStore("r4", root=tmp_path)
     assert reopened.finished_ids() == set() and reopened.records() == []
-    reopened.append([{"id": "s1:q", "seed_id": "s1", "status": "accepted"},
-                     {"id": "s1:e", "seed_id": "s1", "status": "accepted"}])
+    reopened.append(
+        [{"id": "s1:q", "seed_id": "s1", "status": "accepted"}, {"id": "s1:e", "seed_id": "s1", "status": "accepted"}]
+    )
     assert {r["id"] for r in reopened.records()} == {"s1:q", "s1:e"}
     assert reopened.finished_ids() == {"s1"}
 

@@ -14,8 +14,13 @@ from tests.fakes import scripted_pivot
 
 
 def make_config(tmp_path, limit=6, **run):
-    data = {"name": "unit", "task": "seed_selection", "data": {"source": "nq", "limit": limit},
-            "models": {"pivot": {"name": "qwen2.5-0.5b"}}, "run": run}
+    data = {
+        "name": "unit",
+        "task": "seed_selection",
+        "data": {"source": "nq", "limit": limit},
+        "models": {"pivot": {"name": "qwen2.5-0.5b"}},
+        "run": run,
+    }
     path = tmp_path / "unit.yaml"
     path.write_text(yaml.safe_dump(data))
     return load_config(path)
@@ -43,8 +48,12 @@ def test_seed_selection_run_checkpoints_and_tracks(isolated, scripted):
     assert result.new_cases == 6
     table = {k: v for k, v in result.metrics.items() if k.startswith("table.")}
     # i in 0..5: open right for 0,2,4; closed right for 0,3
-    assert table == {"table.open_correct__closed_correct": 1, "table.open_correct__closed_wrong": 2,
-                     "table.open_wrong__closed_correct": 1, "table.open_wrong__closed_wrong": 2}
+    assert table == {
+        "table.open_correct__closed_correct": 1,
+        "table.open_correct__closed_wrong": 2,
+        "table.open_wrong__closed_correct": 1,
+        "table.open_wrong__closed_wrong": 2,
+    }
     records = RunStore(result.run_id).records()
     assert len(records) == 6 and all(r["status"] == "accepted" for r in records)
 
@@ -60,8 +69,11 @@ def test_seed_selection_run_checkpoints_and_tracks(isolated, scripted):
     assert "programs/seed_selection.open_book.prompt.txt" in programs
     prompt = mlflow.artifacts.load_text(f"runs:/{result.mlflow_run_id}/programs/seed_selection.open_book.prompt.txt")
     assert "{context}" in prompt and "evidence passage" in prompt
-    children = mlflow.search_runs(filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
-                                  search_all_experiments=True, output_format="list")
+    children = mlflow.search_runs(
+        filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
+        search_all_experiments=True,
+        output_format="list",
+    )
     assert [c.data.tags["reeval.role"] for c in children] == ["pivot"]
 
     # same config again: nothing left to do, same run id, one more MLflow invocation

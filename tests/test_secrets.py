@@ -26,9 +26,18 @@ from tests.test_tasks_end_to_end import scripted_lm
 
 pytestmark = pytest.mark.timeout(300)  # a hang guard, far above what the tests take
 
-MARKERS = {name: f"sk-reeval-canary-{name.lower().replace('_', '-')}-5e1f0c9a" for name in (
-    "OPENAI_API_KEY", "TOGETHER_API_KEY", "ANTHROPIC_API_KEY", "HOSTED_VLLM_API_KEY", "AZURE_API_KEY",
-    "GEMINI_API_KEY", "HF_TOKEN")}
+MARKERS = {
+    name: f"sk-reeval-canary-{name.lower().replace('_', '-')}-5e1f0c9a"
+    for name in (
+        "OPENAI_API_KEY",
+        "TOGETHER_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "HOSTED_VLLM_API_KEY",
+        "AZURE_API_KEY",
+        "GEMINI_API_KEY",
+        "HF_TOKEN",
+    )
+}
 SENT = {f"Bearer {MARKERS['OPENAI_API_KEY']}", f"Bearer {MARKERS['TOGETHER_API_KEY']}"}
 
 
@@ -45,10 +54,21 @@ def leaks_in(root: Path) -> dict[str, list[str]]:
 
 
 GENERATED_CASES = [  # an answer swap's accepted cases, as the evaluation reads them from a run store
-    {"id": f"s{i}:swap", "seed_id": f"s{i}", "task": "answer_swap", "pivot": "openai/fake-pivot", "source": "nq",
-     "question": f"who built tower {i}", "original_context": f"Tower {i} was built by Alice Smith in town {i}.",
-     "context": f"Tower {i} was built by Bob Jones in town {i}.", "original_answers": ["Alice Smith"],
-     "answers": ["Bob Jones"], "status": "accepted"} for i in range(3)]
+    {
+        "id": f"s{i}:swap",
+        "seed_id": f"s{i}",
+        "task": "answer_swap",
+        "pivot": "openai/fake-pivot",
+        "source": "nq",
+        "question": f"who built tower {i}",
+        "original_context": f"Tower {i} was built by Alice Smith in town {i}.",
+        "context": f"Tower {i} was built by Bob Jones in town {i}.",
+        "original_answers": ["Alice Smith"],
+        "answers": ["Bob Jones"],
+        "status": "accepted",
+    }
+    for i in range(3)
+]
 
 
 def task_config(root: Path, task: str, api_base: str) -> Path:
@@ -67,19 +87,36 @@ def task_config(root: Path, task: str, api_base: str) -> Path:
         "inconsistent": generation,
         "counterfactual": {**generation, "data": {"source": "arc_challenge", "limit": 2}},
         "judge_calibration": {"models": {"judge": judge}, "data": data, "options": {"families": ["extract"]}},
-        "evaluate": {"models": {"targets": targets, "judge": judge}, "data": {"source": "run:swapped-secrets"},
-                     "options": {"settings": ["closed_book", "open_book"], "k_shots": 0, "nli": "judge"},
-                     "validation": no_calibration},
-        "compare_pivots": {"models": {"pivots": [pivot, {**pivot, "name": "openai/fake-pivot-2"}], "judge": judge,
-                                      "targets": targets[:1]}, "data": data, "validation": no_calibration},
-        "optimize": {"models": {"pivot": pivot, "judge": judge, "targets": targets[:1]},
-                     "data": {**data, "limit": 6}, "validation": no_calibration,
-                     "options": {"optimizers": ["bootstrap_fewshot"], "train": 2, "val": 2, "test": 2,
-                                 "max_demos": 1}},
-        "bench": {"models": {"pivot": pivot, "judge": judge, "targets": targets[:1]}, "data": data,
-                  "validation": no_calibration,
-                  "options": {"tasks": ["answer_swap", "unanswerable"],
-                              "settings": {"answer_swap": ["open_book"], "unanswerable": ["open_book"]}}},
+        "evaluate": {
+            "models": {"targets": targets, "judge": judge},
+            "data": {"source": "run:swapped-secrets"},
+            "options": {"settings": ["closed_book", "open_book"], "k_shots": 0, "nli": "judge"},
+            "validation": no_calibration,
+        },
+        "compare_pivots": {
+            "models": {
+                "pivots": [pivot, {**pivot, "name": "openai/fake-pivot-2"}],
+                "judge": judge,
+                "targets": targets[:1],
+            },
+            "data": data,
+            "validation": no_calibration,
+        },
+        "optimize": {
+            "models": {"pivot": pivot, "judge": judge, "targets": targets[:1]},
+            "data": {**data, "limit": 6},
+            "validation": no_calibration,
+            "options": {"optimizers": ["bootstrap_fewshot"], "train": 2, "val": 2, "test": 2, "max_demos": 1},
+        },
+        "bench": {
+            "models": {"pivot": pivot, "judge": judge, "targets": targets[:1]},
+            "data": data,
+            "validation": no_calibration,
+            "options": {
+                "tasks": ["answer_swap", "unanswerable"],
+                "settings": {"answer_swap": ["open_book"], "unanswerable": ["open_book"]},
+            },
+        },
     }[task]
     # The proxy's echoing error fails one small run's case in four, over the default error budget (which
     # small runs answer to): this test is about where the key lands, so the run goes on to its end.
@@ -157,8 +194,16 @@ def test_the_scan_finds_a_planted_key(tmp_path):
 
 def test_a_config_that_holds_a_key_is_refused_without_repeating_it(tmp_path):
     path = tmp_path / "keyed.yaml"
-    path.write_text(yaml.safe_dump({"name": "k", "task": "seed_selection", "data": {"source": "nq"},
-                                    "models": {"pivot": {"name": "openai/gpt-4o-mini", "api_key": "sk-in-a-config"}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "k",
+                "task": "seed_selection",
+                "data": {"source": "nq"},
+                "models": {"pivot": {"name": "openai/gpt-4o-mini", "api_key": "sk-in-a-config"}},
+            }
+        )
+    )
     with pytest.raises(ConfigError) as raised:
         load_config(path)
     message = str(raised.value)
@@ -166,12 +211,21 @@ def test_a_config_that_holds_a_key_is_refused_without_repeating_it(tmp_path):
     assert "sk-in-a-config" not in message
 
 
-@pytest.mark.parametrize("api_base", ["http://user:sk-in-a-url@localhost:8000/v1",
-                                      "https://example.test/v1?api-key=sk-in-a-url"])
+@pytest.mark.parametrize(
+    "api_base", ["http://user:sk-in-a-url@localhost:8000/v1", "https://example.test/v1?api-key=sk-in-a-url"]
+)
 def test_an_api_base_with_a_credential_is_refused_without_repeating_it(tmp_path, api_base):
     path = tmp_path / "keyed.yaml"
-    path.write_text(yaml.safe_dump({"name": "k", "task": "seed_selection", "data": {"source": "nq"},
-                                    "models": {"pivot": {"name": "hosted_vllm/m", "api_base": api_base}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "k",
+                "task": "seed_selection",
+                "data": {"source": "nq"},
+                "models": {"pivot": {"name": "hosted_vllm/m", "api_base": api_base}},
+            }
+        )
+    )
     with pytest.raises(ConfigError) as raised:
         load_config(path)
     assert "models.pivot.api_base: holds a credential" in str(raised.value)

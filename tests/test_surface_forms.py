@@ -15,13 +15,16 @@ from metrics.surface_forms import answer_kind, date_parts, distinctive_word, fin
 from programs.span_edit import replace_forms
 
 # Code Black's season table as NQ's tokenised text writes it.
-CODE_BLACK = ("Season Episodes Originally aired First aired Last aired 18 September 30 , 2015 ( 2015 - 09 - 30 ) "
-              "February 24 , 2016 ( 2016 - 02 - 24 ) 13 April 25 , 2018 ( 2018 - 04 - 25 ) "
-              "July 18 , 2018 ( 2018 - 07 - 18 )")
+CODE_BLACK = (
+    "Season Episodes Originally aired First aired Last aired 18 September 30 , 2015 ( 2015 - 09 - 30 ) "
+    "February 24 , 2016 ( 2016 - 02 - 24 ) 13 April 25 , 2018 ( 2018 - 04 - 25 ) "
+    "July 18 , 2018 ( 2018 - 07 - 18 )"
+)
 
 
-@pytest.mark.parametrize("answer", ["July 18 , 2018", "July 18, 2018", "18 July 2018", "2018-07-18",
-                                    "18th of July 2018", "Jul. 18, 2018"])
+@pytest.mark.parametrize(
+    "answer", ["July 18 , 2018", "July 18, 2018", "18 July 2018", "2018-07-18", "18th of July 2018", "Jul. 18, 2018"]
+)
 def test_a_full_date_is_found_in_every_full_date_form_of_the_same_day(answer):
     forms = [f.text for f in find_forms(CODE_BLACK, answer)]
     assert forms == ["July 18 , 2018", "2018 - 07 - 18"]
@@ -36,22 +39,29 @@ def test_other_days_and_partial_dates_are_not_the_answer():
 
 def test_a_year_is_found_where_that_year_is_written_and_nowhere_else():
     assert [f.text for f in find_forms(CODE_BLACK, "2018")] == [
-        "April 25 , 2018", "2018 - 04 - 25", "July 18 , 2018", "2018 - 07 - 18"]
+        "April 25 , 2018",
+        "2018 - 04 - 25",
+        "July 18 , 2018",
+        "2018 - 07 - 18",
+    ]
     assert not find_forms("It cost 2,018 dollars in 20180 ways, or 2017.", "2018")
     assert not find_forms(CODE_BLACK, "2014")
 
 
-@pytest.mark.parametrize("answer, text, found", [
-    ("3", "He had three sons.", "three"),
-    ("three", "He had 3 sons.", "3"),
-    ("1,000", "about 1000 horses", "1000"),
-    ("1,000", "one thousand horses", "one thousand"),
-    ("2,500 horses", "two thousand five hundred horses", "two thousand five hundred horses"),
-    ("one thousand", "1,000 horses", "1,000"),
-    ("22 episodes", "ran for twenty-two episodes", "twenty-two episodes"),
-    ("3.5 million", "sold 3,500,000 copies", "3,500,000"),
-    ("third", "the 3rd season", "3rd"),
-])
+@pytest.mark.parametrize(
+    "answer, text, found",
+    [
+        ("3", "He had three sons.", "three"),
+        ("three", "He had 3 sons.", "3"),
+        ("1,000", "about 1000 horses", "1000"),
+        ("1,000", "one thousand horses", "one thousand"),
+        ("2,500 horses", "two thousand five hundred horses", "two thousand five hundred horses"),
+        ("one thousand", "1,000 horses", "1,000"),
+        ("22 episodes", "ran for twenty-two episodes", "twenty-two episodes"),
+        ("3.5 million", "sold 3,500,000 copies", "3,500,000"),
+        ("third", "the 3rd season", "3rd"),
+    ],
+)
 def test_numbers_in_digits_and_words(answer, text, found):
     assert [f.text for f in find_forms(text, answer)] == [found]
 
@@ -61,18 +71,31 @@ def test_cardinals_are_not_ordinals_and_digits_are_whole_tokens():
     assert not find_forms("in 1990 and 19901", "199")
 
 
-@pytest.mark.parametrize("answer, head", [
-    ("Abraham Lincoln", "Lincoln"), ("Gupta Empire", "Gupta"), ("Korean Republic Won", "Won"),
-    ("Victor Emmanuel II", "Emmanuel"), ("University of Oxford", "Oxford"), ("Paris", None),
-    ("the gravitational force", None), ("July 18, 2018", None),
-])
+@pytest.mark.parametrize(
+    "answer, head",
+    [
+        ("Abraham Lincoln", "Lincoln"),
+        ("Gupta Empire", "Gupta"),
+        ("Korean Republic Won", "Won"),
+        ("Victor Emmanuel II", "Emmanuel"),
+        ("University of Oxford", "Oxford"),
+        ("Paris", None),
+        ("the gravitational force", None),
+        ("July 18, 2018", None),
+    ],
+)
 def test_distinctive_word_of_a_multi_word_name(answer, head):
     assert distinctive_word(answer) == head
 
 
 def test_kinds_and_date_parts():
     assert [answer_kind(a) for a in ["1861", "July 2018", "22 episodes", "Gupta Empire", "carbon dioxide"]] == [
-        "date", "date", "number", "name", "other"]
+        "date",
+        "date",
+        "number",
+        "name",
+        "other",
+    ]
     assert date_parts("July 18 , 2018") == (True, True, True) and date_parts("1890") == (True, False, False)
 
 
@@ -103,33 +126,42 @@ def test_numbers_keep_their_spelling():
 
 
 def test_gupta_empire_distinctive_word_is_swapped_too():
-    text = ("The Gupta Empire produced large numbers of gold coins depicting the Gupta kings performing various "
-            "rituals .")
+    text = (
+        "The Gupta Empire produced large numbers of gold coins depicting the Gupta kings performing various rituals ."
+    )
     result = replace_forms(text, ["Gupta Empire"], "Maurya Empire")
     assert "Gupta" not in result.text and "the Maurya kings" in result.text
     assert not old_name_part_left(result.text, ["Gupta Empire"], keep=["Maurya Empire"])
     # Had the editor missed it, the check names the surviving word.
-    assert old_name_part_left(text.replace("The Gupta Empire", "The Maurya Empire"), ["Gupta Empire"],
-                              keep=["Maurya Empire"]) == ["Gupta"]
+    assert old_name_part_left(
+        text.replace("The Gupta Empire", "The Maurya Empire"), ["Gupta Empire"], keep=["Maurya Empire"]
+    ) == ["Gupta"]
 
 
 def test_korean_republic_won_survives_only_as_the_verb():
     text = "The Korean Republic Won is the currency . The Won replaced the hwan . Korea won the match ."
     result = replace_forms(text, ["Korean Republic Won"], "Japanese Yen")
     assert result.text == "The Japanese Yen is the currency . The Yen replaced the hwan . Korea won the match ."
-    assert old_name_part_left("The Yen is used . The Won replaced the hwan .", ["Korean Republic Won"],
-                              keep=["Japanese Yen"]) == ["Won"]
+    assert old_name_part_left(
+        "The Yen is used . The Won replaced the hwan .", ["Korean Republic Won"], keep=["Japanese Yen"]
+    ) == ["Won"]
 
 
 def test_any_name_part_left_standing_is_caught_and_no_article_doubles():
     # Reviewed invalid (bench, inconsistent): the modified document still said Alabama came back to win.
-    text = ("The Alabama Crimson Tide defeated the Georgia Bulldogs 26 -- 23 in overtime . Alabama overcame a "
-            "13 -- 0 deficit at halftime .")
+    text = (
+        "The Alabama Crimson Tide defeated the Georgia Bulldogs 26 -- 23 in overtime . Alabama overcame a "
+        "13 -- 0 deficit at halftime ."
+    )
     result = replace_forms(text, ["The Alabama Crimson Tide"], "The Florida Gators")
     assert result.text.startswith("The Florida Gators defeated the Georgia Bulldogs")
     assert old_name_part_left(result.text, ["The Alabama Crimson Tide"], keep=["The Florida Gators"]) == ["Alabama"]
-    assert replace_forms("Fans of the Alabama Crimson Tide cheered .", ["The Alabama Crimson Tide"],
-                         "The Florida Gators").text == "Fans of the Florida Gators cheered ."
+    assert (
+        replace_forms(
+            "Fans of the Alabama Crimson Tide cheered .", ["The Alabama Crimson Tide"], "The Florida Gators"
+        ).text
+        == "Fans of the Florida Gators cheered ."
+    )
 
 
 def test_a_currency_sign_is_not_doubled():
@@ -150,15 +182,18 @@ def test_surname_alone_is_replaced_unless_part_of_another_name():
 def test_existing_behaviour_is_kept():
     out = replace_forms("Paris is big. I love paris. Parisian food.", ["paris"], "lyon")
     assert out.text == "Lyon is big. I love lyon. Parisian food." and out.count == 2
-    assert replace_forms("Born 13 July 1890 and in 1890 again.", ["1890", "13 July 1890"], "1901").text == \
-        "Born 1901 and in 1901 again."
+    assert (
+        replace_forms("Born 13 July 1890 and in 1890 again.", ["1890", "13 July 1890"], "1901").text
+        == "Born 1901 and in 1901 again."
+    )
 
 
 # ------------------------------------------------------------------------------ proposals
 
 
-@pytest.mark.parametrize("proposal", ["John Doe", "jane doe", "XYZ", "Lorem ipsum", "N/A", "unknown", "Name",
-                                      "Person A", "Company X"])
+@pytest.mark.parametrize(
+    "proposal", ["John Doe", "jane doe", "XYZ", "Lorem ipsum", "N/A", "unknown", "Name", "Person A", "Company X"]
+)
 def test_placeholders(proposal):
     assert is_placeholder(proposal)
 
@@ -168,15 +203,18 @@ def test_real_answers_are_not_placeholders(proposal):
     assert not is_placeholder(proposal)
 
 
-@pytest.mark.parametrize("proposal, gold, overlaps", [
-    ("Paris", "Paris, France", True),
-    ("Paris, France", "Paris", True),
-    ("Gupta dynasty", "Gupta Empire", True),  # the distinctive word survives in the proposal
-    ("Benjamin Lincoln", "Abraham Lincoln", True),
-    ("Maurya Empire", "Gupta Empire", False),
-    ("Île-de-France", "Paris", False),  # a region holding the city: no shared word, not catchable here
-    ("July 19, 2018", "July 18, 2018", False),
-])
+@pytest.mark.parametrize(
+    "proposal, gold, overlaps",
+    [
+        ("Paris", "Paris, France", True),
+        ("Paris, France", "Paris", True),
+        ("Gupta dynasty", "Gupta Empire", True),  # the distinctive word survives in the proposal
+        ("Benjamin Lincoln", "Abraham Lincoln", True),
+        ("Maurya Empire", "Gupta Empire", False),
+        ("Île-de-France", "Paris", False),  # a region holding the city: no shared word, not catchable here
+        ("July 19, 2018", "July 18, 2018", False),
+    ],
+)
 def test_proposal_overlapping_the_old_answer(proposal, gold, overlaps):
     assert overlaps_answer(proposal, [gold]) is overlaps
 
@@ -185,13 +223,16 @@ def test_proposal_overlapping_the_old_answer(proposal, gold, overlaps):
 
 _WORDS = st.sampled_from(["the", "river", "was", "built", "in", "a", "town", "and", "it", "rained", "Paris", ","])
 _DATES = st.dates(min_value=datetime.date(1800, 1, 1), max_value=datetime.date(2099, 12, 28))
-_STYLES = [lambda d: f"{d:%B} {d.day} , {d.year}", lambda d: f"{d.day} {d:%B} {d.year}",
-           lambda d: f"( {d.year} - {d.month:02d} - {d.day:02d} )", lambda d: f"{d:%B} {d.day}, {d.year}"]
+_STYLES = [
+    lambda d: f"{d:%B} {d.day} , {d.year}",
+    lambda d: f"{d.day} {d:%B} {d.year}",
+    lambda d: f"( {d.year} - {d.month:02d} - {d.day:02d} )",
+    lambda d: f"{d:%B} {d.day}, {d.year}",
+]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_WORDS, min_size=1, max_size=12), st.lists(st.integers(0, 3), min_size=1, max_size=3),
-       _DATES, _DATES)
+@given(st.lists(_WORDS, min_size=1, max_size=12), st.lists(st.integers(0, 3), min_size=1, max_size=3), _DATES, _DATES)
 def test_date_replacement_invariants(words, styles, old, new):
     """The new date present, no form of the old left, nothing outside the replaced spans changed."""
     if (old.year, old.month, old.day) == (new.year, new.month, new.day):
@@ -213,8 +254,12 @@ def test_date_replacement_invariants(words, styles, old, new):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_WORDS, min_size=1, max_size=10), st.integers(2, 999_999), st.integers(2, 999_999),
-       st.lists(st.sampled_from(["digits", "commas", "words"]), min_size=1, max_size=3))
+@given(
+    st.lists(_WORDS, min_size=1, max_size=10),
+    st.integers(2, 999_999),
+    st.integers(2, 999_999),
+    st.lists(st.sampled_from(["digits", "commas", "words"]), min_size=1, max_size=3),
+)
 def test_number_replacement_invariants(words, old, new, spellings):
     from num2words import num2words
 

@@ -47,10 +47,14 @@ def scripted(monkeypatch):
         examples = runner.load_data(config).examples
         if config.task == "counterfactual":
             FORMAT_ANSWERS["`paragraph`, then `justification`"]["paragraph"] = " ".join(
-                o for e in examples for o in e.options)  # names every option: the checks must reject it
+                o for e in examples for o in e.options
+            )  # names every option: the checks must reject it
         lm = scripted_lm(examples, config.task)
-        return {role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None)
-                for role in (*roles, *optional) if getattr(config.models, role) is not None}
+        return {
+            role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None)
+            for role in (*roles, *optional)
+            if getattr(config.models, role) is not None
+        }
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
     monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
@@ -61,9 +65,17 @@ def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
     if judge or task == "judge_calibration":
         models["judge"] = {"name": "qwen2.5-0.5b"}
     path = tmp_path / f"{task}.yaml"
-    path.write_text(yaml.safe_dump({"name": task, "task": task, "data": {"source": source, "limit": limit,
-                                    "max_evidence_words": 300}, "models": models,
-                                    "validation": {"calibration_controls": calibration}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": task,
+                "task": task,
+                "data": {"source": source, "limit": limit, "max_evidence_words": 300},
+                "models": models,
+                "validation": {"calibration_controls": calibration},
+            }
+        )
+    )
     return load_config(path)
 
 

@@ -20,11 +20,44 @@ SLOW_OK = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data
 any_text = st.text(st.characters(exclude_categories=()), max_size=40)
 # Pieces the parsers react to: dates in NQ's spacing, numbers as digits and words, ordinals, names, other
 # scripts' digits, and digit runs long enough to break int() and Decimal's default precision.
-pieces = st.sampled_from([
-    "July 18 , 2018", "18 July 2018", "( 2018 - 07 - 18 )", "July 2018", "March", "may", "2018", "1,000", "1000",
-    "one thousand", "3.5 million", "third", "3rd", "Abraham Lincoln", "Lincoln", "Gupta Empire", "Won", "the",
-    "of", ",", ".", "'s", "n't", "٣", "١٩٩٩", "ß", "İ", "Ǆ", "\u0301", "\ufeff",
-]) | st.integers(30, 6000).map(lambda n: "1" * n) | st.integers(30, 6000).map(lambda n: "1" * n + "st")
+pieces = (
+    st.sampled_from(
+        [
+            "July 18 , 2018",
+            "18 July 2018",
+            "( 2018 - 07 - 18 )",
+            "July 2018",
+            "March",
+            "may",
+            "2018",
+            "1,000",
+            "1000",
+            "one thousand",
+            "3.5 million",
+            "third",
+            "3rd",
+            "Abraham Lincoln",
+            "Lincoln",
+            "Gupta Empire",
+            "Won",
+            "the",
+            "of",
+            ",",
+            ".",
+            "'s",
+            "n't",
+            "٣",
+            "١٩٩٩",
+            "ß",
+            "İ",
+            "Ǆ",
+            "\u0301",
+            "\ufeff",
+        ]
+    )
+    | st.integers(30, 6000).map(lambda n: "1" * n)
+    | st.integers(30, 6000).map(lambda n: "1" * n + "st")
+)
 texts = st.lists(pieces | any_text, max_size=10).map(" ".join) | any_text
 answers = st.lists(pieces | any_text, min_size=1, max_size=3).map(" ".join) | any_text
 
@@ -38,12 +71,12 @@ def test_a_replacement_changes_only_the_spans_it_reports(text, olds, new):
     result = replace_forms(text, olds, new)
     rebuilt, position = [], 0
     for edit in result.replacements:  # sorted, disjoint, each the text it says it replaced
-        assert position <= edit.start <= edit.end <= len(text) and text[edit.start:edit.end] == edit.old
-        rebuilt += [text[position:edit.start], edit.new]
+        assert position <= edit.start <= edit.end <= len(text) and text[edit.start : edit.end] == edit.old
+        rebuilt += [text[position : edit.start], edit.new]
         position = edit.end
     assert "".join(rebuilt) + text[position:] == result.text
     for form in result.unreplaced:
-        assert text[form.start:form.end] == form.text
+        assert text[form.start : form.end] == form.text
     assert replace_spans(text, olds, new) == (result.text, result.count)
 
 
@@ -54,8 +87,13 @@ new_words = st.text(st.sampled_from("bkvBKVKßẞ"), min_size=1, max_size=6)
 filler = st.text(st.sampled_from(string.ascii_lowercase[:8].replace("b", "")), min_size=1, max_size=6)
 
 
-@given(st.lists(filler, max_size=6), st.lists(old_words, min_size=1, max_size=3), st.lists(new_words, min_size=1,
-       max_size=3), st.lists(st.integers(0, 6), min_size=1, max_size=3), st.sampled_from([" ", ". ", " , "]))
+@given(
+    st.lists(filler, max_size=6),
+    st.lists(old_words, min_size=1, max_size=3),
+    st.lists(new_words, min_size=1, max_size=3),
+    st.lists(st.integers(0, 6), min_size=1, max_size=3),
+    st.sampled_from([" ", ". ", " , "]),
+)
 # Found: a new answer opening with "ß" in front of a capital became "SS…", another word.
 @example([], ["Xq"], ["ßk"], [0], " ")
 def test_a_replaced_answer_leaves_the_new_one_and_none_of_the_old(fill, old, new, where, joint):
@@ -86,8 +124,13 @@ def test_a_number_is_found_only_where_the_same_value_is_written(written, asked):
 @example("the " + "1" * 5000 + "st time", "1st", [])
 @example("١٩٩٩ and 1999", "1999", ["٣"])
 def test_the_string_checks_answer_any_text_without_raising(text, answer, others):
-    for check in (checks.mentions, checks.same_shape, checks.same_date_parts, checks.name_part_in,
-                  checks.echoes_option):
+    for check in (
+        checks.mentions,
+        checks.same_shape,
+        checks.same_date_parts,
+        checks.name_part_in,
+        checks.echoes_option,
+    ):
         assert isinstance(check(text, answer), bool)
     assert isinstance(checks.mentions_any(text, others), bool)
     assert isinstance(checks.mentions_any_form(text, [answer, *others]), bool)
@@ -99,4 +142,4 @@ def test_the_string_checks_answer_any_text_without_raising(text, answer, others)
     assert isinstance(checks.talks_about_the_test(text), bool)
     assert sf.answer_kind(answer) in ("date", "number", "name", "other")
     for form in sf.find_forms(text, answer):
-        assert 0 <= form.start < form.end <= len(text) and text[form.start:form.end] == form.text
+        assert 0 <= form.start < form.end <= len(text) and text[form.start : form.end] == form.text

@@ -24,9 +24,17 @@ def test_processes_starting_together_share_one_store_and_experiment(tmp_path: Pa
     go = tmp_path / "go"
     env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"}
     (tmp_path / "mlruns").mkdir()
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(go)], env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, cwd=Path(__file__).parents[1])
-                for _ in range(4)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(go)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).parents[1],
+        )
+        for _ in range(4)
+    ]
     time.sleep(6)  # every child has imported what it needs and is waiting at the line
     go.touch()
     results = [child.communicate(timeout=120) for child in children]

@@ -30,6 +30,7 @@ def team_server(tmp_path, monkeypatch):
 @pytest.fixture
 def scripted(monkeypatch):
     """Generation roles and evaluation targets answer from a script (DummyLM); no model is loaded."""
+
     def build_lms(config, roles, optional=()):
         examples = runner.load_data(config).examples
         if config.task == "evaluate":
@@ -68,8 +69,17 @@ def test_machines_share_runs_through_a_postgres_backed_server(team_server, scrip
     database, artifacts = team_server
     models = {"pivot": {"name": "qwen2.5-0.5b"}, "judge": {"name": "qwen2.5-0.5b"}}
     swap = tmp_path / "swap.yaml"
-    swap.write_text(yaml.safe_dump({"name": "swap", "task": "answer_swap", "data": {"source": "nq", "limit": 3},
-                                    "models": models, "validation": {"calibration_controls": 0}}))
+    swap.write_text(
+        yaml.safe_dump(
+            {
+                "name": "swap",
+                "task": "answer_swap",
+                "data": {"source": "nq", "limit": 3},
+                "models": models,
+                "validation": {"calibration_controls": 0},
+            }
+        )
+    )
     on_machine(monkeypatch, tmp_path, "a")
     cli("run", str(swap))
     generated = only_run(tmp_path, "a")
@@ -78,9 +88,17 @@ def test_machines_share_runs_through_a_postgres_backed_server(team_server, scrip
 
     # b evaluates a's cases by run id: they come from the server
     evaluate = tmp_path / "eval.yaml"
-    evaluate.write_text(yaml.safe_dump({"name": "eval", "task": "evaluate", "data": {"source": f"run:{generated}"},
-                                        "models": {"targets": [{"name": "qwen2.5-0.5b"}]},
-                                        "options": {"settings": ["open_book"], "k_shots": 0}}))
+    evaluate.write_text(
+        yaml.safe_dump(
+            {
+                "name": "eval",
+                "task": "evaluate",
+                "data": {"source": f"run:{generated}"},
+                "models": {"targets": [{"name": "qwen2.5-0.5b"}]},
+                "options": {"settings": ["open_book"], "k_shots": 0},
+            }
+        )
+    )
     on_machine(monkeypatch, tmp_path, "b")
     cli("run", str(evaluate))
     evaluation = next(r for r in (tmp_path / "b" / "runs").iterdir() if r.name != generated).name
@@ -90,8 +108,11 @@ def test_machines_share_runs_through_a_postgres_backed_server(team_server, scrip
     # the runs are rows in PostgreSQL, their artifacts files behind the server, nested runs beside their parent
     [parent] = find_runs(evaluation)
     with psycopg.connect(database) as connection:
-        rows = connection.execute("SELECT r.status, r.experiment_id FROM runs r JOIN tags t ON t.run_uuid = r.run_uuid "
-                                  "WHERE t.key = 'reeval.run_id' AND t.value = %s", (evaluation,)).fetchall()
+        rows = connection.execute(
+            "SELECT r.status, r.experiment_id FROM runs r JOIN tags t ON t.run_uuid = r.run_uuid "
+            "WHERE t.key = 'reeval.run_id' AND t.value = %s",
+            (evaluation,),
+        ).fetchall()
     assert sorted(rows) == [("FINISHED", int(parent.info.experiment_id))] * 2  # the parent and its target's run
     assert parent.info.artifact_uri.startswith("mlflow-artifacts:/")
     logged = artifacts / parent.info.experiment_id / parent.info.run_id / "artifacts"

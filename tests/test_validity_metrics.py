@@ -64,11 +64,23 @@ def coverage_runs():
     for _ in range(reps):
         pop_preds, labelled, ratio_pop, ratio_lab, truth_rate, truth_ratio = _simulate(rng)
         ppi, classical = stratified_rate(labelled, pop_preds)
-        out["rate"].append((ppi.low <= truth_rate <= ppi.high, classical.low <= truth_rate <= classical.high,
-                            ppi.width, classical.width))
+        out["rate"].append(
+            (
+                ppi.low <= truth_rate <= ppi.high,
+                classical.low <= truth_rate <= classical.high,
+                ppi.width,
+                classical.width,
+            )
+        )
         ppi, classical = stratified_ratio(ratio_lab, ratio_pop)
-        out["ratio"].append((ppi.low <= truth_ratio <= ppi.high, classical.low <= truth_ratio <= classical.high,
-                             ppi.width, classical.width))
+        out["ratio"].append(
+            (
+                ppi.low <= truth_ratio <= ppi.high,
+                classical.low <= truth_ratio <= classical.high,
+                ppi.width,
+                classical.width,
+            )
+        )
     out["seconds"] = time.perf_counter() - started
     out["reps"] = reps
     return out
@@ -76,8 +88,12 @@ def coverage_runs():
 
 def _summary(rows):
     arr = np.asarray(rows, dtype=float)
-    return {"ppi_cover": arr[:, 0].mean(), "classical_cover": arr[:, 1].mean(),
-            "ppi_width": arr[:, 2].mean(), "classical_width": arr[:, 3].mean()}
+    return {
+        "ppi_cover": arr[:, 0].mean(),
+        "classical_cover": arr[:, 1].mean(),
+        "ppi_width": arr[:, 2].mean(),
+        "classical_width": arr[:, 3].mean(),
+    }
 
 
 def test_ppi_interval_of_the_valid_share_covers_about_95_percent(coverage_runs):
@@ -116,8 +132,12 @@ def test_a_constant_predictor_makes_ppi_the_classical_estimate():
 
 def test_recall_precision_and_kappa_weight_each_case_by_its_stratum():
     # Rejected cases are over-sampled (20 of 100) against accepted ones (10 of 100).
-    reviewed = ([("t/judge_accepted", True, True)] * 8 + [("t/judge_accepted", True, False)] * 2
-                + [("t/judge_rejected", False, True)] * 10 + [("t/judge_rejected", False, False)] * 10)
+    reviewed = (
+        [("t/judge_accepted", True, True)] * 8
+        + [("t/judge_accepted", True, False)] * 2
+        + [("t/judge_rejected", False, True)] * 10
+        + [("t/judge_rejected", False, False)] * 10
+    )
     out = judge_agreement(reviewed, {"t/judge_accepted": 100, "t/judge_rejected": 100}, n_resamples=200)
     # TP = 100*8/10 = 80, FP = 20, FN = 100*10/20 = 50, TN = 50
     assert out["precision"].estimate == pytest.approx(0.8)
@@ -128,8 +148,9 @@ def test_recall_precision_and_kappa_weight_each_case_by_its_stratum():
 
 def _population(n_acc=30, n_rej=30, p_valid=None):
     cases = [JudgedCase(f"a{i}", "t/judge_accepted", True, p_valid) for i in range(n_acc)]
-    cases += [JudgedCase(f"r{i}", "t/judge_rejected", False, None if p_valid is None else 1 - p_valid)
-              for i in range(n_rej)]
+    cases += [
+        JudgedCase(f"r{i}", "t/judge_rejected", False, None if p_valid is None else 1 - p_valid) for i in range(n_rej)
+    ]
     return cases
 
 
@@ -203,14 +224,16 @@ def test_attack_success_uses_the_target_outcome_on_every_accepted_case():
 def test_importing_ppi_py_does_not_silence_warnings():
     # ppi_py calls warnings.simplefilter("ignore") at import (a catch-all filter); a fresh
     # interpreter shows whether it leaks through our import. Re-executed unguarded, it does.
-    code = ("import importlib, warnings\n"
-            "def catch_all(): return any(f[0] == 'ignore' and f[1] is None and f[2] is Warning and f[3] is None"
-            " for f in warnings.filters)\n"
-            "from metrics.validity import _import_ppi\n"
-            "ppi_py = _import_ppi()\n"
-            "print(catch_all())\n"
-            "importlib.reload(ppi_py.ppi)\n"
-            "print(catch_all())\n")
+    code = (
+        "import importlib, warnings\n"
+        "def catch_all(): return any(f[0] == 'ignore' and f[1] is None and f[2] is Warning and f[3] is None"
+        " for f in warnings.filters)\n"
+        "from metrics.validity import _import_ppi\n"
+        "ppi_py = _import_ppi()\n"
+        "print(catch_all())\n"
+        "importlib.reload(ppi_py.ppi)\n"
+        "print(catch_all())\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["False", "True"], result.stderr[-1000:]
 

@@ -28,12 +28,25 @@ def _truly_valid(case_id: str) -> bool:
 
 
 def _case(case_id, status, judge=True, p_valid=None):
-    record = {"id": case_id, "seed_id": case_id, "task": "answer_swap", "status": status,
-              "question": f"who wrote play {case_id}", "context": "Hamlet is a tragedy by Christopher Marlowe.",
-              "answers": ["Christopher Marlowe"], "original_answers": ["William Shakespeare"]}
+    record = {
+        "id": case_id,
+        "seed_id": case_id,
+        "task": "answer_swap",
+        "status": status,
+        "question": f"who wrote play {case_id}",
+        "context": "Hamlet is a tragedy by Christopher Marlowe.",
+        "answers": ["Christopher Marlowe"],
+        "original_answers": ["William Shakespeare"],
+    }
     if judge:
-        record["judge"] = {"if": True, "if_reason": "", "only_if": status == "accepted", "only_if_reason": "",
-                           "judge": "qwen2.5-1.5b", **({"p_valid": p_valid} if p_valid is not None else {})}
+        record["judge"] = {
+            "if": True,
+            "if_reason": "",
+            "only_if": status == "accepted",
+            "only_if_reason": "",
+            "judge": "qwen2.5-1.5b",
+            **({"p_valid": p_valid} if p_valid is not None else {}),
+        }
     return record
 
 
@@ -68,8 +81,9 @@ def make_generation_run(root, *, reviews=True, p_valid=True, judged=True, run=RU
         strata["answer_swap/judge_rejected"] = {"population": REJECTED, "sampled": REVIEWED_REJ}
         cases += [{"id": i, "stratum": "answer_swap/judge_rejected"} for i in rej_ids]
     (store.dir / "review").mkdir(parents=True, exist_ok=True)
-    (store.dir / "review" / "sample.json").write_text(json.dumps(
-        {"run_id": run, "seed": 0, "size": len(cases), "strata": strata, "cases": cases}))
+    (store.dir / "review" / "sample.json").write_text(
+        json.dumps({"run_id": run, "seed": 0, "size": len(cases), "strata": strata, "cases": cases})
+    )
     reviewed = acc_ids + (rej_ids if judged else [])
     for annotator in ("alice", "bob", "carol"):
         rows = []
@@ -77,8 +91,15 @@ def make_generation_run(root, *, reviews=True, p_valid=True, judged=True, run=RU
             label = _truly_valid(case_id)
             if annotator == "carol" and case_id == "a1":
                 label = not label  # outvoted
-            rows.append({"id": case_id, "annotator": annotator, "verdict": "valid" if label else "invalid",
-                         "note": "", "at": "2026-01-01T00:00:00Z"})
+            rows.append(
+                {
+                    "id": case_id,
+                    "annotator": annotator,
+                    "verdict": "valid" if label else "invalid",
+                    "note": "",
+                    "at": "2026-01-01T00:00:00Z",
+                }
+            )
         _write_jsonl(store.dir / "review" / f"{annotator}.jsonl", rows)
     return store
 
@@ -88,11 +109,22 @@ def make_evaluate_run(root, run=RUN, eval_run=EVAL):
     store.write_config({"name": "evaluate", "task": "evaluate", "data": {"source": f"run:{run}"}})
     for i in range(ACCEPTED):
         case_id = f"a{i}"
-        base = {"case_id": case_id, "seed_id": case_id, "target": "qwen2.5-0.5b", "setting": "open_book",
-                "decoding": "greedy", "task": "answer_swap", "status": "ok"}
+        base = {
+            "case_id": case_id,
+            "seed_id": case_id,
+            "target": "qwen2.5-0.5b",
+            "setting": "open_book",
+            "decoding": "greedy",
+            "task": "answer_swap",
+            "status": "ok",
+        }
         fails = i % 3 == 0 if _truly_valid(case_id) else True
-        store.append([{**base, "id": f"{case_id}|o", "variant": "original", "task_correct": True},
-                      {**base, "id": f"{case_id}|p", "variant": "perturbed", "task_correct": not fails}])
+        store.append(
+            [
+                {**base, "id": f"{case_id}|o", "variant": "original", "task_correct": True},
+                {**base, "id": f"{case_id}|p", "variant": "perturbed", "task_correct": not fails},
+            ]
+        )
     store.close()
 
 
@@ -161,8 +193,10 @@ def test_reviews_of_an_unjudged_run_give_the_classical_share(runs):
 
 def test_reviews_outside_the_sample_are_left_out(runs):
     store = make_generation_run(runs)
-    _write_jsonl(store.dir / "review" / "dave.jsonl",
-                 [{"id": "a29", "annotator": "dave", "verdict": "invalid", "note": "", "at": "2026-01-01T00:00:00Z"}])
+    _write_jsonl(
+        store.dir / "review" / "dave.jsonl",
+        [{"id": "a29", "annotator": "dave", "verdict": "invalid", "note": "", "at": "2026-01-01T00:00:00Z"}],
+    )
     rv = run_validity(RUN)
     assert rv.figures.reviewed_n == REVIEWED_ACC + REVIEWED_REJ
     assert any("not in review/sample.json" in n for n in rv.notes)
@@ -194,11 +228,19 @@ def test_validity_command_prints_and_logs_to_the_latest_parent_run(runs, mlflow_
     setup_mlflow()
     metrics = MlflowClient().get_run(latest).data.metrics
     assert metrics["validity.reviewed_n"] == REVIEWED_ACC + REVIEWED_REJ
-    for key in ("validity.human_valid_rate", "validity.judge_precision", "validity.judge_recall",
-                "validity.judge_kappa", "validity.ppi.accepted_valid", "validity.ppi.accepted_valid.lo",
-                "validity.ppi.accepted_valid.hi", "validity.classical.accepted_valid.lo",
-                "validity.classical.accepted_valid.hi", "validity.ppi.attack_success.qwen2.5-0.5b.open_book.greedy",
-                "validity.ppi.attack_success.qwen2.5-0.5b.open_book.greedy.lo"):
+    for key in (
+        "validity.human_valid_rate",
+        "validity.judge_precision",
+        "validity.judge_recall",
+        "validity.judge_kappa",
+        "validity.ppi.accepted_valid",
+        "validity.ppi.accepted_valid.lo",
+        "validity.ppi.accepted_valid.hi",
+        "validity.classical.accepted_valid.lo",
+        "validity.classical.accepted_valid.hi",
+        "validity.ppi.attack_success.qwen2.5-0.5b.open_book.greedy",
+        "validity.ppi.attack_success.qwen2.5-0.5b.open_book.greedy.lo",
+    ):
         assert key in metrics, key
     assert metrics["validity.ppi.accepted_valid.lo"] <= metrics["validity.ppi.accepted_valid"]
     assert metrics["validity.judge_calibration_accuracy"] == pytest.approx(0.9)

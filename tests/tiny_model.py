@@ -24,11 +24,19 @@ def build_tiny_model(root: Path):
     hf = root / "hf"
     BertTokenizerFast(vocab_file=str(root / "vocab.txt")).save_pretrained(str(hf))
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=5 + len(WORDS), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)
+    config = BertConfig(
+        vocab_size=5 + len(WORDS),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     BertModel(config).save_pretrained(str(hf))
-    model = SentenceTransformer(modules=[models.Transformer(str(hf), max_seq_length=48),
-                                         models.Pooling(32, "mean"), models.Normalize()], device="cpu")
+    model = SentenceTransformer(
+        modules=[models.Transformer(str(hf), max_seq_length=48), models.Pooling(32, "mean"), models.Normalize()],
+        device="cpu",
+    )
     directory = root / "st"
     model.save(str(directory))
     return directory, model.encode(TEXTS, normalize_embeddings=True)

@@ -29,12 +29,17 @@ SERVER_BINARIES = ("initdb", "pg_ctl", "postgres")
 SUPERUSER = "reeval"  # the cluster's superuser, trusted on 127.0.0.1 and the private socket only
 # mlflow server on a machine without internet: litellm (imported for MLflow's job runner) deadlocks
 # fetching its price list; reeval needs no server-side jobs, and the server starts quicker without.
-SERVER_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
-              "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "1"}
+SERVER_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "DO_NOT_TRACK": "1",
+}
 
 
 def postgres_bindir() -> Path | None:
     """The newest Debian PostgreSQL's bin directory, else wherever PATH has pg_ctl (other systems)."""
+
     def version(folder: Path) -> tuple[int, ...]:
         return tuple(int(n) for n in re.findall(r"\d+", folder.parent.name))
 
@@ -56,8 +61,10 @@ def require_postgres() -> tuple[Path, pwd.struct_passwd | None]:
     except ImportError:
         reason = "the psycopg driver is not installed (pip install -e '.[dev]')"
     if reason is None and bindir is None:
-        reason = (f"no PostgreSQL server ({', '.join(SERVER_BINARIES)}) in {DEBIAN_ROOT}/*/bin or on PATH: "
-                  "scripts/install.sh installs Debian's postgresql")
+        reason = (
+            f"no PostgreSQL server ({', '.join(SERVER_BINARIES)}) in {DEBIAN_ROOT}/*/bin or on PATH: "
+            "scripts/install.sh installs Debian's postgresql"
+        )
     if reason is None and os.geteuid() == 0:
         try:
             account = pwd.getpwnam("postgres")
@@ -89,8 +96,9 @@ def postgres(bindir: Path, account: pwd.struct_passwd | None, database: str = "m
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(root)}
 
     def run(*args: str | Path) -> None:
-        done = subprocess.run([str(a) for a in args], cwd=root, env=env, capture_output=True, text=True, timeout=60,
-                              **_as(account))
+        done = subprocess.run(
+            [str(a) for a in args], cwd=root, env=env, capture_output=True, text=True, timeout=60, **_as(account)
+        )
         if done.returncode:
             tail = log.read_text()[-2000:] if log.exists() else ""
             raise RuntimeError(f"{Path(args[0]).name} failed ({done.returncode}): {done.stderr[-2000:]}{tail}")
@@ -99,18 +107,27 @@ def postgres(bindir: Path, account: pwd.struct_passwd | None, database: str = "m
         run(bindir / "initdb", "-D", data, "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
         port = free_port()
         # durability off: the cluster lives for one test
-        options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off -c synchronous_commit=off "
-                   "-c full_page_writes=off")
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off -c synchronous_commit=off "
+            "-c full_page_writes=off"
+        )
         run(bindir / "pg_ctl", "-D", data, "-l", log, "-o", options, "-w", "-t", "30", "start")
-        with psycopg.connect(f"postgresql://{SUPERUSER}@127.0.0.1:{port}/postgres", autocommit=True,
-                             connect_timeout=10) as connection:
+        with psycopg.connect(
+            f"postgresql://{SUPERUSER}@127.0.0.1:{port}/postgres", autocommit=True, connect_timeout=10
+        ) as connection:
             connection.execute(f'CREATE DATABASE "{database}"')
         yield f"postgresql://{SUPERUSER}@127.0.0.1:{port}/{database}"
     finally:
         pid_file = data / "postmaster.pid"
         if pid_file.exists():
-            subprocess.run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "-t", "20", "stop"],
-                           cwd=root, env=env, capture_output=True, timeout=40, **_as(account))
+            subprocess.run(
+                [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "-t", "20", "stop"],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                timeout=40,
+                **_as(account),
+            )
         if pid_file.exists():  # pg_ctl could not stop it: end the postmaster this test started
             try:
                 os.kill(int(pid_file.read_text().split()[0]), signal.SIGKILL)
@@ -133,9 +150,27 @@ def mlflow_server(backend_uri: str, artifacts: Path, timeout: float = 180.0):
     with open(log_path, "wb") as log:
         # its own process group: the uvicorn worker it spawns is ended with it
         server = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", backend_uri,
-             "--artifacts-destination", str(artifacts), "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "mlflow",
+                "server",
+                "--backend-store-uri",
+                backend_uri,
+                "--artifacts-destination",
+                str(artifacts),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + timeout
         while True:

@@ -33,17 +33,38 @@ class TargetAsker:
 
     def process(self, ask: Ask) -> dict:
         started = time.perf_counter()
-        record = {"id": ask.id, "target": ask.target, "setting": ask.setting, "decoding": ask.decoding,
-                  "demos": ask.demos, "question": ask.question, "context": ask.context}
+        record = {
+            "id": ask.id,
+            "target": ask.target,
+            "setting": ask.setting,
+            "decoding": ask.decoding,
+            "demos": ask.demos,
+            "question": ask.question,
+            "context": ask.context,
+        }
         config = dict(DECODINGS[ask.decoding])
         if ask.decoding == "sampled":
             config["rollout_id"] = self.target.config.seed
         try:
             with dspy.context(lm=self.target.lm, adapter=self.target.adapter()):
-                out = self.reader(ask.demos)(setting=READER_SETTING.get(ask.setting, ask.setting),
-                                             question=ask.question, context=ask.context, config=config)
+                out = self.reader(ask.demos)(
+                    setting=READER_SETTING.get(ask.setting, ask.setting),
+                    question=ask.question,
+                    context=ask.context,
+                    config=config,
+                )
         except Exception as exc:  # noqa: BLE001 - an unparsed or failed answer is that ask's error
-            return {**record, "prediction": None, "status": error_status(exc), "error": error_text(exc, 500),
-                    "seconds": round(time.perf_counter() - started, 3)}
-        return {**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok",
-                "seconds": round(time.perf_counter() - started, 3)}
+            return {
+                **record,
+                "prediction": None,
+                "status": error_status(exc),
+                "error": error_text(exc, 500),
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+        return {
+            **record,
+            "prediction": out.answer,
+            "reasoning": out.reasoning,
+            "status": "ok",
+            "seconds": round(time.perf_counter() - started, 3),
+        }

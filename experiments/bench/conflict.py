@@ -36,9 +36,11 @@ class TargetSeeds:
     def from_scan(cls, records: list[dict], order: list[str], options: KnowledgeConflict) -> TargetSeeds:
         by_id = {r["seed_id"]: r for r in records}
         scanned = [by_id[i] for i in order if i in by_id]
-        return cls(known=[r["seed_id"] for r in scanned if is_known(r)][: options.known_per_target],
-                   unknown=[r["seed_id"] for r in scanned if is_unknown(r)][: options.unknown_per_target],
-                   closed={r["seed_id"]: r.get("closed_answer", "") for r in scanned})
+        return cls(
+            known=[r["seed_id"] for r in scanned if is_known(r)][: options.known_per_target],
+            unknown=[r["seed_id"] for r in scanned if is_unknown(r)][: options.unknown_per_target],
+            closed={r["seed_id"]: r.get("closed_answer", "") for r in scanned},
+        )
 
 
 def seeds_to_generate(seeds: dict[str, TargetSeeds], order: list[str], control_seeds: int) -> dict[str, list[str]]:
@@ -51,12 +53,21 @@ def seeds_to_generate(seeds: dict[str, TargetSeeds], order: list[str], control_s
 
 def replay_records(examples: list[dspy.Example]) -> list[dict]:
     """Seed-selection records for generators that take every seed: no pivot answer was asked."""
-    return [{"question": e.question, "original_context": e.context, "pivot_closed_answer": "",
-             "pivot_open_answer": "", "status": "accepted"} for e in examples]
+    return [
+        {
+            "question": e.question,
+            "original_context": e.context,
+            "pivot_closed_answer": "",
+            "pivot_open_answer": "",
+            "status": "accepted",
+        }
+        for e in examples
+    ]
 
 
-def conflict_asks(cases: dict[str, list[dspy.Example]], seeds: dict[str, TargetSeeds], settings: list[str],
-                  book: DemoBook) -> tuple[dict[str, Ask], list[dict]]:
+def conflict_asks(
+    cases: dict[str, list[dspy.Example]], seeds: dict[str, TargetSeeds], settings: list[str], book: DemoBook
+) -> tuple[dict[str, Ask], list[dict]]:
     """Every target asked on the perturbed cases of its own seeds: the distinct asks and one use per
     (target, seed kind, task, setting, case)."""
     asks: dict[str, Ask] = {}
@@ -74,11 +85,21 @@ def conflict_asks(cases: dict[str, list[dspy.Example]], seeds: dict[str, TargetS
                         continue
                     ask = Ask(target, setting, "greedy", case.question, case.context, demos)
                     asks.setdefault(ask.id, ask)
-                    uses.append({"target": target, "seeds": kind, "task": task, "setting": setting,
-                                 "case_id": str(case.id), "seed_id": str(case.seed_id), "ask_id": ask.id,
-                                 "question": case.question, "evidence_answers": list(case.answers),
-                                 "original_answers": list(case.original_answers),
-                                 "closed_answer": own.closed.get(str(case.seed_id), "")})
+                    uses.append(
+                        {
+                            "target": target,
+                            "seeds": kind,
+                            "task": task,
+                            "setting": setting,
+                            "case_id": str(case.id),
+                            "seed_id": str(case.seed_id),
+                            "ask_id": ask.id,
+                            "question": case.question,
+                            "evidence_answers": list(case.answers),
+                            "original_answers": list(case.original_answers),
+                            "closed_answer": own.closed.get(str(case.seed_id), ""),
+                        }
+                    )
     return asks, uses
 
 

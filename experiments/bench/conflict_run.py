@@ -65,8 +65,7 @@ class ConflictRun:
     def __init__(self, bench):
         self.bench = bench
         self.options = kc = bench.options.knowledge_conflict
-        data = bench.config.data.model_copy(update={"source": kc.source, "split": kc.split, "limit": None,
-                                                    "offset": 0})
+        data = bench.config.data.model_copy(update={"source": kc.source, "split": kc.split, "limit": None, "offset": 0})
         self.data_config = data
         self.data = load_data(bench.config.model_copy(update={"data": data}))
         self.by_id = {str(e.id): e for e in self.data.examples}
@@ -80,8 +79,7 @@ class ConflictRun:
             records = self.scan(name, target)
             result.scans[name] = scan_summary(records, len(self.ordered))
             result.seeds[name] = TargetSeeds.from_scan(records, self.order, self.options)
-            logger.info("knowledge scan %s: %d rows, knows %d seeds", name, len(records),
-                        len(result.seeds[name].known))
+            logger.info("knowledge scan %s: %d rows, knows %d seeds", name, len(records), len(result.seeds[name].known))
         wanted = seeds_to_generate(result.seeds, self.order, self.options.control_seeds)
         cases = {}
         for task in CONFLICT_TASKS:
@@ -93,8 +91,9 @@ class ConflictRun:
                 result.validity[f"{task}.{pivot_name}"] = validity_figure(store.run_id, calibration)
                 cases[task].extend(accepted_cases(store))
             result.cases[task] = len(cases[task])
-        book = DemoBook({f"conflict.{t}": c for t, c in cases.items()}, self.bench.options.k_shots,
-                        self.bench.options.seed)
+        book = DemoBook(
+            {f"conflict.{t}": c for t, c in cases.items()}, self.bench.options.k_shots, self.bench.options.seed
+        )
         asks, uses = conflict_asks(cases, result.seeds, list(self.options.settings), book)
         answers = {}
         for name, target in self.bench.targets.items():
@@ -106,8 +105,9 @@ class ConflictRun:
     def scan(self, name: str, target) -> list[dict]:
         kc = self.options
         stage = f"knowledge.{name}"
-        inputs = digest([VERSION, READER_VERSION, self.data.sha256, self.order, kc.known_per_target, kc.table_rows,
-                         kc.block])
+        inputs = digest(
+            [VERSION, READER_VERSION, self.data.sha256, self.order, kc.known_per_target, kc.table_rows, kc.block]
+        )
         self.bench.stages.run(stage, inputs, partial(self._scan_stage, stage=stage, target=target))
         return self.bench.stages.store(stage).records()
 
@@ -117,8 +117,9 @@ class ConflictRun:
         upto, records, new = 0, [], 0
         while upto < len(self.ordered):
             upto = min(len(self.ordered), max(upto + kc.block, kc.table_rows))
-            records, done_now = run_cases(probe, self.ordered[:upto], store, b.loop_config(stage), b.retry_errors,
-                                          b.progress)
+            records, done_now = run_cases(
+                probe, self.ordered[:upto], store, b.loop_config(stage), b.retry_errors, b.progress
+            )
             new += done_now
             if sum(is_known(r) for r in records) >= kc.known_per_target:
                 break
@@ -129,17 +130,31 @@ class ConflictRun:
         stage = f"conflict.generate.{task}.{pivot_name}"
         options = {**self.options.generators.get(task, {}), "seeds": "all"}
         inputs = digest([[e.id for e in examples], options, program_version(task), b.judge_params])
-        b.stages.run(stage, inputs, partial(b._generate_stage, stage=stage, task=task, pivot=pivot, options=options,
-                                            replay=replay_records(examples), examples=examples,
-                                            data=self.data_config))
+        b.stages.run(
+            stage,
+            inputs,
+            partial(
+                b._generate_stage,
+                stage=stage,
+                task=task,
+                pivot=pivot,
+                options=options,
+                replay=replay_records(examples),
+                examples=examples,
+                data=self.data_config,
+            ),
+        )
         return stage
 
     def evaluate(self, name: str, target, book: DemoBook, asks: list) -> dict[str, dict]:
         b = self.bench
         stage = f"conflict.evaluate.{name}"
         asks = sorted(asks, key=lambda a: a.id)
-        b.stages.run(stage, digest([READER_VERSION, *(a.id for a in asks)]),
-                     partial(b._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks))
+        b.stages.run(
+            stage,
+            digest([READER_VERSION, *(a.id for a in asks)]),
+            partial(b._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks),
+        )
         return {r["id"]: r for r in b.stages.store(stage).records()}
 
 
@@ -153,42 +168,88 @@ def conflict_sections(result: ConflictResult) -> list:
     """The report's part: each target's scan, the memory / evidence / other table, the cases' validity."""
     scan_rows = []
     for target, s in result.scans.items():
-        scan_rows.append([target, f"{int(s['rows_scanned'])} of {int(s['rows_available'])}",
-                          f"{s['closed_book_accuracy']:.3f}", str(int(s["known"])),
-                          str(len(result.seeds[target].unknown)),
-                          " / ".join(str(int(s.get(f"table.{c}", 0))) for c in (
-                              "open_correct__closed_correct", "open_correct__closed_wrong",
-                              "open_wrong__closed_correct", "open_wrong__closed_wrong")),
-                          str(int(s["table_rows"]))])
-    table_rows = [[r["target"], r["task"].replace("_", " "), r["seeds"], r["setting"], str(r["n"]),
-                   _share(r, "evidence"), _share(r, "memory"), _share(r, "other"), str(r["no_conflict"]),
-                   str(r["errors"])] for r in result.rows]
-    validity_rows = [[key, str(int(result.generation[key].get("cases_accepted", 0))),
-                      str(int(result.generation[key].get("seeds_selected", 0))), figure]
-                     for key, figure in result.validity.items()]
+        scan_rows.append(
+            [
+                target,
+                f"{int(s['rows_scanned'])} of {int(s['rows_available'])}",
+                f"{s['closed_book_accuracy']:.3f}",
+                str(int(s["known"])),
+                str(len(result.seeds[target].unknown)),
+                " / ".join(
+                    str(int(s.get(f"table.{c}", 0)))
+                    for c in (
+                        "open_correct__closed_correct",
+                        "open_correct__closed_wrong",
+                        "open_wrong__closed_correct",
+                        "open_wrong__closed_wrong",
+                    )
+                ),
+                str(int(s["table_rows"])),
+            ]
+        )
+    table_rows = [
+        [
+            r["target"],
+            r["task"].replace("_", " "),
+            r["seeds"],
+            r["setting"],
+            str(r["n"]),
+            _share(r, "evidence"),
+            _share(r, "memory"),
+            _share(r, "other"),
+            str(r["no_conflict"]),
+            str(r["errors"]),
+        ]
+        for r in result.rows
+    ]
+    validity_rows = [
+        [
+            key,
+            str(int(result.generation[key].get("cases_accepted", 0))),
+            str(int(result.generation[key].get("seeds_selected", 0))),
+            figure,
+        ]
+        for key, figure in result.validity.items()
+    ]
     return [
-        Section("Knowledge conflict: what each target knows", [
-            "target", "rows scanned", "closed-book accuracy", "known seeds", "comparison seeds",
-            "4-way table of the table rows: OC·CC / OC·CW / OW·CC / OW·CW", "table rows"], scan_rows,
+        Section(
+            "Knowledge conflict: what each target knows",
+            [
+                "target",
+                "rows scanned",
+                "closed-book accuracy",
+                "known seeds",
+                "comparison seeds",
+                "4-way table of the table rows: OC·CC / OC·CW / OW·CC / OW·CW",
+                "table rows",
+            ],
+            scan_rows,
             note="Each target asked closed-book on held-out rows in one shuffled order until it knew enough seeds; "
-                 "known = right closed-book (strict match) and open-book. The 4-way table covers the first rows "
-                 "of the order, asked both ways (O = open-book, C = closed-book, C = correct, W = wrong)."),
-        Section("Knowledge conflict: memory or evidence", [
-            "target", "task", "seeds", "setting", "n", "evidence", "memory", "other", "no conflict", "errors"],
+            "known = right closed-book (strict match) and open-book. The 4-way table covers the first rows "
+            "of the order, asked both ways (O = open-book, C = closed-book, C = correct, W = wrong).",
+        ),
+        Section(
+            "Knowledge conflict: memory or evidence",
+            ["target", "task", "seeds", "setting", "n", "evidence", "memory", "other", "no conflict", "errors"],
             table_rows,
             note="Answers to perturbed evidence: the answer the evidence states, the target's own closed-book "
-                 "answer (memory), or neither. Shares with 95% Wilson intervals. Known seeds: the target answers "
-                 "them right from memory; unknown: only from the evidence. Context enriching keeps the original "
-                 "answer (the control): its 'evidence' share is the answer surviving the added text."),
+            "answer (memory), or neither. Shares with 95% Wilson intervals. Known seeds: the target answers "
+            "them right from memory; unknown: only from the evidence. Context enriching keeps the original "
+            "answer (the control): its 'evidence' share is the answer surviving the added text.",
+        ),
         Section("Knowledge conflict: the cases", ["stage", "accepted", "seeds", "validity"], validity_rows),
     ]
 
 
 def write_conflict_files(out_dir, result: ConflictResult) -> None:
     """conflict.json (scans and table) and conflict_answers.jsonl (every classified answer) beside the report."""
-    payload = {"scans": result.scans, "seeds": {t: {"known": len(s.known), "unknown": len(s.unknown)}
-                                                for t, s in result.seeds.items()},
-               "cases": result.cases, "validity": result.validity, "table": result.rows}
+    payload = {
+        "scans": result.scans,
+        "seeds": {t: {"known": len(s.known), "unknown": len(s.unknown)} for t, s in result.seeds.items()},
+        "cases": result.cases,
+        "validity": result.validity,
+        "table": result.rows,
+    }
     (out_dir / "conflict.json").write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
     with open(out_dir / "conflict_answers.jsonl", "w", encoding="utf-8") as handle:
         for record in result.records:

@@ -45,9 +45,12 @@ class DemoBook:
                 if not chosen:
                     continue
                 for kind, demos in (
-                        ("clean", [_demo(c.original_context, c.question, (list(c.original_answers) or [""])[0])
-                                   for c in chosen]),
-                        ("adversarial", [_demo(c.context, c.question, (list(c.answers) or [""])[0]) for c in chosen])):
+                    (
+                        "clean",
+                        [_demo(c.original_context, c.question, (list(c.original_answers) or [""])[0]) for c in chosen],
+                    ),
+                    ("adversarial", [_demo(c.context, c.question, (list(c.answers) or [""])[0]) for c in chosen]),
+                ):
                     # Named by content: the same demonstrations (clean ones drawn for two tasks from one seed)
                     # make the same asks, and cases made again make new ones.
                     blob = "\x00".join(f"{d.question}\x00{d.context}\x00{d.answer}" for d in demos)

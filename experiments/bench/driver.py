@@ -64,8 +64,10 @@ def check_config(config: ExperimentConfig) -> None:
     _pivot_configs(config)
     if config.run.executor != "local":
         # the stages map their cases in this process; a Ray pool per stage is not built yet
-        raise BenchConfigError("run.executor: the bench runs its stages with the local executor; "
-                               "remove `executor: ray` (run.threads and run.local_contexts parallelise it)")
+        raise BenchConfigError(
+            "run.executor: the bench runs its stages with the local executor; "
+            "remove `executor: ray` (run.threads and run.local_contexts parallelise it)"
+        )
 
 
 def _errors(records: list[dict]) -> int:
@@ -82,11 +84,13 @@ class Bench:
         self.store = RunStore(run_id)
         self.seeded = [t for t in options.tasks if t in SEEDED_TASKS]
         cf = options.counterfactual_data
-        self.cf_data = DataConfig(source=cf.source, limit=cf.limit if cf.limit is not None else config.data.limit,
-                                  offset=cf.offset)
+        self.cf_data = DataConfig(
+            source=cf.source, limit=cf.limit if cf.limit is not None else config.data.limit, offset=cf.offset
+        )
         self.nq = load_data(config) if self.seeded else None
-        self.arc = (load_data(config.model_copy(update={"data": self.cf_data}))
-                    if "counterfactual" in options.tasks else None)
+        self.arc = (
+            load_data(config.model_copy(update={"data": self.cf_data})) if "counterfactual" in options.tasks else None
+        )
         for name, data in (("data", self.nq), ("options.counterfactual_data", self.arc)):
             if data is not None and not data.examples:
                 raise BenchConfigError(f"{name}: no cases left to run (filter counts: {data.filter_counts})")
@@ -102,9 +106,11 @@ class Bench:
 
     @property
     def labelled(self) -> dict:
-        return {**{f"pivot/{n}": lm for n, lm in self.pivots.items()},
-                **({"judge": self.judge_lm} if self.judge_lm else {}),
-                **{f"target/{n}": lm for n, lm in self.targets.items()}}
+        return {
+            **{f"pivot/{n}": lm for n, lm in self.pivots.items()},
+            **({"judge": self.judge_lm} if self.judge_lm else {}),
+            **{f"target/{n}": lm for n, lm in self.targets.items()},
+        }
 
     def data_of(self, task: str):
         return self.arc if task == "counterfactual" else self.nq
@@ -121,8 +127,14 @@ class Bench:
             return {}
 
         def work(store: RunStore) -> dict[str, float]:
-            metrics = calibrate(self.judge_lm, self.judge, v.calibration_controls, v.min_judge_accuracy,
-                                v.calibration_source, self.progress)
+            metrics = calibrate(
+                self.judge_lm,
+                self.judge,
+                v.calibration_controls,
+                v.min_judge_accuracy,
+                v.calibration_source,
+                self.progress,
+            )
             return {**metrics, "items": sum(v for k, v in metrics.items() if k.endswith(".n"))}
 
         return self.stages.run("calibration", digest([v.calibration_controls, v.calibration_source]), work)
@@ -132,16 +144,23 @@ class Bench:
         out: dict[str, list[dict]] = {}
         for name, pivot in self.pivots.items() if self.seeded else ():
             stage = f"seeds.{name}"
-            self.stages.run(stage, digest([e.id for e in self.nq.examples]),
-                            partial(self._seeds_stage, stage=stage, pivot=pivot))
+            self.stages.run(
+                stage, digest([e.id for e in self.nq.examples]), partial(self._seeds_stage, stage=stage, pivot=pivot)
+            )
             out[name] = self.stages.store(stage).records()
         return out
 
     def _seeds_stage(self, store: RunStore, *, stage: str, pivot) -> dict[str, float]:
-        records, new = run_cases(SeedStage(pivot), self.nq.examples, store, self.loop_config(stage),
-                                 self.retry_errors, self.progress)
-        return {"items": len(records), "new_items": new, "seeds": len(records), "errors": _errors(records),
-                "seeds_open_correct": sum(bool(r.get("open_correct")) for r in records)}
+        records, new = run_cases(
+            SeedStage(pivot), self.nq.examples, store, self.loop_config(stage), self.retry_errors, self.progress
+        )
+        return {
+            "items": len(records),
+            "new_items": new,
+            "seeds": len(records),
+            "errors": _errors(records),
+            "seeds_open_correct": sum(bool(r.get("open_correct")) for r in records),
+        }
 
     def generate(self, seeds: dict[str, list[dict]], calibration: dict[str, float]):
         """Every generator with every pivot: accepted cases per task, each stage's metrics and validity."""
@@ -153,23 +172,48 @@ class Bench:
             for name, pivot in self.pivots.items():
                 stage = f"generate.{task}.{name}"
                 replay = seeds.get(name) if task in SEEDED_TASKS else None
-                inputs = digest([[e.id for e in self.data_of(task).examples], options,
-                                 [[r["id"], r["status"]] for r in replay or []],
-                                 program_version(task), self.judge_params])
-                metrics[(task, name)] = self.stages.run(stage, inputs, partial(
-                    self._generate_stage, stage=stage, task=task, pivot=pivot, options=options, replay=replay))
+                inputs = digest(
+                    [
+                        [e.id for e in self.data_of(task).examples],
+                        options,
+                        [[r["id"], r["status"]] for r in replay or []],
+                        program_version(task),
+                        self.judge_params,
+                    ]
+                )
+                metrics[(task, name)] = self.stages.run(
+                    stage,
+                    inputs,
+                    partial(self._generate_stage, stage=stage, task=task, pivot=pivot, options=options, replay=replay),
+                )
                 store = self.stages.store(stage)
                 validity[(task, name)] = validity_figure(store.run_id, calibration)
                 cases.setdefault(task, []).extend(accepted_cases(store))
         return cases, metrics, validity
 
-    def _generate_stage(self, store: RunStore, *, stage: str, task: str, pivot, options: dict,
-                        replay: list[dict] | None, examples: list | None = None, data=None) -> dict[str, float]:
+    def _generate_stage(
+        self,
+        store: RunStore,
+        *,
+        stage: str,
+        task: str,
+        pivot,
+        options: dict,
+        replay: list[dict] | None,
+        examples: list | None = None,
+        data=None,
+    ) -> dict[str, float]:
         data = data or (self.cf_data if task == "counterfactual" else self.config.data)
         store.write_config(stage_config(self.config, task, data, pivot.config, options).model_dump(mode="json"))
         generator = build_task(task, pivot, self.judge_lm, self.judge, options, replay)
-        records, new = run_cases(generator, self.data_of(task).examples if examples is None else examples, store,
-                                 self.loop_config(stage), self.retry_errors, self.progress)
+        records, new = run_cases(
+            generator,
+            self.data_of(task).examples if examples is None else examples,
+            store,
+            self.loop_config(stage),
+            self.retry_errors,
+            self.progress,
+        )
         tracking.log_programs(generator.programs(), {"": pivot.adapter()})
         return {**generation_metrics(generator, records), "items": len(records), "new_items": new}
 
@@ -178,16 +222,21 @@ class Bench:
         answers: dict[str, dict] = {}
         for name, target in self.targets.items():
             stage, asks = f"evaluate.{name}", the_plan.asks_for(name)
-            self.stages.run(stage, digest([READER_VERSION, *(a.id for a in asks)]), partial(
-                self._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks))
+            self.stages.run(
+                stage,
+                digest([READER_VERSION, *(a.id for a in asks)]),
+                partial(self._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks),
+            )
             answers.update({r["id"]: r for r in self.stages.store(stage).records()})
         return answers
 
     def _evaluate_stage(self, store: RunStore, *, stage: str, asker: TargetAsker, asks: list) -> dict[str, float]:
         records, new = run_cases(asker, asks, store, self.loop_config(stage), self.retry_errors, self.progress)
         if asker.readers:
-            tracking.log_programs({f"reader.{k or 'zero_shot'}".replace(":", "_"): r for k, r in asker.readers.items()},
-                                  {"": asker.target.adapter()})
+            tracking.log_programs(
+                {f"reader.{k or 'zero_shot'}".replace(":", "_"): r for k, r in asker.readers.items()},
+                {"": asker.target.adapter()},
+            )
         return {"items": len(records), "new_items": new, "asks": len(asks), "errors": _errors(records)}
 
     # -- the whole run --------------------------------------------------------------------------------
@@ -207,8 +256,9 @@ class Bench:
             the_plan = plan(cases, self.options, list(self.targets), book)
             records = evaluation_records(the_plan, self.evaluate(the_plan, book))
             conflict = ConflictRun(self).run(calibration) if self.options.knowledge_conflict.enabled else None
-            metrics, report = self._report(records, the_plan, cases, generation, validity,
-                                           time.perf_counter() - started, conflict)
+            metrics, report = self._report(
+                records, the_plan, cases, generation, validity, time.perf_counter() - started, conflict
+            )
             mlflow.log_metrics(clean_metrics({**metrics, **report.metrics}))
             mlflow.log_artifacts(str(report.dir), artifact_path="report")
             mlflow.log_artifact(str(self.store.dir / "stages.json"), artifact_path="stages")
@@ -222,8 +272,10 @@ class Bench:
         tracking.log_params(tracking.flatten(resolved))
         mlflow.log_dict(resolved, "config.json")
         mlflow.log_dict({label: lm.identity() for label, lm in self.labelled.items()}, "models.json")
-        for label, source, data in (("seeds", self.config.data.source, self.nq),
-                                    ("counterfactual", self.cf_data.source, self.arc)):
+        for label, source, data in (
+            ("seeds", self.config.data.source, self.nq),
+            ("counterfactual", self.cf_data.source, self.arc),
+        ):
             if data is not None:
                 tracking.log_dataset(data.examples, source, str(data.path), data.sha256, label)
         if self.judge_params is not None:
@@ -236,40 +288,73 @@ class Bench:
         seed_calls = sum(m.get("lm.calls", 0.0) for s, m in stage_metrics.items() if s.startswith("seeds."))
         n_seeds = len(self.nq.examples) if self.nq is not None else 0
         sharing = {
-            "seeds": {"calls": seed_calls, "seeds": n_seeds, "pivots": len(self.pivots),
-                      "per_seed": seed_calls / max(1, n_seeds * len(self.pivots)), "generators": len(self.seeded),
-                      "saved": seed_calls * (len(self.seeded) - 1)} if self.seeded else None,
-            "asks": the_plan.counts(), "skipped": the_plan.skipped,
+            "seeds": {
+                "calls": seed_calls,
+                "seeds": n_seeds,
+                "pivots": len(self.pivots),
+                "per_seed": seed_calls / max(1, n_seeds * len(self.pivots)),
+                "generators": len(self.seeded),
+                "saved": seed_calls * (len(self.seeded) - 1),
+            }
+            if self.seeded
+            else None,
+            "asks": the_plan.counts(),
+            "skipped": the_plan.skipped,
         }
         metrics = {
-            "wall_seconds": seconds, "stages_run": len(ran_now), "stages_reused": len(ran) - len(ran_now),
+            "wall_seconds": seconds,
+            "stages_run": len(ran_now),
+            "stages_reused": len(ran) - len(ran_now),
             "lm.calls": sum(stage_metrics[s].get("lm.calls", 0.0) for s in ran_now),
             "lm.calls_all_stages": sum(m.get("lm.calls", 0.0) for m in stage_metrics.values()),
             "lm.seconds_all_stages": sum(m.get("lm.seconds", 0.0) for m in stage_metrics.values()),
-            "evaluations": len(records), "target_asks": len(the_plan.asks),
+            "evaluations": len(records),
+            "target_asks": len(the_plan.asks),
             "target_calls_saved_by_sharing": sharing["asks"]["saved"],
             "new_items": sum(stage_metrics[s].get("new_items", 0) for s in ran_now),
         }
         if sharing["seeds"]:
-            metrics.update({"seed_selection.calls": seed_calls,
-                            "seed_selection.calls_per_seed": sharing["seeds"]["per_seed"],
-                            "seed_selection.calls_saved_by_sharing": sharing["seeds"]["saved"]})
-        info = task_rows(self.options.tasks, list(self.pivots),
-                         {t: len(self.data_of(t).examples) for t in self.options.tasks}, generation,
-                         {t: len(c) for t, c in cases.items()}, validity)
+            metrics.update(
+                {
+                    "seed_selection.calls": seed_calls,
+                    "seed_selection.calls_per_seed": sharing["seeds"]["per_seed"],
+                    "seed_selection.calls_saved_by_sharing": sharing["seeds"]["saved"],
+                }
+            )
+        info = task_rows(
+            self.options.tasks,
+            list(self.pivots),
+            {t: len(self.data_of(t).examples) for t in self.options.tasks},
+            generation,
+            {t: len(c) for t, c in cases.items()},
+            validity,
+        )
         report: BenchReport = write_bench_report(
-            self.store.dir / "report", records, tasks=self.options.tasks, targets=list(self.targets),
-            headline=self.options.headline, tasks_info=info, stages=stage_rows(stage_metrics, ran), sharing=sharing,
+            self.store.dir / "report",
+            records,
+            tasks=self.options.tasks,
+            targets=list(self.targets),
+            headline=self.options.headline,
+            tasks_info=info,
+            stages=stage_rows(stage_metrics, ran),
+            sharing=sharing,
             run_info={"run_id": self.run_id, "config": self.config.name, **tracking.git_state()},
-            extra_sections=conflict_sections(conflict) if conflict else ())
+            extra_sections=conflict_sections(conflict) if conflict else (),
+        )
         if conflict is not None:
             metrics.update(conflict.metrics())
             write_conflict_files(report.dir, conflict)
         return metrics, report
 
 
-def run_bench(config: ExperimentConfig, *, run_id: str | None = None, fresh: bool = False,
-              retry_errors: bool = False, progress: bool = True):
+def run_bench(
+    config: ExperimentConfig,
+    *,
+    run_id: str | None = None,
+    fresh: bool = False,
+    retry_errors: bool = False,
+    progress: bool = True,
+):
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():

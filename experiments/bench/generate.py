@@ -16,9 +16,15 @@ from programs import answer_swap, context_enrich, faitheval, sentences
 
 def stage_config(config: ExperimentConfig, task: str, data, pivot, options: dict) -> ExperimentConfig:
     """The single-task config this stage's cases are equivalent to."""
-    return ExperimentConfig(name=f"{config.name}.{task}", task=task, data=data,
-                            models=ModelsConfig(pivot=pivot, judge=config.models.judge), run=config.run,
-                            validation=config.validation, options=options)
+    return ExperimentConfig(
+        name=f"{config.name}.{task}",
+        task=task,
+        data=data,
+        models=ModelsConfig(pivot=pivot, judge=config.models.judge),
+        run=config.run,
+        validation=config.validation,
+        options=options,
+    )
 
 
 def build_task(task: str, pivot, judge_lm, judge, options: dict, seed_records: list[dict] | None):

@@ -48,20 +48,35 @@ class KnowledgeProbe:
     def process(self, example: dspy.Example) -> dict:
         started = time.perf_counter()
         name = self.asker.target.config.name
-        record = {"id": example.id, "seed_id": example.id, "target": name, "question": example.question,
-                  "answers": list(example.answers), "in_table": example.id in self.table_ids}
+        record = {
+            "id": example.id,
+            "seed_id": example.id,
+            "target": name,
+            "question": example.question,
+            "answers": list(example.answers),
+            "in_table": example.id in self.table_ids,
+        }
         closed = self.asker.process(Ask(name, "closed_book", "greedy", example.question, ""))
         if closed["status"] != "ok":
-            return {**record, "status": closed["status"], "error": closed.get("error", ""),
-                    "seconds": round(time.perf_counter() - started, 3)}
+            return {
+                **record,
+                "status": closed["status"],
+                "error": closed.get("error", ""),
+                "seconds": round(time.perf_counter() - started, 3),
+            }
         record.update(closed_answer=closed["prediction"], closed_correct=knows(closed["prediction"], example.answers))
         if record["closed_correct"] or record["in_table"]:
             opened = self.asker.process(Ask(name, "open_book", "greedy", example.question, example.context))
             if opened["status"] != "ok":
-                return {**record, "status": opened["status"], "error": opened.get("error", ""),
-                        "seconds": round(time.perf_counter() - started, 3)}
-            record.update(open_answer=opened["prediction"],
-                          open_correct=is_correct(opened["prediction"], example.answers))
+                return {
+                    **record,
+                    "status": opened["status"],
+                    "error": opened.get("error", ""),
+                    "seconds": round(time.perf_counter() - started, 3),
+                }
+            record.update(
+                open_answer=opened["prediction"], open_correct=is_correct(opened["prediction"], example.answers)
+            )
         return {**record, "status": "ok", "seconds": round(time.perf_counter() - started, 3)}
 
 
@@ -72,8 +87,12 @@ def is_known(record: dict) -> bool:
 
 def is_unknown(record: dict) -> bool:
     """The comparison seeds: read right from the evidence, not known from memory (4-way-table rows only)."""
-    return (record.get("status") == "ok" and record.get("in_table") and not record.get("closed_correct")
-            and bool(record.get("open_correct")))
+    return (
+        record.get("status") == "ok"
+        and record.get("in_table")
+        and not record.get("closed_correct")
+        and bool(record.get("open_correct"))
+    )
 
 
 def scan_summary(records: list[dict], rows_available: int) -> dict[str, float]:
@@ -81,11 +100,14 @@ def scan_summary(records: list[dict], rows_available: int) -> dict[str, float]:
     the table rows, and how many seeds it knows."""
     ok = [r for r in records if r.get("status") == "ok"]
     table = seed_table({**r, "status": "accepted"} for r in ok if r.get("in_table"))
-    out = {"rows_scanned": float(len(records)), "rows_available": float(rows_available),
-           "errors": float(len(records) - len(ok)),
-           "closed_correct": float(sum(bool(r.get("closed_correct")) for r in ok)),
-           "closed_book_accuracy": sum(bool(r.get("closed_correct")) for r in ok) / len(ok) if ok else float("nan"),
-           "known": float(sum(is_known(r) for r in ok)),
-           "table_rows": float(sum(1 for r in ok if r.get("in_table")))}
+    out = {
+        "rows_scanned": float(len(records)),
+        "rows_available": float(rows_available),
+        "errors": float(len(records) - len(ok)),
+        "closed_correct": float(sum(bool(r.get("closed_correct")) for r in ok)),
+        "closed_book_accuracy": sum(bool(r.get("closed_correct")) for r in ok) / len(ok) if ok else float("nan"),
+        "known": float(sum(is_known(r) for r in ok)),
+        "table_rows": float(sum(1 for r in ok if r.get("in_table"))),
+    }
     out.update({f"table.{cell}": float(n) for cell, n in table.items() if cell != "errors"})
     return out

@@ -11,8 +11,9 @@ from experiments.data import resolve_dataset
 from experiments.tasks import TASKS as REGISTRY
 
 Task = Literal["answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual"]
-Setting = Literal["closed_book", "open_book", "opinion", "cot", "task_instruction", "few_shot_clean",
-                  "few_shot_adversarial"]
+Setting = Literal[
+    "closed_book", "open_book", "opinion", "cot", "task_instruction", "few_shot_clean", "few_shot_adversarial"
+]
 
 TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual")
 # Generators that perturb NQ seeds: they share one seed selection per seed and pivot.
@@ -48,21 +49,30 @@ class KnowledgeConflict(BaseModel):
     enabled: bool = Field(False, description="scan each target's knowledge and run the conflict experiment")
     source: str = Field("nq", description="QA rows scanned (a shipped name with a declared split)")
     split: Literal["all", "development", "held_out"] = Field(
-        "held_out", description="rows of the source scanned (experiments/splits.py)")
+        "held_out", description="rows of the source scanned (experiments/splits.py)"
+    )
     known_per_target: int = Field(250, ge=1, description="a target's scan stops once it knows this many seeds")
     max_rows: int | None = Field(None, ge=1, description="rows a scan may ask at most (default: all of the split)")
     block: int = Field(200, ge=1, description="rows scanned between two looks at the known count")
-    table_rows: int = Field(200, ge=0, description="the first rows of the scan order, asked open-book too: "
-                            "their full 4-way table, and the unknown seeds")
-    unknown_per_target: int = Field(50, ge=0, description="seeds a target reads right but does not know, "
-                                    "perturbed as the comparison")
+    table_rows: int = Field(
+        200,
+        ge=0,
+        description="the first rows of the scan order, asked open-book too: "
+        "their full 4-way table, and the unknown seeds",
+    )
+    unknown_per_target: int = Field(
+        50, ge=0, description="seeds a target reads right but does not know, perturbed as the comparison"
+    )
     control_seeds: int = Field(40, ge=0, description="known seeds per target also context-enriched (the control)")
-    settings: list[Setting] = Field(default_factory=lambda: list(CONFLICT_SETTINGS),
-                                    description="prompt settings every target answers its perturbed cases in")
+    settings: list[Setting] = Field(
+        default_factory=lambda: list(CONFLICT_SETTINGS),
+        description="prompt settings every target answers its perturbed cases in",
+    )
     seed: int = Field(0, description="the scan order")
     generators: dict[str, dict] = Field(
         default_factory=lambda: {"answer_swap": {"max_attempts": 3}, "context_enrich": {"k": 3, "lm_merge": False}},
-        description="answer_swap and context_enrich options (seeds: all is forced)")
+        description="answer_swap and context_enrich options (seeds: all is forced)",
+    )
 
     @field_validator("generators")
     @classmethod
@@ -94,18 +104,22 @@ class BenchOptions(BaseModel):
     tasks: list[Task] = Field(list(TASKS), description="generators to run (NQ seeds; counterfactual on ARC)")
     counterfactual_data: CounterfactualData = CounterfactualData()
     generators: dict[Task, dict[str, Any]] = Field(
-        default_factory=dict, description="each generator's own options, as in its single-task config")
+        default_factory=dict, description="each generator's own options, as in its single-task config"
+    )
     settings: dict[Task, list[Setting]] = Field(
         default_factory=lambda: {k: list(v) for k, v in PAPER_SETTINGS.items()},
-        description="per task: prompt settings its cases and their originals are put to, greedy")
+        description="per task: prompt settings its cases and their originals are put to, greedy",
+    )
     sampled: dict[Task, list[Setting]] = Field(
         default_factory=lambda: {k: list(v) for k, v in PAPER_SAMPLED.items()},
-        description="per task: settings asked again with sampled decoding (temperature 0.3, top-p 0.9)")
+        description="per task: settings asked again with sampled decoding (temperature 0.3, top-p 0.9)",
+    )
     headline: Setting = Field("open_book", description="the setting of the main table, transfer matrix and ranks")
     k_shots: int = Field(2, ge=1, description="demonstrations in the few-shot settings")
     seed: int = Field(0, description="draws the demonstrations")
     knowledge_conflict: KnowledgeConflict = Field(
-        KnowledgeConflict(), description="answer swaps on seeds each target knows (experiments/bench/conflict.py)")
+        KnowledgeConflict(), description="answer swaps on seeds each target knows (experiments/bench/conflict.py)"
+    )
 
     @field_validator("tasks")
     @classmethod
@@ -121,13 +135,16 @@ class BenchOptions(BaseModel):
             try:
                 REGISTRY[task].Options.model_validate(options)
             except ValidationError as exc:
-                problems += [f"options.generators.{task}.{'.'.join(map(str, e['loc']))}: {e['msg']}"
-                             for e in exc.errors()]
+                problems += [
+                    f"options.generators.{task}.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+                ]
         for field in ("settings", "sampled"):
             for task, settings in getattr(self, field).items():
                 if task == "counterfactual" and set(settings) & set(FEW_SHOT):
-                    problems.append(f"options.{field}.counterfactual: few-shot settings need an open-book original; "
-                                    "counterfactual cases have a closed-book twin instead")
+                    problems.append(
+                        f"options.{field}.counterfactual: few-shot settings need an open-book original; "
+                        "counterfactual cases have a closed-book twin instead"
+                    )
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -20,14 +20,27 @@ def evaluation_records(plan: Plan, answers: Mapping[str, dict]) -> list[dict]:
         original = use.variant == "original"
         golds = list((case.original_answers if original else case.answers) or [])
         record = {
-            "id": f"{case.id}|{use.target}|{use.setting}|{use.decoding}|{use.variant}", "case_id": case.id,
-            "seed_id": case.seed_id, "task": use.task, "generator": case.get("generator", ""), "target": use.target,
-            "setting": use.setting, "decoding": use.decoding, "variant": use.variant, "asked_as": ask.setting,
-            "demos": ask.demos, "ask_id": ask.id, "source": case.get("source", ""), "question": case.question,
-            "context": ask.context, "answers": golds, "options": case.get("options"),
+            "id": f"{case.id}|{use.target}|{use.setting}|{use.decoding}|{use.variant}",
+            "case_id": case.id,
+            "seed_id": case.seed_id,
+            "task": use.task,
+            "generator": case.get("generator", ""),
+            "target": use.target,
+            "setting": use.setting,
+            "decoding": use.decoding,
+            "variant": use.variant,
+            "asked_as": ask.setting,
+            "demos": ask.demos,
+            "ask_id": ask.id,
+            "source": case.get("source", ""),
+            "question": case.question,
+            "context": ask.context,
+            "answers": golds,
+            "options": case.get("options"),
             "answer_label": case.get("original_answer_label") if original else case.get("answer_label"),
             "answer_position": answer_position(ask.context, golds[0]) if golds and ask.context else None,
-            "prediction": answer.get("prediction"), "reasoning": answer.get("reasoning", ""),
+            "prediction": answer.get("prediction"),
+            "reasoning": answer.get("reasoning", ""),
             "status": answer.get("status", "ok"),
         }
         if answer.get("error"):

@@ -9,8 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TASK_LABELS = {"answer_swap": "answer swap", "context_enrich": "context enrich", "unanswerable": "unanswerable",
-               "inconsistent": "inconsistent", "counterfactual": "counterfactual"}
+TASK_LABELS = {
+    "answer_swap": "answer swap",
+    "context_enrich": "context enrich",
+    "unanswerable": "unanswerable",
+    "inconsistent": "inconsistent",
+    "counterfactual": "counterfactual",
+}
 
 
 @dataclass
@@ -43,8 +48,9 @@ def interval(row: Mapping[str, Any]) -> str:
 def drop_cell(row: Mapping[str, Any] | None) -> str:
     if not row or not row.get("n"):
         return "—"
-    return (f"{rate(row['original'])} → {rate(row['perturbed'])} · drop {signed(row['drop'])}{interval(row)} "
-            f"· n={row['n']}")
+    return (
+        f"{rate(row['original'])} → {rate(row['perturbed'])} · drop {signed(row['drop'])}{interval(row)} · n={row['n']}"
+    )
 
 
 def change_cell(row: Mapping[str, Any] | None) -> str:
@@ -53,39 +59,78 @@ def change_cell(row: Mapping[str, Any] | None) -> str:
     return f"{signed(row['change'])}{interval(row)} · n={row['n']}"
 
 
-def sections(tables: Mapping[str, Any], tasks_info: Sequence[Mapping[str, Any]], stages: Sequence[Mapping[str, Any]],
-             sharing: Mapping[str, Any]) -> list[Section]:
+def sections(
+    tables: Mapping[str, Any],
+    tasks_info: Sequence[Mapping[str, Any]],
+    stages: Sequence[Mapping[str, Any]],
+    sharing: Mapping[str, Any],
+) -> list[Section]:
     tasks, targets = tables["tasks"], tables["targets"]
     labels = [TASK_LABELS.get(t, t) for t in tasks]
     headline = tables["headline"]
-    out = [Section(
-        "Main table", ["target", *labels],
-        [[target, *(drop_cell(tables["main"][target].get(task)) for task in tasks)] for target in targets],
-        note=f"Setting {headline}, greedy. Each cell: original → perturbed accuracy · paired drop (original − "
-             "perturbed, 95% bootstrap interval) · n paired seeds. Accuracy is each task's own: non-strict keyword "
-             "for unanswerable/inconsistent, the chosen option for counterfactual (whose original is the same "
-             "question asked closed-book), EM or containment otherwise; a context-enriched seed counts as right only "
-             "if both copies are.")]
-    out.append(Section(
-        "Where accuracy drops by 20 points or more", ["task", "target", "drop", "verdict", "commonest answers, "
-                                                      "originals", "commonest answers, perturbed"],
-        [[TASK_LABELS.get(task, task), target, f"{signed(row['drop'])}{interval(row)} · n={row['n']}",
-          _verdict(row), _answers(tables["answers"].get(f"{task}|{target}|original")),
-          _answers(tables["answers"].get(f"{task}|{target}|perturbed"))]
-         for target in targets for task in tasks if (row := tables["main"][target].get(task)) and row.get("n")],
-        note=f"Setting {headline}, greedy. A drop counts when its point estimate is 20 points or more; where the "
-             "interval reaches below 20 points the verdict says so. The commonest answers (normalised) say what "
-             "the accuracy is made of."))
-    out.append(Section(
-        "Tasks", ["task", "seeds", "selected", "generated", "accepted", "evaluated", "validity"],
-        [[TASK_LABELS.get(i["task"], i["task"]), str(i["seeds"]), str(i["selected"]), str(i["generated"]),
-          str(i["accepted"]), str(i["evaluated"]), i["validity"]] for i in tasks_info],
-        note="seeds: rows offered to the generator; selected: seeds the pivot's seed selection kept; generated: "
-             "cases made; accepted: passed the string checks and the judge; evaluated: accepted cases put to the "
-             "targets (an inconsistent seed's modified document alone is validated but not evaluated)."))
-    for variant, note in (("perturbed", "On the perturbed cases: change = compared setting − baseline, same cases."),
-                          ("original", "On the original cases (e.g. a task instruction that makes a model answer "
-                                       "'unknown' on evidence that does answer).")):
+    out = [
+        Section(
+            "Main table",
+            ["target", *labels],
+            [[target, *(drop_cell(tables["main"][target].get(task)) for task in tasks)] for target in targets],
+            note=f"Setting {headline}, greedy. Each cell: original → perturbed accuracy · paired drop (original − "
+            "perturbed, 95% bootstrap interval) · n paired seeds. Accuracy is each task's own: non-strict keyword "
+            "for unanswerable/inconsistent, the chosen option for counterfactual (whose original is the same "
+            "question asked closed-book), EM or containment otherwise; a context-enriched seed counts as right only "
+            "if both copies are.",
+        )
+    ]
+    out.append(
+        Section(
+            "Where accuracy drops by 20 points or more",
+            ["task", "target", "drop", "verdict", "commonest answers, originals", "commonest answers, perturbed"],
+            [
+                [
+                    TASK_LABELS.get(task, task),
+                    target,
+                    f"{signed(row['drop'])}{interval(row)} · n={row['n']}",
+                    _verdict(row),
+                    _answers(tables["answers"].get(f"{task}|{target}|original")),
+                    _answers(tables["answers"].get(f"{task}|{target}|perturbed")),
+                ]
+                for target in targets
+                for task in tasks
+                if (row := tables["main"][target].get(task)) and row.get("n")
+            ],
+            note=f"Setting {headline}, greedy. A drop counts when its point estimate is 20 points or more; where the "
+            "interval reaches below 20 points the verdict says so. The commonest answers (normalised) say what "
+            "the accuracy is made of.",
+        )
+    )
+    out.append(
+        Section(
+            "Tasks",
+            ["task", "seeds", "selected", "generated", "accepted", "evaluated", "validity"],
+            [
+                [
+                    TASK_LABELS.get(i["task"], i["task"]),
+                    str(i["seeds"]),
+                    str(i["selected"]),
+                    str(i["generated"]),
+                    str(i["accepted"]),
+                    str(i["evaluated"]),
+                    i["validity"],
+                ]
+                for i in tasks_info
+            ],
+            note="seeds: rows offered to the generator; selected: seeds the pivot's seed selection kept; generated: "
+            "cases made; accepted: passed the string checks and the judge; evaluated: accepted cases put to the "
+            "targets (an inconsistent seed's modified document alone is validated but not evaluated).",
+        )
+    )
+    for variant, note in (
+        ("perturbed", "On the perturbed cases: change = compared setting − baseline, same cases."),
+        (
+            "original",
+            "On the original cases (e.g. a task instruction that makes a model answer "
+            "'unknown' on evidence that does answer).",
+        ),
+    ):
         rows = []
         for name in dict.fromkeys(r["effect"] for r in tables["effects"]):
             mine = [r for r in tables["effects"] if r["effect"] == name and r["variant"] == variant]
@@ -94,49 +139,116 @@ def sections(tables: Mapping[str, Any], tasks_info: Sequence[Mapping[str, Any]],
                 if cells:
                     base, alt = next(iter(cells.values()))["base"], next(iter(cells.values()))["alt"]
                     rows.append([name, f"{alt} vs {base}", target, *(change_cell(cells.get(t)) for t in tasks)])
-        out.append(Section(f"Setting effects, {variant} cases", ["effect", "compared", "target", *labels], rows,
-                           note=note, empty="No pair of settings to compare (see options.settings / sampled)."))
+        out.append(
+            Section(
+                f"Setting effects, {variant} cases",
+                ["effect", "compared", "target", *labels],
+                rows,
+                note=note,
+                empty="No pair of settings to compare (see options.settings / sampled).",
+            )
+        )
     keyword_tasks = [t for t in tasks if t in ("unanswerable", "inconsistent")]
     strict = {(r["task"], r["target"], r["setting"], r["decoding"]): r for r in tables["keywords"]["keyword_strict"]}
     loose = {(r["task"], r["target"], r["setting"], r["decoding"]): r for r in tables["keywords"]["keyword_nonstrict"]}
     combos = sorted({k[1:] for k in loose})
-    out.append(Section(
-        "Keyword accuracy, strict / non-strict", ["target", "setting", *(TASK_LABELS[t] for t in keyword_tasks)],
-        [[target, f"{setting}/{decoding}", *(
-            f"{rate(strict.get((t, target, setting, decoding), {}).get('rate'))} / "
-            f"{rate(loose.get((t, target, setting, decoding), {}).get('rate'))} · "
-            f"n={loose.get((t, target, setting, decoding), {}).get('n', 0)}" for t in keyword_tasks)]
-         for target, setting, decoding in combos],
-        note="FaithEval's keyword match on perturbed cases: strict wants the answer to be the keyword itself, "
-             "non-strict accepts it within the answer."))
-    out.append(Section(
-        "All settings", ["task", "target", "setting", "original → perturbed · drop · n"],
-        [[TASK_LABELS.get(r["task"], r["task"]), r["target"], f"{r['setting']}/{r['decoding']}", drop_cell(r)]
-         for r in tables["drops"]]
-        + [[TASK_LABELS.get(r["task"], r["task"]), r["target"], f"closed_book/{r['decoding']}",
-            f"{rate(r['rate'])} (originals only) · n={r['n']}"]
-           for r in tables["accuracy"] if r["setting"] == "closed_book" and r["task"] != "counterfactual"]))
+    out.append(
+        Section(
+            "Keyword accuracy, strict / non-strict",
+            ["target", "setting", *(TASK_LABELS[t] for t in keyword_tasks)],
+            [
+                [
+                    target,
+                    f"{setting}/{decoding}",
+                    *(
+                        f"{rate(strict.get((t, target, setting, decoding), {}).get('rate'))} / "
+                        f"{rate(loose.get((t, target, setting, decoding), {}).get('rate'))} · "
+                        f"n={loose.get((t, target, setting, decoding), {}).get('n', 0)}"
+                        for t in keyword_tasks
+                    ),
+                ]
+                for target, setting, decoding in combos
+            ],
+            note="FaithEval's keyword match on perturbed cases: strict wants the answer to be the keyword itself, "
+            "non-strict accepts it within the answer.",
+        )
+    )
+    out.append(
+        Section(
+            "All settings",
+            ["task", "target", "setting", "original → perturbed · drop · n"],
+            [
+                [TASK_LABELS.get(r["task"], r["task"]), r["target"], f"{r['setting']}/{r['decoding']}", drop_cell(r)]
+                for r in tables["drops"]
+            ]
+            + [
+                [
+                    TASK_LABELS.get(r["task"], r["task"]),
+                    r["target"],
+                    f"closed_book/{r['decoding']}",
+                    f"{rate(r['rate'])} (originals only) · n={r['n']}",
+                ]
+                for r in tables["accuracy"]
+                if r["setting"] == "closed_book" and r["task"] != "counterfactual"
+            ],
+        )
+    )
     for task in tasks:
         matrix = tables["transfer"][task]
-        rows = [[pivot, *(_transfer_cell(matrix["cells"][pivot][t]) for t in matrix["cols"])]
-                for pivot in matrix["rows"]]
-        out.append(Section(f"Transfer, {TASK_LABELS.get(task, task)}: pivot × target", ["pivot", *matrix["cols"]], rows,
-                           level=3, note="Drop (original − perturbed) on the cases each pivot made; (self) marks the "
-                                         "self-attack, where the target made the cases itself." if task == tasks[0]
-                           else ""))
-    out.append(Section(
-        "Rank changes", ["task", "target", "original (rank)", "perturbed (rank)", "rank change"],
-        [[TASK_LABELS.get(r["task"], r["task"]), r["target"], f"{rate(r['original'])} (#{r['rank_original']:g})",
-          f"{rate(r['perturbed'])} (#{r['rank_perturbed']:g})", f"{r['change']:+g}"] for r in tables["ranks"]],
-        note=f"Setting {headline}, greedy; rank 1 is the best target; a positive change means the target fell."))
-    out.append(Section(
-        "Cost", ["stage", "this run", "items", "LM calls", "calls per item", "LM seconds", "wall seconds"],
-        [[s["stage"], "ran" if s["ran"] else "reused", str(s["items"]), f"{s['calls']:.0f}",
-          "—" if not s["items"] else f"{s['calls'] / s['items']:.2f}", f"{s['lm_seconds']:.0f}",
-          f"{s['wall_seconds']:.0f}"] for s in stages],
-        note="LM calls are real (uncached) calls of local models (providers report none here), counted by the "
-             "invocation that finished the stage: a reused stage shows what it cost then, a stage resumed after a "
-             "kill what it cost after the kill.", extra=_sharing_lines(sharing)))
+        rows = [
+            [pivot, *(_transfer_cell(matrix["cells"][pivot][t]) for t in matrix["cols"])] for pivot in matrix["rows"]
+        ]
+        out.append(
+            Section(
+                f"Transfer, {TASK_LABELS.get(task, task)}: pivot × target",
+                ["pivot", *matrix["cols"]],
+                rows,
+                level=3,
+                note="Drop (original − perturbed) on the cases each pivot made; (self) marks the "
+                "self-attack, where the target made the cases itself."
+                if task == tasks[0]
+                else "",
+            )
+        )
+    out.append(
+        Section(
+            "Rank changes",
+            ["task", "target", "original (rank)", "perturbed (rank)", "rank change"],
+            [
+                [
+                    TASK_LABELS.get(r["task"], r["task"]),
+                    r["target"],
+                    f"{rate(r['original'])} (#{r['rank_original']:g})",
+                    f"{rate(r['perturbed'])} (#{r['rank_perturbed']:g})",
+                    f"{r['change']:+g}",
+                ]
+                for r in tables["ranks"]
+            ],
+            note=f"Setting {headline}, greedy; rank 1 is the best target; a positive change means the target fell.",
+        )
+    )
+    out.append(
+        Section(
+            "Cost",
+            ["stage", "this run", "items", "LM calls", "calls per item", "LM seconds", "wall seconds"],
+            [
+                [
+                    s["stage"],
+                    "ran" if s["ran"] else "reused",
+                    str(s["items"]),
+                    f"{s['calls']:.0f}",
+                    "—" if not s["items"] else f"{s['calls'] / s['items']:.2f}",
+                    f"{s['lm_seconds']:.0f}",
+                    f"{s['wall_seconds']:.0f}",
+                ]
+                for s in stages
+            ],
+            note="LM calls are real (uncached) calls of local models (providers report none here), counted by the "
+            "invocation that finished the stage: a reused stage shows what it cost then, a stage resumed after a "
+            "kill what it cost after the kill.",
+            extra=_sharing_lines(sharing),
+        )
+    )
     return out
 
 
@@ -165,17 +277,23 @@ def _sharing_lines(sharing: Mapping[str, Any]) -> list[str]:
     lines = []
     seeds = sharing.get("seeds")
     if seeds:
-        lines.append(f"Seed selection: {seeds['calls']:.0f} pivot calls for {seeds['seeds']} seeds × "
-                     f"{seeds['pivots']} pivot(s) ({seeds['per_seed']:.2f} per seed), shared by {seeds['generators']} "
-                     f"generators: {seeds['saved']:.0f} calls saved against separate runs.")
+        lines.append(
+            f"Seed selection: {seeds['calls']:.0f} pivot calls for {seeds['seeds']} seeds × "
+            f"{seeds['pivots']} pivot(s) ({seeds['per_seed']:.2f} per seed), shared by {seeds['generators']} "
+            f"generators: {seeds['saved']:.0f} calls saved against separate runs."
+        )
     asks = sharing.get("asks")
     if asks:
-        lines.append(f"Target calls: {asks['uses']} evaluations needed {asks['asks']} distinct calls "
-                     f"({asks['saved']} saved; originals: {asks['original_uses']} evaluations, "
-                     f"{asks['original_asks']} calls).")
+        lines.append(
+            f"Target calls: {asks['uses']} evaluations needed {asks['asks']} distinct calls "
+            f"({asks['saved']} saved; originals: {asks['original_uses']} evaluations, "
+            f"{asks['original_asks']} calls)."
+        )
     if sharing.get("skipped"):
-        lines.append("Few-shot evaluations skipped for lack of demonstrations (the other fold had no accepted "
-                     f"case): {dict(sharing['skipped'])}.")
+        lines.append(
+            "Few-shot evaluations skipped for lack of demonstrations (the other fold had no accepted "
+            f"case): {dict(sharing['skipped'])}."
+        )
     return lines
 
 
@@ -200,6 +318,7 @@ def to_markdown(title: str, intro: str, parts: Sequence[Section]) -> str:
 def to_html(title: str, intro: str, parts: Sequence[Section], links: Sequence[tuple[str, str]]) -> str:
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-    env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"),
-                      autoescape=select_autoescape(["html"]))
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["html"])
+    )
     return env.get_template("bench.html").render(title=title, intro=intro, sections=parts, links=links)

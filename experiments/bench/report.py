@@ -36,29 +36,43 @@ class BenchReport:
         """The main table, for callers that print a table of a run."""
 
         tasks = self.tables.get("tasks", [])
-        rows = [[target, *(drop_cell(cells.get(task)) for task in tasks)]
-                for target, cells in self.tables.get("main", {}).items()]
+        rows = [
+            [target, *(drop_cell(cells.get(task)) for task in tasks)]
+            for target, cells in self.tables.get("main", {}).items()
+        ]
         return ["target", *tasks], rows
 
 
-def write_bench_report(out_dir: Path, records: Sequence[Mapping[str, Any]], *, tasks: Sequence[str],
-                       targets: Sequence[str], headline: str, tasks_info: Sequence[Mapping[str, Any]],
-                       stages: Sequence[Mapping[str, Any]], sharing: Mapping[str, Any],
-                       run_info: Mapping[str, Any], extra_sections: Sequence[Any] = ()) -> BenchReport:
+def write_bench_report(
+    out_dir: Path,
+    records: Sequence[Mapping[str, Any]],
+    *,
+    tasks: Sequence[str],
+    targets: Sequence[str],
+    headline: str,
+    tasks_info: Sequence[Mapping[str, Any]],
+    stages: Sequence[Mapping[str, Any]],
+    sharing: Mapping[str, Any],
+    run_info: Mapping[str, Any],
+    extra_sections: Sequence[Any] = (),
+) -> BenchReport:
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = bench_tables(records, tasks=tasks, targets=targets, headline=headline)
     parts = [*sections(tables, tasks_info, stages, sharing), *extra_sections]
     title = f"reeval bench — {run_info.get('run_id', '')}"
-    intro = (f"Config {run_info.get('config', '')}, commit {run_info.get('git.commit', '?')[:12]}"
-             f"{' (dirty)' if run_info.get('git.dirty') == 'true' else ''}. Targets: {', '.join(targets)}. "
-             "Intervals: 95% percentile bootstrap over seeds (1000 resamples, seed 0). Errored answers are "
-             "counted apart, never scored as wrong.")
+    intro = (
+        f"Config {run_info.get('config', '')}, commit {run_info.get('git.commit', '?')[:12]}"
+        f"{' (dirty)' if run_info.get('git.dirty') == 'true' else ''}. Targets: {', '.join(targets)}. "
+        "Intervals: 95% percentile bootstrap over seeds (1000 resamples, seed 0). Errored answers are "
+        "counted apart, never scored as wrong."
+    )
     markdown = to_markdown(title, intro, parts)
     (out_dir / MARKDOWN_FILE).write_text(markdown, encoding="utf-8")
     details = out_dir / DETAILS_DIR
     (out_dir / HTML_FILE).write_text(
         to_html(title, intro, parts, [(f"{DETAILS_DIR}/report.html", "every metric, breakdowns and cases")]),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     payload = {"tables": tables, "tasks": list(tasks_info), "stages": list(stages), "sharing": dict(sharing)}
     (out_dir / TABLES_FILE).write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
     if records:

@@ -26,8 +26,13 @@ class SeedStage:
     def process(self, example: dspy.Example) -> dict:
         started = time.perf_counter()
         seed = select_seed(self.pivot, self.program, example)
-        return {**seed, "id": example.id, "pivot": self.pivot.config.name, "status": "accepted",
-                "seconds": round(time.perf_counter() - started, 3)}
+        return {
+            **seed,
+            "id": example.id,
+            "pivot": self.pivot.config.name,
+            "status": "accepted",
+            "seconds": round(time.perf_counter() - started, 3),
+        }
 
 
 class RecordedSeedSelection(SeedSelection):
@@ -36,8 +41,11 @@ class RecordedSeedSelection(SeedSelection):
 
     def __init__(self, records: list[dict]):
         super().__init__()
-        self.answers = {(r["question"], r["original_context"]): (r["pivot_closed_answer"], r["pivot_open_answer"])
-                        for r in records if r.get("status") == "accepted"}
+        self.answers = {
+            (r["question"], r["original_context"]): (r["pivot_closed_answer"], r["pivot_open_answer"])
+            for r in records
+            if r.get("status") == "accepted"
+        }
 
     def forward(self, question: str, context: str) -> dspy.Prediction:
         try:

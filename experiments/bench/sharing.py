@@ -60,9 +60,14 @@ class Plan:
         """Uses, distinct asks and the calls sharing saved, overall and for originals alone."""
         original = [u for u in self.uses if u.variant == "original"]
         original_asks = {u.ask_id for u in original}
-        return {"uses": len(self.uses), "asks": len(self.asks), "saved": len(self.uses) - len(self.asks),
-                "original_uses": len(original), "original_asks": len(original_asks),
-                "original_saved": len(original) - len(original_asks)}
+        return {
+            "uses": len(self.uses),
+            "asks": len(self.asks),
+            "saved": len(self.uses) - len(self.asks),
+            "original_uses": len(original),
+            "original_asks": len(original_asks),
+            "original_saved": len(original) - len(original_asks),
+        }
 
 
 def _original_ask(task: str, case, target: str, setting: str, decoding: str, demos: str) -> Ask:
@@ -72,8 +77,9 @@ def _original_ask(task: str, case, target: str, setting: str, decoding: str, dem
     return Ask(target, setting, decoding, case.question, case.original_context, demos)
 
 
-def plan(cases_by_task: dict[str, list[dspy.Example]], options: BenchOptions, targets: list[str],
-         book: DemoBook) -> Plan:
+def plan(
+    cases_by_task: dict[str, list[dspy.Example]], options: BenchOptions, targets: list[str], book: DemoBook
+) -> Plan:
     out = Plan()
 
     def use(task, case, target, setting, decoding, variant, ask: Ask) -> None:
@@ -89,9 +95,23 @@ def plan(cases_by_task: dict[str, list[dspy.Example]], options: BenchOptions, ta
                     out.skipped[task] += len(targets)
                     continue
             for target in targets:
-                use(task, case, target, setting, decoding, "original",
-                    _original_ask(task, case, target, setting, decoding, demos))
+                use(
+                    task,
+                    case,
+                    target,
+                    setting,
+                    decoding,
+                    "original",
+                    _original_ask(task, case, target, setting, decoding, demos),
+                )
                 if setting != "closed_book":
-                    use(task, case, target, setting, decoding, "perturbed",
-                        Ask(target, setting, decoding, case.question, case.context, demos))
+                    use(
+                        task,
+                        case,
+                        target,
+                        setting,
+                        decoding,
+                        "perturbed",
+                        Ask(target, setting, decoding, case.question, case.context, demos),
+                    )
     return out

@@ -52,8 +52,11 @@ class Ledger:
         return entry if entry is not None and entry.get("inputs") == inputs else None
 
     def finish(self, stage: str, inputs: str, metrics: dict[str, float]) -> dict:
-        entry = {"inputs": inputs, "metrics": metrics,
-                 "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        entry = {
+            "inputs": inputs,
+            "metrics": metrics,
+            "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
         self.stages[stage] = entry
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
@@ -109,16 +112,18 @@ class StageRunner:
         if done is None and earlier is not None:
             store, superseded = self._supersede(stage, store, earlier["inputs"])
         if done is not None and not (self.retry_errors and done["metrics"].get("errors", 0)):
-            with tracking.nested_run(stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage,
-                                             "reeval.stage.reused": "true"}):
+            with tracking.nested_run(
+                stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage, "reeval.stage.reused": "true"}
+            ):
                 mlflow.log_metrics(clean_metrics(done["metrics"]))
             self.ran[stage] = False
             logger.info("stage %s: finished earlier, reused", stage)
             return done["metrics"]
         before = usage_totals(self.lms)
         started = time.perf_counter()
-        with tracking.nested_run(stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage,
-                                         "reeval.stage.reused": "false"}):
+        with tracking.nested_run(
+            stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage, "reeval.stage.reused": "false"}
+        ):
             try:
                 metrics = dict(work(store))
             finally:
@@ -126,15 +131,13 @@ class StageRunner:
             if superseded is not None:
                 carry_reviews(superseded, store.dir)
             after = usage_totals(self.lms)
-            metrics.update({k: round(after[k] - before.get(k, 0.0), 3) for k in after
-                            if after[k] - before.get(k, 0.0)})
+            metrics.update({k: round(after[k] - before.get(k, 0.0), 3) for k in after if after[k] - before.get(k, 0.0)})
             metrics.setdefault("lm.calls", 0.0)
             metrics["wall_seconds"] = round(time.perf_counter() - started, 3)
             mlflow.log_metrics(clean_metrics(metrics))
         self.ledger.finish(stage, inputs, metrics)
         self.ran[stage] = True
         return metrics
-
 
     def _supersede(self, stage: str, store: RunStore, old_inputs: str) -> tuple[RunStore, Path]:
         """A stage finished on other inputs (other seeds, options, program or reader version): its cases
@@ -146,13 +149,18 @@ class StageRunner:
             if aside.exists():
                 shutil.rmtree(aside)
             os.replace(store.dir, aside)
-        logger.warning("stage %s: its inputs changed since it finished; the old cases are kept in %s and the "
-                       "stage runs again (unchanged calls come from the cache)", stage, aside)
+        logger.warning(
+            "stage %s: its inputs changed since it finished; the old cases are kept in %s and the "
+            "stage runs again (unchanged calls come from the cache)",
+            stage,
+            aside,
+        )
         return self.store(stage), aside
 
 
-def run_cases(unit, examples: list, store: RunStore, config, retry_errors: bool,
-              progress: bool) -> tuple[list[dict], int]:
+def run_cases(
+    unit, examples: list, store: RunStore, config, retry_errors: bool, progress: bool
+) -> tuple[list[dict], int]:
     """Map `unit.process` over the examples not yet checkpointed; the store's records of all of them, and
     how many were done now."""
 

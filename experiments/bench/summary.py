@@ -24,8 +24,9 @@ def validity_figure(stage_run_id: str, calibration: Mapping[str, float]) -> str:
     f = rv.figures
     ppi = f.accepted_valid_ppi
     if not f.judge_alone and ppi is not None and ppi.defined:
-        return (f"{ppi.estimate:.0%} valid [{ppi.low:.0%}, {ppi.high:.0%}] (review of {f.reviewed_n}, "
-                "prediction-powered)")
+        return (
+            f"{ppi.estimate:.0%} valid [{ppi.low:.0%}, {ppi.high:.0%}] (review of {f.reviewed_n}, prediction-powered)"
+        )
     if not f.judged:
         return f"string checks only: {f.judged_n} accepted, no judge"
     text = f"judge accepted {f.judge_accepted_n}/{f.judged_n} ({f.judge_acceptance:.0%})"
@@ -35,25 +36,45 @@ def validity_figure(stage_run_id: str, calibration: Mapping[str, float]) -> str:
     return text
 
 
-def task_rows(tasks: Sequence[str], pivots: Sequence[str], seeds: Mapping[str, int],
-              generation: Mapping[tuple[str, str], Mapping[str, float]], evaluated: Mapping[str, int],
-              validity: Mapping[tuple[str, str], str]) -> list[dict[str, Any]]:
+def task_rows(
+    tasks: Sequence[str],
+    pivots: Sequence[str],
+    seeds: Mapping[str, int],
+    generation: Mapping[tuple[str, str], Mapping[str, float]],
+    evaluated: Mapping[str, int],
+    validity: Mapping[tuple[str, str], str],
+) -> list[dict[str, Any]]:
     rows = []
     for task in tasks:
         per_pivot = [generation.get((task, p), {}) for p in pivots]
-        figures = [f"{p}: {validity[(task, p)]}" if len(pivots) > 1 else validity[(task, p)] for p in pivots
-                   if (task, p) in validity]
-        rows.append({
-            "task": task, "seeds": seeds.get(task, 0),
-            "selected": int(sum(m.get("seeds_selected", 0) for m in per_pivot)),
-            "generated": int(sum(m.get("cases_generated", 0) for m in per_pivot)),
-            "accepted": int(sum(m.get("cases_accepted", 0) for m in per_pivot)),
-            "evaluated": evaluated.get(task, 0), "validity": "; ".join(figures) or "—",
-        })
+        figures = [
+            f"{p}: {validity[(task, p)]}" if len(pivots) > 1 else validity[(task, p)]
+            for p in pivots
+            if (task, p) in validity
+        ]
+        rows.append(
+            {
+                "task": task,
+                "seeds": seeds.get(task, 0),
+                "selected": int(sum(m.get("seeds_selected", 0) for m in per_pivot)),
+                "generated": int(sum(m.get("cases_generated", 0) for m in per_pivot)),
+                "accepted": int(sum(m.get("cases_accepted", 0) for m in per_pivot)),
+                "evaluated": evaluated.get(task, 0),
+                "validity": "; ".join(figures) or "—",
+            }
+        )
     return rows
 
 
 def stage_rows(stages: Mapping[str, Mapping[str, float]], ran: Mapping[str, bool]) -> list[dict[str, Any]]:
-    return [{"stage": name, "ran": ran.get(name, False), "items": int(m.get("items", 0)),
-             "calls": float(m.get("lm.calls", 0.0)), "lm_seconds": float(m.get("lm.seconds", 0.0)),
-             "wall_seconds": float(m.get("wall_seconds", 0.0))} for name, m in stages.items()]
+    return [
+        {
+            "stage": name,
+            "ran": ran.get(name, False),
+            "items": int(m.get("items", 0)),
+            "calls": float(m.get("lm.calls", 0.0)),
+            "lm_seconds": float(m.get("lm.seconds", 0.0)),
+            "wall_seconds": float(m.get("wall_seconds", 0.0)),
+        }
+        for name, m in stages.items()
+    ]

@@ -28,8 +28,9 @@ EFFECTS: tuple[tuple[str, tuple[str, str], tuple[str, str]], ...] = (
 )
 
 
-def bench_tables(records: Sequence[Mapping[str, Any]], *, tasks: Sequence[str], targets: Sequence[str],
-                 headline: str) -> dict[str, Any]:
+def bench_tables(
+    records: Sequence[Mapping[str, Any]], *, tasks: Sequence[str], targets: Sequence[str], headline: str
+) -> dict[str, Any]:
     drops = paired_drop(records, METRIC, by=("task", "target", "setting", "decoding"))
     main: dict[str, dict[str, dict]] = {t: {} for t in targets}
     for row in drops:
@@ -39,17 +40,35 @@ def bench_tables(records: Sequence[Mapping[str, Any]], *, tasks: Sequence[str], 
     for name, base, alt in EFFECTS:
         for variant in ("perturbed", "original"):
             effects += [{"effect": name, **row} for row in paired_effect(records, base, alt, variant=variant)]
-    keywords = {m: [r for r in accuracy_table(records, metric=m, by=("task", "target", "setting", "decoding"))
-                    if r["n"] or r["errors"]]
-                for m in ("keyword_strict", "keyword_nonstrict")}
-    transfer = {task: transfer_matrix(records, METRIC, value="drop", setting=headline, decoding="greedy", task=task)
-                for task in tasks}
-    ranks = [r for r in rank_changes(records, METRIC, by=("task", "setting", "decoding"))
-             if r["setting"] == headline and r["decoding"] == "greedy"]
+    keywords = {
+        m: [
+            r
+            for r in accuracy_table(records, metric=m, by=("task", "target", "setting", "decoding"))
+            if r["n"] or r["errors"]
+        ]
+        for m in ("keyword_strict", "keyword_nonstrict")
+    }
+    transfer = {
+        task: transfer_matrix(records, METRIC, value="drop", setting=headline, decoding="greedy", task=task)
+        for task in tasks
+    }
+    ranks = [
+        r
+        for r in rank_changes(records, METRIC, by=("task", "setting", "decoding"))
+        if r["setting"] == headline and r["decoding"] == "greedy"
+    ]
     return {
-        "metric": METRIC, "headline": headline, "tasks": list(tasks), "targets": list(targets),
-        "main": main, "drops": drops, "effects": effects, "keywords": keywords, "transfer": transfer,
-        "ranks": ranks, "answers": common_answers(records, headline),
+        "metric": METRIC,
+        "headline": headline,
+        "tasks": list(tasks),
+        "targets": list(targets),
+        "main": main,
+        "drops": drops,
+        "effects": effects,
+        "keywords": keywords,
+        "transfer": transfer,
+        "ranks": ranks,
+        "answers": common_answers(records, headline),
         "accuracy": accuracy_table(records, metric=METRIC, by=("task", "target", "setting", "decoding", "variant")),
     }
 
@@ -65,8 +84,10 @@ def common_answers(records: Sequence[Mapping[str, Any]], headline: str, top: int
         if r["setting"] == headline and r["decoding"] == "greedy" and not r.get("error"):
             key = f"{r['task']}|{r['target']}|{r['variant']}"
             counts.setdefault(key, Counter())[normalize_answer(str(r.get("prediction") or "")) or "(empty)"] += 1
-    return {key: {"n": sum(c.values()), "top": [(a, n / sum(c.values())) for a, n in c.most_common(top)]}
-            for key, c in counts.items()}
+    return {
+        key: {"n": sum(c.values()), "top": [(a, n / sum(c.values())) for a, n in c.most_common(top)]}
+        for key, c in counts.items()
+    }
 
 
 def main_metrics(tables: Mapping[str, Any]) -> dict[str, float]:

@@ -11,8 +11,16 @@ from experiments.executors.ray_actors import RayExecutor
 from experiments.executors.worker import WorkerSpec, build_task, process_case, role_lms
 from experiments.lm.pool import CoreSplit, plan_split
 
-__all__ = ["ExecutorError", "WorkerSpec", "build_task", "local_split", "make_executor", "merge_usage",
-           "process_case", "role_lms"]
+__all__ = [
+    "ExecutorError",
+    "WorkerSpec",
+    "build_task",
+    "local_split",
+    "make_executor",
+    "merge_usage",
+    "process_case",
+    "role_lms",
+]
 
 
 def local_split(run: RunConfig) -> CoreSplit:

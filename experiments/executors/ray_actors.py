@@ -33,8 +33,9 @@ RAY_DEFAULTS = {"RAY_USAGE_STATS_ENABLED": "0"}
 def worker_env(worker_cpus: int) -> dict[str, str]:
     """What an actor's process inherits from the driver: reeval's own settings and the offline
     switches (a cluster node started by `ray start` has its own environment otherwise)."""
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith("REEVAL_") or k in OFFLINE_DEFAULTS or k == "DSPY_CACHEDIR"}
+    env = {
+        k: v for k, v in os.environ.items() if k.startswith("REEVAL_") or k in OFFLINE_DEFAULTS or k == "DSPY_CACHEDIR"
+    }
     env["REEVAL_THREADS"] = str(worker_cpus)
     return env
 
@@ -45,14 +46,22 @@ def check_reachable(address: str, timeout: float = 5.0) -> None:
     try:
         socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
     except (OSError, ValueError) as exc:
-        raise ExecutorError(f"--ray-address {address}: no Ray cluster answers there ({exc}). Start one with "
-                            "`ray start --head` (it prints the address), or leave the option out for a local "
-                            "instance.") from None
+        raise ExecutorError(
+            f"--ray-address {address}: no Ray cluster answers there ({exc}). Start one with "
+            "`ray start --head` (it prints the address), or leave the option out for a local "
+            "instance."
+        ) from None
 
 
 def worker_error(example, exc: BaseException) -> list[dict]:
-    return [{"id": example.id, "seed_id": example.id, "status": "error:worker",
-             "error": f"{type(exc).__name__}: {exc}"[:2000]}]
+    return [
+        {
+            "id": example.id,
+            "seed_id": example.id,
+            "status": "error:worker",
+            "error": f"{type(exc).__name__}: {exc}"[:2000],
+        }
+    ]
 
 
 class RayExecutor:
@@ -76,8 +85,9 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise ExecutorError("run.executor: ray needs Ray installed: pip install 'reeval[ray]' "
-                                "(or run with run.executor: local)") from None
+            raise ExecutorError(
+                "run.executor: ray needs Ray installed: pip install 'reeval[ray]' (or run with run.executor: local)"
+            ) from None
         if not ray.is_initialized():
             if self.address:
                 check_reachable(self.address)
@@ -86,9 +96,11 @@ class RayExecutor:
                 # local instance that lives as long as this run.
                 ray.init(address=self.address, include_dashboard=False, configure_logging=False)
             except ConnectionError as exc:
-                raise ExecutorError(f"--ray-address {self.address}: cannot join the Ray cluster ({exc}). "
-                                    "Start one with `ray start --head`, or leave the option out for a local "
-                                    "instance.") from None
+                raise ExecutorError(
+                    f"--ray-address {self.address}: cannot join the Ray cluster ({exc}). "
+                    "Start one with `ray start --head`, or leave the option out for a local "
+                    "instance."
+                ) from None
             self._owns_ray = True
         return self
 
@@ -96,9 +108,13 @@ class RayExecutor:
         self.close()
 
     def describe(self) -> dict:
-        described = {"executor": self.kind, "executor.ray.workers": self.workers,
-                     "executor.ray.worker_cpus": self.run.ray.worker_cpus, "executor.ray.nodes": len(self.nodes),
-                     "executor.ray.worker_deaths": self.deaths}
+        described = {
+            "executor": self.kind,
+            "executor.ray.workers": self.workers,
+            "executor.ray.worker_cpus": self.run.ray.worker_cpus,
+            "executor.ray.nodes": len(self.nodes),
+            "executor.ray.worker_deaths": self.deaths,
+        }
         if self.address:
             described["executor.ray.address"] = self.address
         return described
@@ -107,8 +123,11 @@ class RayExecutor:
         import ray
 
         worker_cls = ray.remote(CaseWorker).options(
-            num_cpus=self.run.ray.worker_cpus, max_restarts=0, max_task_retries=0,
-            runtime_env={"env_vars": worker_env(self.run.ray.worker_cpus)})
+            num_cpus=self.run.ray.worker_cpus,
+            max_restarts=0,
+            max_task_retries=0,
+            runtime_env={"env_vars": worker_env(self.run.ray.worker_cpus)},
+        )
         return [worker_cls.remote(self._spec_ref) for _ in range(count)]
 
     def map(self, todo: list) -> Iterator[list[dict]]:
@@ -146,8 +165,11 @@ class RayExecutor:
             try:
                 records = ray.get(ref)
             except ray.exceptions.RayActorError as exc:
-                logger.warning("ray: the worker running case %s died (%s); a new one takes its place",
-                               example.id, type(exc).__name__)
+                logger.warning(
+                    "ray: the worker running case %s died (%s); a new one takes its place",
+                    example.id,
+                    type(exc).__name__,
+                )
                 self.deaths += 1
                 records = worker_error(example, exc)
                 ray.kill(actor, no_restart=True)

@@ -52,8 +52,9 @@ class RayDataEncoder:
     """`(passages, rows) → vector windows in order` (programs.retriever.WindowEncoder) on the connected
     Ray cluster."""
 
-    def __init__(self, make_embedder: Callable[[], Any], workers: int, batch_size: int = 64,
-                 cpus_per_worker: float = 1.0):
+    def __init__(
+        self, make_embedder: Callable[[], Any], workers: int, batch_size: int = 64, cpus_per_worker: float = 1.0
+    ):
         self.make_embedder = make_embedder
         self.workers = workers
         self.batch_size = batch_size
@@ -70,21 +71,25 @@ class RayDataEncoder:
         # CPUs the embedding actors already hold.
         blocks = np.array_split(np.asarray(rows, dtype=np.int64), max(1, min(len(rows), self.workers * 4)))
         dataset = ray.data.from_numpy([b for b in blocks if len(b)] or [np.zeros(0, np.int64)])
-        encoded = dataset.map_batches(_Embed, fn_constructor_kwargs={"make_embedder": self.make_embedder,
-                                                                     "passages": passages},
-                                      batch_size=self.batch_size, concurrency=self.workers,
-                                      num_cpus=self.cpus_per_worker, batch_format="numpy")
+        encoded = dataset.map_batches(
+            _Embed,
+            fn_constructor_kwargs={"make_embedder": self.make_embedder, "passages": passages},
+            batch_size=self.batch_size,
+            concurrency=self.workers,
+            num_cpus=self.cpus_per_worker,
+            batch_format="numpy",
+        )
         for batch in encoded.iter_batches(batch_size=WINDOW, batch_format="numpy"):
             vectors = batch["vector"]
             yield np.stack(vectors) if vectors.ndim == 1 else vectors  # rows may come back as objects
 
 
-def build_index(corpus: str, embedder: str, backend: str, ray_address: str | None = None,
-                workers: int | None = None) -> dict:
+def build_index(
+    corpus: str, embedder: str, backend: str, ray_address: str | None = None, workers: int | None = None
+) -> dict:
     """The corpus's index in the cache, built here or, with `ray_address` ("local" for a local
     instance), embedded by Ray Data on the cluster; what the index's meta records."""
     import os
-
 
     passages, sha = load_corpus(corpus)
     model = embedders.get_embedder(embedder, backend=backend, cache_root=cache_dir())
@@ -96,10 +101,17 @@ def build_index(corpus: str, embedder: str, backend: str, ray_address: str | Non
         for key, value in RAY_DEFAULTS.items():
             os.environ.setdefault(key, value)
         if not ray.is_initialized():
-            ray.init(address=None if ray_address == "local" else ray_address, include_dashboard=False,
-                     configure_logging=False)
+            ray.init(
+                address=None if ray_address == "local" else ray_address,
+                include_dashboard=False,
+                configure_logging=False,
+            )
         workers = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         encoder = RayDataEncoder(NamedEmbedder(embedder, backend), workers)
     retriever.build_or_load(cache_dir(), encoder)
-    return {**retriever.meta, "count": int(retriever.index.ntotal), "index": retriever.plan.factory,
-            "index_dir": str(retriever.index_dir(cache_dir()))}
+    return {
+        **retriever.meta,
+        "count": int(retriever.index.ntotal),
+        "index": retriever.plan.factory,
+        "index_dir": str(retriever.index_dir(cache_dir())),
+    }

@@ -28,25 +28,43 @@ def calibration_metrics(judged: list[dict], prefix: str = "judge_calibration") -
     right = sum((r["status"] == "accepted") == r["expected_valid"] for r in decided)
     metrics[f"{prefix}.accuracy"] = right / len(decided) if decided else float("nan")
     per_condition = [metrics[f"{prefix}.{c}.accuracy"] for c in CONDITIONS if metrics[f"{prefix}.{c}.n"]]
-    metrics[f"{prefix}.worst_condition_accuracy"] = min((a for a in per_condition if a == a),  # a == a: not NaN
-                                                        default=float("nan"))
+    metrics[f"{prefix}.worst_condition_accuracy"] = min(
+        (a for a in per_condition if a == a),  # a == a: not NaN
+        default=float("nan"),
+    )
     return metrics
 
 
-def calibrate(judge_lm: ResolvedLM, judge: CaseJudge, n_per_condition: int, min_accuracy: float,
-              source: str = "nq", progress: bool = True) -> dict[str, float]:
-    controls = control_cases(calibration_seeds(source), n_per_condition, pool=other_answer_pool(source),
-                             half="held_out")
-    judged = [judge_record(judge_lm, judge, c)
-              for c in tqdm(controls, desc=f"judge calibration ({judge_lm.config.name})", unit="control",
-                            disable=not progress)]
+def calibrate(
+    judge_lm: ResolvedLM,
+    judge: CaseJudge,
+    n_per_condition: int,
+    min_accuracy: float,
+    source: str = "nq",
+    progress: bool = True,
+) -> dict[str, float]:
+    controls = control_cases(
+        calibration_seeds(source), n_per_condition, pool=other_answer_pool(source), half="held_out"
+    )
+    judged = [
+        judge_record(judge_lm, judge, c)
+        for c in tqdm(
+            controls, desc=f"judge calibration ({judge_lm.config.name})", unit="control", disable=not progress
+        )
+    ]
     metrics = calibration_metrics(judged)
     # Per condition: a judge that rejects everything is right on every invalid condition, and an
     # overall rate would hide that it throws away valid cases.
     for condition in CONDITIONS:
         accuracy = metrics[f"judge_calibration.{condition}.accuracy"]
         if metrics[f"judge_calibration.{condition}.n"] and not accuracy >= min_accuracy:
-            logger.warning("JUDGE CALIBRATION BELOW THRESHOLD: %s (%s) is right on %.0f%% of the %s controls "
-                           "(threshold %.0f%%); treat its verdicts with suspicion.", judge_lm.config.name,
-                           judge.method, 100 * accuracy, condition, 100 * min_accuracy)
+            logger.warning(
+                "JUDGE CALIBRATION BELOW THRESHOLD: %s (%s) is right on %.0f%% of the %s controls "
+                "(threshold %.0f%%); treat its verdicts with suspicion.",
+                judge_lm.config.name,
+                judge.method,
+                100 * accuracy,
+                condition,
+                100 * min_accuracy,
+            )
     return metrics

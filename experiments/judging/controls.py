@@ -43,13 +43,33 @@ from programs.multiple_choice import lettered
 from programs.sentences import split_sentences
 from programs.span_edit import replace_spans
 
-CONDITIONS = ("gold_answer", "other_answer", "two_answers", "answer_removed", "original_as_unanswerable",
-              "option_gold", "option_other")
-VALID = {"gold_answer": True, "other_answer": False, "two_answers": False, "answer_removed": True,
-         "original_as_unanswerable": False, "option_gold": True, "option_other": False}
-KIND = {"gold_answer": "answer", "other_answer": "answer", "two_answers": "answer",
-        "answer_removed": "unanswerable", "original_as_unanswerable": "unanswerable",
-        "option_gold": "option", "option_other": "option"}
+CONDITIONS = (
+    "gold_answer",
+    "other_answer",
+    "two_answers",
+    "answer_removed",
+    "original_as_unanswerable",
+    "option_gold",
+    "option_other",
+)
+VALID = {
+    "gold_answer": True,
+    "other_answer": False,
+    "two_answers": False,
+    "answer_removed": True,
+    "original_as_unanswerable": False,
+    "option_gold": True,
+    "option_other": False,
+}
+KIND = {
+    "gold_answer": "answer",
+    "other_answer": "answer",
+    "two_answers": "answer",
+    "answer_removed": "unanswerable",
+    "original_as_unanswerable": "unanswerable",
+    "option_gold": "option",
+    "option_other": "option",
+}
 HALVES = ("calibration", "held_out")
 
 # Raw NQ rows before this index are what generation configs perturb (their limits are ≤ 200);
@@ -63,8 +83,21 @@ OPTION_LABELS = ("A", "B", "C", "D")
 MAX_DISTRACTOR_WORDS = 40
 PRONOUN_START = re.compile(r"^(he|she|it|they|his|her|its|their|this|these|those|that|the latter|the former)\b", re.I)
 
-_KINDS = ("how many", "how much", "how long", "how old", "how far", "what year", "when", "who", "whom", "whose",
-          "where", "which", "what")
+_KINDS = (
+    "how many",
+    "how much",
+    "how long",
+    "how old",
+    "how far",
+    "what year",
+    "when",
+    "who",
+    "whom",
+    "whose",
+    "where",
+    "which",
+    "what",
+)
 
 
 def half_of(seed_id: str) -> str:
@@ -99,9 +132,14 @@ def _same_type_rows(example, pool: list) -> list[tuple[str, object]]:
         if other.id == example.id or question_kind(other.question) != kind:
             continue
         answer = other.answers[0]
-        if (answer_kind(answer) == shape and same_shape(gold, answer) and len(answer.split()) <= 5
-                and not mentions_any(example.context, [answer])
-                and not mentions(answer, gold) and not mentions(gold, answer)):
+        if (
+            answer_kind(answer) == shape
+            and same_shape(gold, answer)
+            and len(answer.split()) <= 5
+            and not mentions_any(example.context, [answer])
+            and not mentions(answer, gold)
+            and not mentions(gold, answer)
+        ):
             out.append((answer, other))
     return out
 
@@ -117,7 +155,7 @@ def _two_answer_context(example, other: str, rng: random.Random) -> str | None:
         return None
     if rng.random() < 0.5:
         return f"{example.context.rstrip()} {changed}"
-    return f"{example.context[:support.start]}{changed} {example.context[support.start:]}"
+    return f"{example.context[: support.start]}{changed} {example.context[support.start :]}"
 
 
 def _answer_removed_context(example) -> str | None:
@@ -137,8 +175,12 @@ def _distractor_sentence(row, answer: str, question: str) -> str | None:
     asked = {w for w in answer_tokens(question) if len(w) > 3}
     for sentence in split_sentences(row.context):
         text = sentence.text.strip()
-        if (mentions_any(text, [answer]) and len(text.split()) <= MAX_DISTRACTOR_WORDS
-                and not PRONOUN_START.match(text) and len(asked & set(answer_tokens(text))) <= 1):
+        if (
+            mentions_any(text, [answer])
+            and len(text.split()) <= MAX_DISTRACTOR_WORDS
+            and not PRONOUN_START.match(text)
+            and len(asked & set(answer_tokens(text))) <= 1
+        ):
             return text
     return None
 
@@ -161,16 +203,27 @@ def _option_controls(example, pool: list, rng: random.Random) -> dict | None:
             at = sentences[rng.randrange(len(sentences))].start if sentences else 0
             context = f"{context[:at]}{distractor} {context[at:]}"
     labels = list(OPTION_LABELS[: len(options)])
-    return {"options": options, "choice_labels": labels, "context": context, "other": other,
-            "question": lettered(example.question, labels, options)}
+    return {
+        "options": options,
+        "choice_labels": labels,
+        "context": context,
+        "other": other,
+        "question": lettered(example.question, labels, options),
+    }
 
 
 def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
     """The controls one seed yields (a condition is skipped when the seed cannot make it)."""
     rng = random.Random(f"{seed}:{example.id}")
-    base = {"seed_id": example.id, "question": example.question, "context": example.context,
-            "original_answers": list(example.answers), "status": "accepted", "task": "judge_calibration",
-            "half": half_of(example.id)}
+    base = {
+        "seed_id": example.id,
+        "question": example.question,
+        "context": example.context,
+        "original_answers": list(example.answers),
+        "status": "accepted",
+        "task": "judge_calibration",
+        "half": half_of(example.id),
+    }
     inserted: dict[str, str] = {}
     contexts: dict[str, tuple[str, list[str]]] = {
         "gold_answer": (example.context, list(example.answers)),
@@ -197,14 +250,26 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
         fields = {"question": mc["question"], "options": mc["options"], "choice_labels": mc["choice_labels"]}
         contexts["option_gold"] = (mc["context"], [example.answers[0]])
         contexts["option_other"] = (mc["context"], [mc["other"]])
-        extra = {c: {**fields, "answer_label": mc["choice_labels"][mc["options"].index(contexts[c][1][0])]}
-                 for c in ("option_gold", "option_other")}
+        extra = {
+            c: {**fields, "answer_label": mc["choice_labels"][mc["options"].index(contexts[c][1][0])]}
+            for c in ("option_gold", "option_other")
+        }
         inserted["option_other"] = mc["other"]
-    return [{**base, "id": f"{example.id}:{condition}", "condition": condition, "expected_valid": VALID[condition],
-             "context": contexts[condition][0], "answers": contexts[condition][1], "judge_kind": KIND[condition],
-             **extra.get(condition, {}),
-             **({"inserted_answer": inserted[condition]} if condition in inserted else {})}
-            for condition in CONDITIONS if condition in contexts]
+    return [
+        {
+            **base,
+            "id": f"{example.id}:{condition}",
+            "condition": condition,
+            "expected_valid": VALID[condition],
+            "context": contexts[condition][0],
+            "answers": contexts[condition][1],
+            "judge_kind": KIND[condition],
+            **extra.get(condition, {}),
+            **({"inserted_answer": inserted[condition]} if condition in inserted else {}),
+        }
+        for condition in CONDITIONS
+        if condition in contexts
+    ]
 
 
 @functools.lru_cache(maxsize=2)
@@ -224,11 +289,12 @@ def calibration_seeds(source: str = "nq") -> list:
 
 def other_answer_pool(source: str = "nq") -> list:
     """Where "another answer" comes from: calibration-side rows only, whatever the seeds."""
-    return list(_shipped_rows(source)[CALIBRATION_OFFSET:CALIBRATION_OFFSET + OTHER_ANSWER_POOL_SIZE])
+    return list(_shipped_rows(source)[CALIBRATION_OFFSET : CALIBRATION_OFFSET + OTHER_ANSWER_POOL_SIZE])
 
 
-def control_cases(examples: list, n_per_condition: int, seed: int = 0, pool: list | None = None,
-                  half: str | None = None) -> list[dict]:
+def control_cases(
+    examples: list, n_per_condition: int, seed: int = 0, pool: list | None = None, half: str | None = None
+) -> list[dict]:
     """Up to n controls per condition, from the first seeds (of one half, when asked) in order."""
     pool = examples if pool is None else pool
     counts = dict.fromkeys(CONDITIONS, 0)

@@ -22,8 +22,13 @@ VARIANTS = ("reasoned_as_is",) + METHODS
 
 
 def _rows(records: Iterable[dict], half: str | None = None) -> list[dict]:
-    return [current_signals(r) for r in records if r.get("condition") in CONDITIONS
-            and r.get("judge", {}).get("signals") is not None and (half is None or r.get("half") == half)]
+    return [
+        current_signals(r)
+        for r in records
+        if r.get("condition") in CONDITIONS
+        and r.get("judge", {}).get("signals") is not None
+        and (half is None or r.get("half") == half)
+    ]
 
 
 def current_signals(record: dict) -> dict:
@@ -32,8 +37,9 @@ def current_signals(record: dict) -> dict:
     judge = record["judge"]
     if judge.get("extracted") is None or "context" not in record:
         return record
-    fresh = extraction_signals(judge["extracted"], record["context"], record["answers"][0],
-                               (record.get("original_answers") or [None])[0])
+    fresh = extraction_signals(
+        judge["extracted"], record["context"], record["answers"][0], (record.get("original_answers") or [None])[0]
+    )
     return {**record, "judge": {**judge, "signals": {**judge["signals"], **fresh}}}
 
 
@@ -52,14 +58,18 @@ def condition_accuracy(rows: list[dict], scores: list[float | None], threshold: 
         pairs = [(r, s) for r, s in zip(rows, scores, strict=True) if r["condition"] == condition]
         scored = [(r, s) for r, s in pairs if s is not None]
         right = sum((s >= threshold[KIND[condition]]) == r["expected_valid"] for r, s in scored)
-        out[condition] = {"n": len(pairs), "unjudged": len(pairs) - len(scored),
-                          "accuracy": right / len(scored) if scored else float("nan")}
+        out[condition] = {
+            "n": len(pairs),
+            "unjudged": len(pairs) - len(scored),
+            "accuracy": right / len(scored) if scored else float("nan"),
+        }
     return out
 
 
 def _objective(accuracy: dict[str, dict], kind: str) -> tuple[float, float]:
-    values = [a["accuracy"] for c, a in accuracy.items()
-              if KIND[c] == kind and a["n"] and a["accuracy"] == a["accuracy"]]  # x == x: not NaN
+    values = [
+        a["accuracy"] for c, a in accuracy.items() if KIND[c] == kind and a["n"] and a["accuracy"] == a["accuracy"]
+    ]  # x == x: not NaN
     return (min(values), sum(values) / len(values)) if values else (-1.0, -1.0)
 
 
@@ -87,8 +97,9 @@ def fit_stacked(rows: list[dict]) -> dict[str, list[float]]:
 
     weights: dict[str, list[float]] = {}
     for kind in FEATURES:  # a multiple choice's score is its choice alone: no weights
-        usable = [r for r in rows if KIND[r["condition"]] == kind
-                  and all(f in r["judge"]["signals"] for f in FEATURES[kind])]
+        usable = [
+            r for r in rows if KIND[r["condition"]] == kind and all(f in r["judge"]["signals"] for f in FEATURES[kind])
+        ]
         labels = [r["expected_valid"] for r in usable]
         if len(set(labels)) < 2:
             weights[kind] = [0.0] * (len(FEATURES[kind]) + 1)
@@ -109,8 +120,12 @@ def auc(rows: list[dict], scores: list[float | None], valid: str, invalid: str) 
     return wins / (len(pos) * len(neg))
 
 
-AUC_PAIRS = (("gold_answer", "other_answer"), ("gold_answer", "two_answers"),
-             ("answer_removed", "original_as_unanswerable"), ("option_gold", "option_other"))
+AUC_PAIRS = (
+    ("gold_answer", "other_answer"),
+    ("gold_answer", "two_answers"),
+    ("answer_removed", "original_as_unanswerable"),
+    ("option_gold", "option_other"),
+)
 
 
 def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS) -> dict:
@@ -149,10 +164,19 @@ def fit_and_measure(records: Iterable[dict], variants: Iterable[str] = VARIANTS)
         return {"results": {}, "chosen": None}
     # Leximin: the best worst condition, then the best second worst, and so on, so a condition every
     # method scores alike (a multiple choice is judged the same by all) does not decide by itself.
-    chosen = max(results, key=lambda v: (sorted(_finite(a["accuracy"]) for a in results[v]["calibration"].values()
-                                                if a["n"]), v != "reasoned_as_is"))
-    return {"results": results, "chosen": chosen, "params": results[chosen]["params"],
-            "controls": {"calibration": len(calibration), "held_out": len(held_out)}}
+    chosen = max(
+        results,
+        key=lambda v: (
+            sorted(_finite(a["accuracy"]) for a in results[v]["calibration"].values() if a["n"]),
+            v != "reasoned_as_is",
+        ),
+    )
+    return {
+        "results": results,
+        "chosen": chosen,
+        "params": results[chosen]["params"],
+        "controls": {"calibration": len(calibration), "held_out": len(held_out)},
+    }
 
 
 def _finite(x: float) -> float:
@@ -161,13 +185,24 @@ def _finite(x: float) -> float:
 
 def markdown(fitted: dict) -> str:
     """The comparison table the closing note and the README show."""
-    lines = ["| method | " + " | ".join(CONDITIONS) + " | worst | " + " | ".join(f"AUC {v}/{i}" for v, i in AUC_PAIRS)
-             + " |", "|---" * (len(CONDITIONS) + 2 + len(AUC_PAIRS)) + "|"]
+    lines = [
+        "| method | "
+        + " | ".join(CONDITIONS)
+        + " | worst | "
+        + " | ".join(f"AUC {v}/{i}" for v, i in AUC_PAIRS)
+        + " |",
+        "|---" * (len(CONDITIONS) + 2 + len(AUC_PAIRS)) + "|",
+    ]
     for variant, result in fitted.get("results", {}).items():
         held = [result["held_out"][c] for c in CONDITIONS]
         cells = [f"{a['accuracy']:.0%} (n={a['n'] - a['unjudged']})" for a in held]
         aucs = [f"{result['auc'][f'{v}_vs_{i}']:.2f}" for v, i in AUC_PAIRS]
         mark = " **(chosen)**" if variant == fitted.get("chosen") else ""
-        lines.append(f"| {variant}{mark} | " + " | ".join(cells) + f" | {result['held_out_worst']:.0%} | "
-                     + " | ".join(aucs) + " |")
+        lines.append(
+            f"| {variant}{mark} | "
+            + " | ".join(cells)
+            + f" | {result['held_out_worst']:.0%} | "
+            + " | ".join(aucs)
+            + " |"
+        )
     return "\n".join(lines)

@@ -37,8 +37,12 @@ def _shipped(judge_lm: ResolvedLM) -> dict[str, Any] | None:
     want = fitted.get("judge", {}).get("file_sha256")
     have = judge_lm.identity().get("file_sha256")
     if want and want != have:
-        logger.warning("%s: fitted for another file of %s (sha256 %s…); using the reasoned judge",
-                       path, judge_lm.config.name, str(want)[:12])
+        logger.warning(
+            "%s: fitted for another file of %s (sha256 %s…); using the reasoned judge",
+            path,
+            judge_lm.config.name,
+            str(want)[:12],
+        )
         return None
     return {**fitted["params"], "source": str(path.relative_to(SHIPPED.parents[1]))}
 

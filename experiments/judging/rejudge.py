@@ -51,13 +51,15 @@ class RejudgeResult:
 
 
 def params_digest(params: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps({k: v for k, v in params.items() if k != "source"},
-                                     sort_keys=True).encode()).hexdigest()[:12]
+    return hashlib.sha256(
+        json.dumps({k: v for k, v in params.items() if k != "source"}, sort_keys=True).encode()
+    ).hexdigest()[:12]
 
 
 def _was_judged(record: dict) -> bool:
-    return bool(record.get("judge")) and (record["status"] == "accepted" or record["status"].startswith(
-        ("rejected:judge", "error:judge")))
+    return bool(record.get("judge")) and (
+        record["status"] == "accepted" or record["status"].startswith(("rejected:judge", "error:judge"))
+    )
 
 
 def _statuses(records: list[dict]) -> dict[str, int]:
@@ -71,12 +73,10 @@ def _statuses(records: list[dict]) -> dict[str, int]:
 def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeResult:
     from tqdm import tqdm
 
-
     store = RunStore(run_id)
     config = store.experiment_config()
     if config.task not in REJUDGEABLE:
-        raise RejudgeError(f"run {run_id}: task {config.task!r} cannot be judged again "
-                           f"(only {', '.join(REJUDGEABLE)})")
+        raise RejudgeError(f"run {run_id}: task {config.task!r} cannot be judged again (only {', '.join(REJUDGEABLE)})")
     if config.models.judge is None:
         raise RejudgeError(f"run {run_id}: its config has no models.judge; add one to judge it")
     judge_lm = registry.build_lm(config.models.judge, "judge")
@@ -88,8 +88,11 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
     seeds: dict[str, list[dict]] = {}
     for r in records:
         seeds.setdefault(r["seed_id"], []).append(r)
-    todo = {s: group for s, group in seeds.items()
-            if any(_was_judged(r) and r["judge"].get("params_digest") != digest for r in group)}
+    todo = {
+        s: group
+        for s, group in seeds.items()
+        if any(_was_judged(r) and r["judge"].get("params_digest") != digest for r in group)
+    }
     judged = 0
     for group in tqdm(todo.values(), desc=f"rejudge {run_id}", unit="seed", disable=not progress):
         out = []
@@ -110,8 +113,9 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
         drawn = json.loads(sample.read_text(encoding="utf-8"))
         if drawn.get("strata_from") != "judge_before":
             tmp = sample.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps({**drawn, "strata_from": "judge_before"}, indent=1, ensure_ascii=False),
-                           encoding="utf-8")
+            tmp.write_text(
+                json.dumps({**drawn, "strata_from": "judge_before"}, indent=1, ensure_ascii=False), encoding="utf-8"
+            )
             tmp.replace(sample)
         marked = str(sample)
     final = store.records()
@@ -127,10 +131,20 @@ def _track(run_id, config_name, params, judge_lm, records, store, judged) -> Non
 
     tags = {tracking.RUN_ID_TAG: run_id, "reeval.task": "rejudge", **tracking.git_state()}
     with tracking.parent_run(f"reeval/{config_name}", f"{run_id}/rejudge", tags):
-        tracking.log_params({**describe(params), "judge.params_digest": params_digest(params),
-                             **tracking.flatten({"lm.judge": judge_lm.identity()})})
+        tracking.log_params(
+            {
+                **describe(params),
+                "judge.params_digest": params_digest(params),
+                **tracking.flatten({"lm.judge": judge_lm.identity()}),
+            }
+        )
         mlflow.log_dict(params, "judge_params.json")
-        metrics = {**judge_metrics(records), **status_counts(records, "rejected"), **status_counts(records, "error"),
-                   "accepted": sum(r["status"] == "accepted" for r in records), "rejudge.judged": judged}
+        metrics = {
+            **judge_metrics(records),
+            **status_counts(records, "rejected"),
+            **status_counts(records, "error"),
+            "accepted": sum(r["status"] == "accepted" for r in records),
+            "rejudge.judged": judged,
+        }
         tracking.log_metrics({k: float(v) for k, v in metrics.items()})
         mlflow.log_artifact(str(store.cases_path), artifact_path="cases")

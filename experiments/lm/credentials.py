@@ -29,14 +29,19 @@ def missing_credentials(model: str, api_base: str | None = None) -> list[str]:
         needed = litellm.validate_environment(model=model, api_base=api_base)["missing_keys"]
     except Exception:  # noqa: BLE001 - an unknown provider: let the call itself say what is wrong
         return []
-    return [name for name in needed
-            if not name.endswith(NOT_SECRET_SUFFIXES)
-            and not any(os.environ.get(alias) for alias in (name, *ALIASES.get(name, ())))]
+    return [
+        name
+        for name in needed
+        if not name.endswith(NOT_SECRET_SUFFIXES)
+        and not any(os.environ.get(alias) for alias in (name, *ALIASES.get(name, ())))
+    ]
 
 
 def require_credentials(model: str, role: str, api_base: str | None = None) -> None:
     missing = missing_credentials(model, api_base)
     if missing:
         either = " or ".join(missing)
-        raise UserError(f"models.{role} {model}: {either} is not set; export it in the shell that runs "
-                        f"reeval (a config never holds a secret), or use a local model. Nothing was run.")
+        raise UserError(
+            f"models.{role} {model}: {either} is not set; export it in the shell that runs "
+            f"reeval (a config never holds a secret), or use a local model. Nothing was run."
+        )

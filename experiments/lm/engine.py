@@ -47,8 +47,13 @@ def new_llama(name: str, n_ctx: int, n_threads: int, cache):
     logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
     with _LOAD_LOCK:
         llama = Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
-            seed=0, use_mmap=True, verbose=False,
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            seed=0,
+            use_mmap=True,
+            verbose=False,
         )
     llama.set_cache(cache)
     return llama
@@ -66,8 +71,9 @@ def context_pool(name: str, n_ctx: int, split: CoreSplit) -> ContextPool:
             # the longest cached prefix — the predictor's instructions — which cut prompt time ~30%.
             # One cache per pool: a state saved by one context loads into any context of the model.
             cache = PrefixStateCache(capacity_bytes=PROMPT_CACHE_BYTES)
-            pool = ContextPool(lambda: new_llama(name, n_ctx, split.threads, cache), split.contexts,
-                               decoding_slots(split), label=name)
+            pool = ContextPool(
+                lambda: new_llama(name, n_ctx, split.threads, cache), split.contexts, decoding_slots(split), label=name
+            )
             if not _POOLS:
                 import atexit
 
@@ -152,9 +158,13 @@ class EngineStats:
             self.truncated += int(other.get("truncated", 0))
 
     def as_dict(self) -> dict[str, float]:
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 3),
-                "truncated": self.truncated}
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 3),
+            "truncated": self.truncated,
+        }
 
 
 def _flatten_system(system) -> str | None:
@@ -198,9 +208,14 @@ def _json_schema(response_format) -> dict | None:
 def enum_fields(schema: dict) -> dict[str, tuple[str, ...]]:
     """The output fields that choose among declared strings (a Literal verdict)."""
     props = schema.get("properties") or {}
-    return {name: tuple(p["enum"]) for name, p in props.items()
-            if isinstance(p, dict) and isinstance(p.get("enum"), list) and p["enum"]
-            and all(isinstance(v, str) and v for v in p["enum"])}
+    return {
+        name: tuple(p["enum"])
+        for name, p in props.items()
+        if isinstance(p, dict)
+        and isinstance(p.get("enum"), list)
+        and p["enum"]
+        and all(isinstance(v, str) and v for v in p["enum"])
+    }
 
 
 def choice_logprobs(llama, prompt_tokens: int, text: str, schema: dict):
@@ -236,14 +251,21 @@ def choice_logprobs(llama, prompt_tokens: int, text: str, schema: dict):
         logz = np.log(np.exp(logits).sum())
         scores = {}
         for key in keys:
-            ids = {llama.tokenize(form.encode(), add_bos=False, special=False)[0]
-                   for form in {key, key.capitalize(), key.upper()}}
+            ids = {
+                llama.tokenize(form.encode(), add_bos=False, special=False)[0]
+                for form in {key, key.capitalize(), key.upper()}
+            }
             scores[key] = float(np.log(sum(np.exp(logits[i] - logz) for i in ids)))
         total = np.log(sum(np.exp(v) for v in scores.values()))
         ranked = sorted(((k, v - total) for k, v in scores.items()), key=lambda kv: -kv[1])
-        chosen = text[match.end():].split('"', 1)[0]
-        entries.append(TokenLogprob(token=chosen, logprob=dict(ranked).get(chosen, ranked[0][1]),
-                                    top=tuple(TopLogprob(token=k, logprob=v) for k, v in ranked)))
+        chosen = text[match.end() :].split('"', 1)[0]
+        entries.append(
+            TokenLogprob(
+                token=chosen,
+                logprob=dict(ranked).get(chosen, ranked[0][1]),
+                top=tuple(TopLogprob(token=k, logprob=v) for k, v in ranked),
+            )
+        )
     return tuple(entries) or None
 
 
@@ -253,11 +275,9 @@ class LlamaCppEngine:
     supports_response_schema = True
     supports_function_calling = False
     supports_reasoning = False
-    supported_params = frozenset({"temperature", "top_p", "max_tokens", "seed", "stop", "response_format",
-                                  "logprobs"})
+    supported_params = frozenset({"temperature", "top_p", "max_tokens", "seed", "stop", "response_format", "logprobs"})
 
-    def __init__(self, name: str, n_ctx: int = 4096, n_threads: int = 2, n_contexts: int = 1,
-                 cores: int | None = None):
+    def __init__(self, name: str, n_ctx: int = 4096, n_threads: int = 2, n_contexts: int = 1, cores: int | None = None):
         self.spec = get_spec(name)
         self.name = name
         self.n_ctx = n_ctx
@@ -324,10 +344,10 @@ class LlamaCppEngine:
             elapsed = time.perf_counter() - started
         usage = out.get("usage") or {}
         finish = out["choices"][0].get("finish_reason") or "stop"
-        self.stats.add(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), elapsed,
-                       finish == "length")
+        self.stats.add(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), elapsed, finish == "length")
         return Response(
-            id=out.get("id"), model=request.model,
+            id=out.get("id"),
+            model=request.model,
             message=Message.assistant([TextPart(text)]),
             finish_reason="length" if finish == "length" else "stop",
             usage=Usage(input_tokens=usage.get("prompt_tokens"), output_tokens=usage.get("completion_tokens")),

@@ -47,17 +47,29 @@ class ResolvedLM:
         """What MLflow records: enough to tell whether a rerun used the same model and decoding."""
         cfg = self.config
         ident: dict[str, Any] = {
-            "role": self.role, "name": cfg.name, "kind": "local" if self.is_local else "provider",
-            "model_string": self.lm.model, "temperature": cfg.temperature, "top_p": cfg.top_p,
-            "max_tokens": cfg.max_tokens, "seed": cfg.seed, "adapter": cfg.adapter, "cache": cfg.cache,
+            "role": self.role,
+            "name": cfg.name,
+            "kind": "local" if self.is_local else "provider",
+            "model_string": self.lm.model,
+            "temperature": cfg.temperature,
+            "top_p": cfg.top_p,
+            "max_tokens": cfg.max_tokens,
+            "seed": cfg.seed,
+            "adapter": cfg.adapter,
+            "cache": cfg.cache,
         }
         if self.is_local:
             spec = get_spec(cfg.name)
             # the build's CPU features; the split: contexts × threads per context, out of the process's cores
-            ident.update(file_sha256=spec.sha256, n_ctx=cfg.n_ctx, runtime="llama-cpp-python",
-                         llama_cpp_features=engine.build_features(),
-                         n_threads=self.engine.n_threads, n_contexts=self.engine.n_contexts,
-                         cores=self.engine.split.cores)
+            ident.update(
+                file_sha256=spec.sha256,
+                n_ctx=cfg.n_ctx,
+                runtime="llama-cpp-python",
+                llama_cpp_features=engine.build_features(),
+                n_threads=self.engine.n_threads,
+                n_contexts=self.engine.n_contexts,
+                cores=self.engine.split.cores,
+            )
         if cfg.api_base:
             ident["api_base"] = cfg.api_base
         if not self.is_local:
@@ -77,8 +89,13 @@ def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> Res
     """`split`: contexts and threads of a local model (default: one context on every core)."""
     import dspy
 
-    decoding = dict(temperature=config.temperature, max_tokens=config.max_tokens, top_p=config.top_p,
-                    seed=config.seed, cache=config.cache)
+    decoding = dict(
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        top_p=config.top_p,
+        seed=config.seed,
+        cache=config.cache,
+    )
     if "/" in config.name:
         require_credentials(config.name, role, config.api_base)
 
@@ -92,7 +109,8 @@ def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> Res
     # beside the file makes later checks a stat.
     roster.model_path(spec.name)
     split = split or plan_split(1)
-    engine = LlamaCppEngine(config.name, n_ctx=config.n_ctx, n_threads=split.threads, n_contexts=split.contexts,
-                            cores=split.cores)
+    engine = LlamaCppEngine(
+        config.name, n_ctx=config.n_ctx, n_threads=split.threads, n_contexts=split.contexts, cores=split.cores
+    )
     lm = dspy.LM(f"local/{spec.name}@{spec.short_hash}", engine=engine, num_retries=0, **decoding)
     return ResolvedLM(role, config, lm, engine)

@@ -26,14 +26,22 @@ class LMConfig(BaseModel):
     max_tokens: int = 128
     seed: int = 0
     api_base: str | None = None
-    num_retries: int = Field(3, ge=0, description="provider/server LMs: retries of a rate-limited (429), failed "
-                             "(5xx), timed-out or unreachable call, with DSPy's exponential backoff (1, 2, 4 s…) "
-                             "or the server's Retry-After")
+    num_retries: int = Field(
+        3,
+        ge=0,
+        description="provider/server LMs: retries of a rate-limited (429), failed "
+        "(5xx), timed-out or unreachable call, with DSPy's exponential backoff (1, 2, 4 s…) "
+        "or the server's Retry-After",
+    )
     # None, not 120, as the default: a run's identity leaves defaults out, and stored configs say `null`.
-    timeout: float | None = Field(None, gt=0, description="provider/server LMs: seconds to wait for the next "
-                                  "byte of a reply before the attempt counts as timed out (default 120; connecting "
-                                  "waits at most 10 s); a hung server ends as error:timeout after about "
-                                  "timeout x (num_retries + 1) seconds plus the backoffs")
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        description="provider/server LMs: seconds to wait for the next "
+        "byte of a reply before the attempt counts as timed out (default 120; connecting "
+        "waits at most 10 s); a hung server ends as error:timeout after about "
+        "timeout x (num_retries + 1) seconds plus the backoffs",
+    )
     n_ctx: int = 8192
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
@@ -46,8 +54,10 @@ class LMConfig(BaseModel):
         url = urlsplit(api_base)
         if url.username or url.password or any(is_secret_name(k) for k, _ in parse_qsl(url.query)):
             # Not echoed: the message would carry the credential into logs.
-            raise ValueError("holds a credential; a config is logged and hashed, so give the server's address "
-                             "only and the key in the provider's environment variable (OPENAI_API_KEY, …)")
+            raise ValueError(
+                "holds a credential; a config is logged and hashed, so give the server's address "
+                "only and the key in the provider's environment variable (OPENAI_API_KEY, …)"
+            )
         return api_base
 
     @field_validator("name")

@@ -26,8 +26,10 @@ from experiments.call_cache import call_scope, endpoint_of, install
 def total_tokens(entry: dict) -> int:
     if entry.get("total_tokens"):
         return int(entry["total_tokens"])
-    return int((entry.get("prompt_tokens") or entry.get("input_tokens") or 0)
-               + (entry.get("completion_tokens") or entry.get("output_tokens") or 0))
+    return int(
+        (entry.get("prompt_tokens") or entry.get("input_tokens") or 0)
+        + (entry.get("completion_tokens") or entry.get("output_tokens") or 0)
+    )
 
 
 @contextmanager
@@ -109,8 +111,12 @@ class CallMeter:
                 self.cost += float(other["cost_usd"])
 
     def as_dict(self) -> dict[str, float]:
-        out = {"calls": self.calls, "seconds": round(self.seconds, 3), "truncated": self.truncated,
-               "errors": self.errors}
+        out = {
+            "calls": self.calls,
+            "seconds": round(self.seconds, 3),
+            "truncated": self.truncated,
+            "errors": self.errors,
+        }
         # Tokens a server did not report are unknown, not zero: no token figure unless every call reported them.
         if not self.unreported_calls:
             out.update(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)

@@ -28,6 +28,17 @@ from experiments.review.verdicts import (
 )
 
 __all__ = [
-    "HUMAN_REJECTION", "LABELS", "UNSURE", "VERDICTS", "ReviewFormatError", "Verdict", "VoteResult",
-    "_fleiss_kappa", "agreement", "apply_review", "export_for_review", "load_verdicts", "majority_vote",
+    "HUMAN_REJECTION",
+    "LABELS",
+    "UNSURE",
+    "VERDICTS",
+    "ReviewFormatError",
+    "Verdict",
+    "VoteResult",
+    "_fleiss_kappa",
+    "agreement",
+    "apply_review",
+    "export_for_review",
+    "load_verdicts",
+    "majority_vote",
 ]

@@ -23,8 +23,17 @@ from experiments.run_store import RunStore
 logger = logging.getLogger(__name__)
 
 # What a reviewer saw and what the sample's strata rest on; timings and attempts may differ.
-CONTENT_FIELDS = ("id", "status", "question", "context", "answers", "original_context", "original_answers",
-                  "options", "judge_kind")
+CONTENT_FIELDS = (
+    "id",
+    "status",
+    "question",
+    "context",
+    "answers",
+    "original_context",
+    "original_answers",
+    "options",
+    "judge_kind",
+)
 # What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise.
 READ_FIELDS = CONTENT_FIELDS[2:]
 CARRIED = "[verdict carried from the identical case of a superseded run]"
@@ -66,6 +75,12 @@ def carry_reviews(old_dir: Path, new_dir: Path) -> int:
             note = f"{verdict.note} {CARRIED}".strip() if CARRIED not in verdict.note else verdict.note
             VerdictLog(new_dir / "review", verdict.annotator).append(case, verdict.verdict, note, at=verdict.at)
             carried += 1
-    logger.warning("%s: %d of the new sample's %d cases kept their verdicts (identical to reviewed ones); "
-                   "`reeval review %s` asks for the rest", new_dir.name, carried, len(sample["cases"]), run_id)
+    logger.warning(
+        "%s: %d of the new sample's %d cases kept their verdicts (identical to reviewed ones); "
+        "`reeval review %s` asks for the rest",
+        new_dir.name,
+        carried,
+        len(sample["cases"]),
+        run_id,
+    )
     return carried

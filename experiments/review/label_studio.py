@@ -67,12 +67,20 @@ def labeling_config(with_options: bool) -> str:
     text("Context", "context")
     panel = ET.SubElement(ET.SubElement(view, "Collapse"), "Panel", value="Original context")
     ET.SubElement(panel, "Text", name="original_context", value="$original_context")
-    choices = ET.SubElement(view, "Choices", name=VERDICT_CONTROL, toName="context", choice="single",
-                            showInline="true", required="true")
+    choices = ET.SubElement(
+        view, "Choices", name=VERDICT_CONTROL, toName="context", choice="single", showInline="true", required="true"
+    )
     for verdict in VERDICTS:
         ET.SubElement(choices, "Choice", value=verdict, hotkey=HOTKEYS[verdict])
-    ET.SubElement(view, "TextArea", name=NOTE_CONTROL, toName="context", placeholder="why (optional)",
-                  maxSubmissions="1", editable="true")
+    ET.SubElement(
+        view,
+        "TextArea",
+        name=NOTE_CONTROL,
+        toName="context",
+        placeholder="why (optional)",
+        maxSubmissions="1",
+        editable="true",
+    )
     ET.indent(view)
     return ET.tostring(view, encoding="unicode") + "\n"
 
@@ -149,16 +157,25 @@ def _raw_verdicts(export: list, path: Path) -> list[tuple[str, dict[str, Any]]]:
             if not case_id:
                 raise ReviewFormatError(f"{where}: field 'case_id': missing (not a reeval export?)")
             if choice:
-                found.append((_user_key(task.get("annotator")), {
-                    "id": str(case_id), "verdict": _verdict(str(choice), where),
-                    "note": str(task.get(NOTE_CONTROL) or ""), "at": _iso_utc(task.get("updated_at")),
-                    "source": where}))
+                found.append(
+                    (
+                        _user_key(task.get("annotator")),
+                        {
+                            "id": str(case_id),
+                            "verdict": _verdict(str(choice), where),
+                            "note": str(task.get(NOTE_CONTROL) or ""),
+                            "at": _iso_utc(task.get("updated_at")),
+                            "source": where,
+                        },
+                    )
+                )
             continue
         data = task.get("data") or {}
         case_id = data.get("case_id") if isinstance(data, Mapping) else None
         if not case_id:
-            raise ReviewFormatError(f"{where}: field 'data.case_id': missing (tasks must come from "
-                                    "reeval review --export-label-studio)")
+            raise ReviewFormatError(
+                f"{where}: field 'data.case_id': missing (tasks must come from reeval review --export-label-studio)"
+            )
         for annotation in task.get("annotations") or []:
             if annotation.get("was_cancelled"):
                 continue
@@ -167,9 +184,18 @@ def _raw_verdicts(export: list, path: Path) -> list[tuple[str, dict[str, Any]]]:
             if not choices:
                 continue  # submitted without a verdict: not annotated
             note = _region(annotation.get("result"), NOTE_CONTROL, "textarea") or []
-            found.append((_user_key(annotation.get("completed_by")), {
-                "id": str(case_id), "verdict": _verdict(choices[0], source), "note": "\n".join(note),
-                "at": _iso_utc(annotation.get("updated_at") or annotation.get("created_at")), "source": source}))
+            found.append(
+                (
+                    _user_key(annotation.get("completed_by")),
+                    {
+                        "id": str(case_id),
+                        "verdict": _verdict(choices[0], source),
+                        "note": "\n".join(note),
+                        "at": _iso_utc(annotation.get("updated_at") or annotation.get("created_at")),
+                        "source": source,
+                    },
+                )
+            )
     return found
 
 
@@ -200,13 +226,18 @@ def from_label_studio(export_path: str | Path, annotator_default: str) -> list[V
         if key not in latest or verdict.at >= latest[key].at:
             latest[key] = verdict
     if len(users) > 1:
-        logger.info("%s: %d Label Studio users, named %s", path, len(users),
-                    ", ".join(f"{annotator_default}-{u}" for u in users))
+        logger.info(
+            "%s: %d Label Studio users, named %s",
+            path,
+            len(users),
+            ", ".join(f"{annotator_default}-{u}" for u in users),
+        )
     return list(latest.values())
 
 
-def import_label_studio(export_path: str | Path, review_dir: Path, annotator_default: str,
-                        sample_ids: Iterable[str] | None = None) -> dict[str, int]:
+def import_label_studio(
+    export_path: str | Path, review_dir: Path, annotator_default: str, sample_ids: Iterable[str] | None = None
+) -> dict[str, int]:
     """Append the export's verdicts to ``review_dir/<annotator>.jsonl``; return verdicts per annotator.
 
     Appending is safe to repeat: the later line for a (case, annotator) wins when read.
@@ -216,8 +247,9 @@ def import_label_studio(export_path: str | Path, review_dir: Path, annotator_def
         known = set(sample_ids)
         outside = [v.id for v in verdicts if v.id not in known]
         if outside:
-            logger.warning("%d imported verdict(s) are for cases outside this run's sample, e.g. %s",
-                           len(outside), outside[:3])
+            logger.warning(
+                "%d imported verdict(s) are for cases outside this run's sample, e.g. %s", len(outside), outside[:3]
+            )
     counts: dict[str, int] = {}
     logs: dict[str, VerdictLog] = {}
     for v in verdicts:

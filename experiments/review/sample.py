@@ -72,8 +72,10 @@ def allocate(populations: Mapping[str, int], size: int) -> dict[str, int]:
     if size >= total:
         return dict(strata)
     if size < len(strata):
-        raise SampleError(f"a sample of {size} cannot cover the run's {len(strata)} strata "
-                          f"({', '.join(strata)}); ask for at least {len(strata)}")
+        raise SampleError(
+            f"a sample of {size} cannot cover the run's {len(strata)} strata "
+            f"({', '.join(strata)}); ask for at least {len(strata)}"
+        )
     floor = min(MIN_PER_STRATUM, size // len(strata))
     counts = {k: min(n, floor) for k, n in strata.items()}
     while sum(counts.values()) < size:
@@ -83,8 +85,9 @@ def allocate(populations: Mapping[str, int], size: int) -> dict[str, int]:
     return counts
 
 
-def draw_sample(records: list[Mapping[str, Any]], run_id: str, size: int = DEFAULT_SIZE,
-                seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def draw_sample(
+    records: list[Mapping[str, Any]], run_id: str, size: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
     """The sample as the agreed ``sample.json`` object (not written)."""
     judged = is_judged(records)
     members: dict[str, list[str]] = {}
@@ -138,8 +141,9 @@ def write_sample(path: Path, sample: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def open_sample(review_dir: Path, records: list[Mapping[str, Any]], run_id: str,
-                size: int | None = None, seed: int | None = None) -> tuple[dict[str, Any], bool]:
+def open_sample(
+    review_dir: Path, records: list[Mapping[str, Any]], run_id: str, size: int | None = None, seed: int | None = None
+) -> tuple[dict[str, Any], bool]:
     """The run's sample and whether it was drawn now. An existing file is reused as it is; a size
     or seed that differs from the file's raises :class:`SampleError` rather than redraw."""
     path = review_dir / SAMPLE_FILE
@@ -150,13 +154,16 @@ def open_sample(review_dir: Path, records: list[Mapping[str, Any]], run_id: str,
                 raise SampleError(
                     f"{path} already holds the review sample drawn with {name} {sample.get(name)} "
                     f"({len(sample['cases'])} cases); leave out --{'sample' if name == 'size' else name} to "
-                    f"continue it, or delete the file to draw a new one (verdicts given so far stay)")
+                    f"continue it, or delete the file to draw a new one (verdicts given so far stay)"
+                )
         return sample, False
-    sample = draw_sample(records, run_id, DEFAULT_SIZE if size is None else size,
-                         DEFAULT_SEED if seed is None else seed)
+    sample = draw_sample(
+        records, run_id, DEFAULT_SIZE if size is None else size, DEFAULT_SEED if seed is None else seed
+    )
     write_sample(path, sample)
-    logger.info("Drew a review sample of %d case(s) over %d strata into %s",
-                len(sample["cases"]), len(sample["strata"]), path)
+    logger.info(
+        "Drew a review sample of %d case(s) over %d strata into %s", len(sample["cases"]), len(sample["strata"]), path
+    )
     return sample, True
 
 
@@ -171,6 +178,9 @@ def sampled_records(sample: Mapping[str, Any], records: Iterable[Mapping[str, An
         else:
             out.append(record)
     if missing:
-        logger.warning("%d sampled case(s) are no longer in the run (a seed re-run replaced them?), e.g. %s",
-                       len(missing), missing[:3])
+        logger.warning(
+            "%d sampled case(s) are no longer in the run (a seed re-run replaced them?), e.g. %s",
+            len(missing),
+            missing[:3],
+        )
     return out

@@ -47,8 +47,10 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_BODY = 64_000
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-       "form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
 SECURITY_HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
@@ -70,8 +72,14 @@ class ReviewSession:
     sample: dict[str, Any]
 
     @classmethod
-    def open(cls, run_id: str, annotator: str, runs_root: Path | None = None,
-             size: int | None = None, seed: int | None = None) -> ReviewSession:
+    def open(
+        cls,
+        run_id: str,
+        annotator: str,
+        runs_root: Path | None = None,
+        size: int | None = None,
+        seed: int | None = None,
+    ) -> ReviewSession:
         store = RunStore(run_id, root=runs_root)
         store.require_cases()
         log = VerdictLog(store.dir / "review", annotator)  # validates the name before anything is written
@@ -112,8 +120,9 @@ class SecurityHeaders:
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", [])
-                           if k.decode("latin-1").lower() not in SECURITY_HEADERS]
+                headers = [
+                    (k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower() not in SECURITY_HEADERS
+                ]
                 headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
                 message = {**message, "headers": headers}
             await send(message)
@@ -122,8 +131,9 @@ class SecurityHeaders:
 
 
 def _templates() -> Jinja2Templates:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True, undefined=jinja2.StrictUndefined
+    )
     return Jinja2Templates(env=env)
 
 
@@ -192,8 +202,15 @@ def create_app(session: ReviewSession, allowed_hosts: list[str] | None = None) -
         saved = session.record(case_id, verdict, note)
         logger.info("%s: %s -> %s", session.annotator, case_id, verdict)
         first = session.first_unanswered()
-        return JSONResponse({"saved": saved.verdict, "at": saved.at, "answered": session.answered,
-                             "total": session.total, "next_unanswered": None if first is None else case_url(first)})
+        return JSONResponse(
+            {
+                "saved": saved.verdict,
+                "at": saved.at,
+                "answered": session.answered,
+                "total": session.total,
+                "next_unanswered": None if first is None else case_url(first),
+            }
+        )
 
     routes = [
         Route("/", home),
@@ -215,8 +232,9 @@ def _same_origin(request: Request, hosts: list[str]) -> bool:
     if origin == "null":
         return False
     origin_host = urlsplit(origin).netloc
-    return origin_host == request.headers.get("host", "") and ("*" in hosts or urlsplit(origin).hostname in
-                                                                {h.strip("[]") for h in hosts})
+    return origin_host == request.headers.get("host", "") and (
+        "*" in hosts or urlsplit(origin).hostname in {h.strip("[]") for h in hosts}
+    )
 
 
 def serve(session: ReviewSession, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:

@@ -33,8 +33,10 @@ class AnnotatorNameError(ValueError):
 
 def check_annotator(name: str) -> str:
     if not isinstance(name, str) or not ANNOTATOR_RE.fullmatch(name):
-        raise AnnotatorNameError(f"annotator name {name!r} is not allowed: use 1-64 of A-Z a-z 0-9 _ . - "
-                         "(not starting with a dot); it names the verdict file")
+        raise AnnotatorNameError(
+            f"annotator name {name!r} is not allowed: use 1-64 of A-Z a-z 0-9 _ . - "
+            "(not starting with a dot); it names the verdict file"
+        )
     return name
 
 
@@ -63,8 +65,13 @@ class VerdictLog:
         if verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
         note = str(note or "").strip()[:MAX_NOTE]
-        line = {"id": str(case_id), "annotator": self.annotator, "verdict": verdict, "note": note,
-                "at": at or utc_now()}
+        line = {
+            "id": str(case_id),
+            "annotator": self.annotator,
+            "verdict": verdict,
+            "note": note,
+            "at": at or utc_now(),
+        }
         text = json.dumps(line, ensure_ascii=False) + "\n"
         with self._lock:
             created = not self.path.exists()
@@ -79,5 +86,6 @@ class VerdictLog:
                     os.fsync(dir_fd)
                 finally:
                     os.close(dir_fd)
-        return Verdict(id=line["id"], annotator=self.annotator, verdict=verdict, note=note, at=line["at"],
-                       source=str(self.path))
+        return Verdict(
+            id=line["id"], annotator=self.annotator, verdict=verdict, note=note, at=line["at"], source=str(self.path)
+        )

@@ -96,9 +96,7 @@ def export_for_review(
     csv_path = path.with_suffix(".csv")
     if not overwrite:
         for existing in (p for p in (path, csv_path) if p.exists()):
-            raise FileExistsError(
-                f"{existing} exists and may hold annotations; pass overwrite=True to replace it"
-            )
+            raise FileExistsError(f"{existing} exists and may hold annotations; pass overwrite=True to replace it")
 
     chosen = _select(list(records), statuses, sample, seed)
     rows = [_review_row(r) for r in chosen]
@@ -215,8 +213,13 @@ def load_verdicts(paths: str | Path | Iterable[str | Path]) -> list[Verdict]:
         for key, verdict in in_file.items():
             _check_duplicate(seen, verdict, from_stem=from_stem[key])
             verdicts.append(verdict)
-        logger.info("%s: %d verdict(s) (%d replaced by a later line), %d row(s) not annotated",
-                    path, len(in_file), replaced, skipped)
+        logger.info(
+            "%s: %d verdict(s) (%d replaced by a later line), %d row(s) not annotated",
+            path,
+            len(in_file),
+            replaced,
+            skipped,
+        )
     return verdicts
 
 
@@ -236,9 +239,7 @@ def _read_jsonl(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as e:
-                raise ReviewFormatError(
-                    f"{path}:{lineno}: invalid JSON: {e.msg} (column {e.colno})"
-                ) from None
+                raise ReviewFormatError(f"{path}:{lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
             if not isinstance(obj, dict):
                 raise ReviewFormatError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             yield f"{path}:{lineno}", obj
@@ -334,8 +335,9 @@ def _by_case(verdicts: Iterable[Verdict]) -> dict[str, dict[str, Label]]:
         if v.verdict == UNSURE:
             continue
         if v.annotator in table[v.id]:
-            raise ReviewFormatError(f"{v.source}: duplicate verdict for case {v.id!r} by annotator {v.annotator!r}; "
-                                    "keep one")
+            raise ReviewFormatError(
+                f"{v.source}: duplicate verdict for case {v.id!r} by annotator {v.annotator!r}; keep one"
+            )
         table[v.id][v.annotator] = v.verdict
     return dict(table)
 

@@ -26,7 +26,7 @@ _DOCUMENT = re.compile(r"(?:^|\n\s*\n)\s*Document (\d+):\s*")
 GUIDANCE = {
     "answer_swap": "Valid if the context supports the expected answer, and no other answer to the question.",
     "context_enrich": "Valid if the passage still supports the expected answer (its key sentence answers the "
-                      "question) and states no other answer.",
+    "question) and states no other answer.",
     "unanswerable": "Valid if the context no longer lets a reader answer the question (expected: unknown).",
     "inconsistent": "Valid if the documents give conflicting answers to the question (expected: conflict).",
     "counterfactual": "Valid if the passage supports the expected option, and no other option.",
@@ -94,7 +94,7 @@ def word_diff(original: str | None, perturbed: str) -> list[Segment]:
             return
         text = "".join(w + s for w, s in tokens)
         body = text.rstrip()
-        trailing = text[len(body):] or (" " if kind == "del" else "")
+        trailing = text[len(body) :] or (" " if kind == "del" else "")
         leading = " " if kind == "del" and out and out[-1].text and not out[-1].trailing else ""
         out.append(Segment(body, kind, trailing, leading))
 
@@ -118,7 +118,7 @@ def split_documents(context: str) -> list[tuple[str, str]]:
     parts = []
     for mark, nxt in zip(marks, [*marks[1:], None], strict=True):
         end = nxt.start() if nxt else len(context)
-        parts.append((f"Document {mark.group(1)}", context[mark.end():end].strip()))
+        parts.append((f"Document {mark.group(1)}", context[mark.end() : end].strip()))
     return parts
 
 
@@ -165,8 +165,10 @@ def case_view(record: Mapping[str, Any]) -> CaseView:
         options.append(Option(label, _text(text), label == _text(record.get("answer_label"))))
     # a counterfactual question carries its lettered options; the list below shows them marked
     question = unlettered(_text(record.get("question")), [o.label for o in options], [o.text for o in options])
-    checks = [(name, "pass" if ok is True else "fail" if ok is False else _text(ok))
-              for name, ok in (record.get("checks") or {}).items()]
+    checks = [
+        (name, "pass" if ok is True else "fail" if ok is False else _text(ok))
+        for name, ok in (record.get("checks") or {}).items()
+    ]
     return CaseView(
         id=_text(record.get("id")),
         task=task,

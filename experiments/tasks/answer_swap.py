@@ -21,18 +21,19 @@ class AnswerSwapTask(JudgedTask):
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
         seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
-            "open_correct", description="which seed-table cells to perturb")
+            "open_correct", description="which seed-table cells to perturb"
+        )
         max_attempts: int = Field(3, ge=1, description="wrong-answer proposals tried per seed")
         repair_grammar: bool = Field(False, description="let the pivot repair grammar after the swap")
         min_similarity: float = Field(0.9, ge=0, le=1, description="text outside the swapped spans kept")
-        program: str | None = Field(None, description="compiled generator state: run:<optimisation run id> "
-                                                      "or a path to a saved program JSON")
+        program: str | None = Field(
+            None, description="compiled generator state: run:<optimisation run id> or a path to a saved program JSON"
+        )
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.program = AnswerSwap(self.options.max_attempts, self.options.repair_grammar,
-                                  self.options.min_similarity)
+        self.program = AnswerSwap(self.options.max_attempts, self.options.repair_grammar, self.options.min_similarity)
         if self.options.program:
             load_compiled(self.program, self.options.program, "answer_swap")
 
@@ -42,14 +43,28 @@ class AnswerSwapTask(JudgedTask):
     def process(self, example: dspy.Example) -> dict:
         started = time.perf_counter()
         seed = select_seed(self.pivot, self.seeds, example)
-        record = {**seed, "id": f"{example.id}:swap", "task": self.name, "program_version": VERSION,
-                  "pivot": self.pivot.config.name}
+        record = {
+            **seed,
+            "id": f"{example.id}:swap",
+            "task": self.name,
+            "program_version": VERSION,
+            "pivot": self.pivot.config.name,
+        }
         if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
             return {**record, "status": "rejected:seed_not_selected"}
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
             out = self.program(question=example.question, context=example.context, answers=list(example.answers))
-        [record] = self._validate([{
-            **record, "context": out.context, "answers": [out.new_answer] if out.new_answer else [],
-            "proposals": out.proposals, "checks": out.checks, "edit": out.edit,
-            "status": f"rejected:{out.rejection}" if out.rejection else "accepted"}])
+        [record] = self._validate(
+            [
+                {
+                    **record,
+                    "context": out.context,
+                    "answers": [out.new_answer] if out.new_answer else [],
+                    "proposals": out.proposals,
+                    "checks": out.checks,
+                    "edit": out.edit,
+                    "status": f"rejected:{out.rejection}" if out.rejection else "accepted",
+                }
+            ]
+        )
         return {**record, "seconds": round(time.perf_counter() - started, 3)}

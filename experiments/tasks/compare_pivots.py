@@ -62,8 +62,11 @@ class ComparePivotsTask:
         return [self._one(pivot, example) for pivot in self.pivots]
 
     def _one(self, pivot: ResolvedLM, example: dspy.Example) -> dict:
-        record = {"id": f"{example.id}:{pivot.config.name}", "pivot": pivot.config.name,
-                  "generator": self.generator.name}
+        record = {
+            "id": f"{example.id}:{pivot.config.name}",
+            "pivot": pivot.config.name,
+            "generator": self.generator.name,
+        }
         try:
             with measured(pivot.lm.model) as cost, dspy.context(lm=pivot.lm, adapter=pivot.adapter()):
                 seed = select_seed(pivot, self.seeds, example)
@@ -81,8 +84,9 @@ class ComparePivotsTask:
         out = {}
         for pivot in self.pivots:
             mine = [r for r in records if r.get("pivot") == pivot.config.name]
-            generated = [r for r in mine if r["status"] != "rejected:seed_not_selected"
-                         and not r["status"].startswith("error:")]
+            generated = [
+                r for r in mine if r["status"] != "rejected:seed_not_selected" and not r["status"].startswith("error:")
+            ]
             passed_checks = [r for r in generated if r.get("judge") or r["status"] == "accepted"]
             judged = [r["judge"] for r in generated if r.get("judge")]
             valid = sum(is_valid(r) for r in generated)
@@ -90,11 +94,16 @@ class ComparePivotsTask:
             tokens = sum(r.get("pivot_tokens", 0) for r in mine)
             seconds = sum(r.get("pivot_seconds", 0.0) for r in mine)
             out[pivot.config.name] = {
-                "summary": summary, "seeds": len(mine), "selected": len(generated), "valid": valid,
+                "summary": summary,
+                "seeds": len(mine),
+                "selected": len(generated),
+                "valid": valid,
                 "errors": sum(r["status"].startswith("error:") for r in mine),
                 "acceptance": len(passed_checks) / len(generated) if generated else float("nan"),
-                "judge_if": _rate([j["if"] for j in judged]), "judge_only_if": _rate([j["only_if"] for j in judged]),
-                "tokens": tokens, "seconds": round(seconds, 1),
+                "judge_if": _rate([j["if"] for j in judged]),
+                "judge_only_if": _rate([j["only_if"] for j in judged]),
+                "tokens": tokens,
+                "seconds": round(seconds, 1),
                 "tokens_per_valid": tokens / valid if valid else float("nan"),
                 "seconds_per_valid": seconds / valid if valid else float("nan"),
             }
@@ -109,29 +118,53 @@ class ComparePivotsTask:
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         names = [t.config.name for t in self.targets]
-        header = ["pivot", "selected", "passed checks", "judge if", "judge only-if", "valid [95% CI]",
-                  *(f"success on {n} [95% CI]" for n in names), "tokens / valid", "s / valid"]
+        header = [
+            "pivot",
+            "selected",
+            "passed checks",
+            "judge if",
+            "judge only-if",
+            "valid [95% CI]",
+            *(f"success on {n} [95% CI]" for n in names),
+            "tokens / valid",
+            "s / valid",
+        ]
         rows = []
         for pivot, row in self._per_pivot(records).items():
             summary = row["summary"]
-            rows.append([pivot, str(row["selected"]), f"{row['acceptance']:.2f}", f"{row['judge_if']:.2f}",
-                         f"{row['judge_only_if']:.2f}", format_rate(summary["validity"]),
-                         *(format_rate(summary["targets"][n]["success"]) for n in names),
-                         f"{row['tokens_per_valid']:.0f}", f"{row['seconds_per_valid']:.1f}"])
+            rows.append(
+                [
+                    pivot,
+                    str(row["selected"]),
+                    f"{row['acceptance']:.2f}",
+                    f"{row['judge_if']:.2f}",
+                    f"{row['judge_only_if']:.2f}",
+                    format_rate(summary["validity"]),
+                    *(format_rate(summary["targets"][n]["success"]) for n in names),
+                    f"{row['tokens_per_valid']:.0f}",
+                    f"{row['seconds_per_valid']:.1f}",
+                ]
+            )
         return header, rows
 
     def write_artifacts(self, records: list[dict], out_dir: Path, run_info: dict) -> Path:
         out_dir.mkdir(parents=True, exist_ok=True)
         header, rows = self.table_rows(records)
         per_pivot = self._per_pivot(records)
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |"
-                                                                                for r in rows)]
+        lines = [
+            "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header),
+            *("| " + " | ".join(r) + " |" for r in rows),
+        ]
         _plot_matrix(per_pivot, [t.config.name for t in self.targets], out_dir / "generator_x_target.png")
         (out_dir / "comparison.json").write_text(json.dumps(per_pivot, indent=2, default=str))
         path = out_dir / "comparison.md"
-        path.write_text(f"# Pivot comparison — {run_info.get('run_id', '')}\n\nGenerator: {self.generator.name}; "
-                        f"judge: {self.scorer.judge_lm.config.name}; setting: {self.options.setting}.\n\n"
-                        + "\n".join(lines) + "\n\n![generator × target](generator_x_target.png)\n")
+        path.write_text(
+            f"# Pivot comparison — {run_info.get('run_id', '')}\n\nGenerator: {self.generator.name}; "
+            f"judge: {self.scorer.judge_lm.config.name}; setting: {self.options.setting}.\n\n"
+            + "\n".join(lines)
+            + "\n\n![generator × target](generator_x_target.png)\n"
+        )
         return path
 
 
@@ -144,17 +177,21 @@ def _plot_matrix(per_pivot: dict, targets: list[str], path: Path) -> None:
     import numpy as np
 
     pivots = list(per_pivot)
-    grid = np.array([[per_pivot[p]["summary"]["targets"][t]["success"]["rate"] for t in targets] for p in pivots],
-                    dtype=float)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(4 + 1.6 * len(targets), 1.2 + 0.7 * len(pivots)),
-                                      gridspec_kw={"width_ratios": [max(len(targets), 1), 1.3]})
+    grid = np.array(
+        [[per_pivot[p]["summary"]["targets"][t]["success"]["rate"] for t in targets] for p in pivots], dtype=float
+    )
+    fig, (left, right) = plt.subplots(
+        1,
+        2,
+        figsize=(4 + 1.6 * len(targets), 1.2 + 0.7 * len(pivots)),
+        gridspec_kw={"width_ratios": [max(len(targets), 1), 1.3]},
+    )
     left.imshow(np.nan_to_num(grid, nan=0.0), vmin=0, vmax=1, cmap="Reds")
     for i, pivot in enumerate(pivots):
         for j, target in enumerate(targets):
             n = per_pivot[pivot]["summary"]["targets"][target]["success"]["n"]
             label = "—" if np.isnan(grid[i, j]) else f"{grid[i, j]:.2f}\n(n={n})"
-            left.text(j, i, label, ha="center", va="center",
-                      color="white" if grid[i, j] > 0.6 else "black")
+            left.text(j, i, label, ha="center", va="center", color="white" if grid[i, j] > 0.6 else "black")
     left.set_xticks(range(len(targets)), targets, rotation=20)
     left.set_yticks(range(len(pivots)), pivots)
     left.set_title("attack success (valid cases)")
@@ -171,4 +208,3 @@ def _plot_matrix(per_pivot: dict, targets: list[str], path: Path) -> None:
 def _rate(flags: list) -> float:
     decided = [f for f in flags if f is not None]
     return sum(decided) / len(decided) if decided else float("nan")
-

@@ -26,19 +26,27 @@ class ContextEnrichTask(JudgedTask):
         # torch: configs written before the ONNX backends reproduce their runs, and it was the fastest
         # backend per CPU second that kept the float32 top 10 (docs/retrieval_at_scale.md).
         backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
-            "torch", description="how passages and queries are encoded: torch, onnx, onnx-int8 or openvino "
-                                 "(bfloat16 on CPUs that have it: about 2x torch)")
-        corpus: str = Field("wiki_passages", description="wiki_passages, JSONL/Parquet shards (a glob or directory) "
-                                                         "or hf:org/name@revision[:split]")
+            "torch",
+            description="how passages and queries are encoded: torch, onnx, onnx-int8 or openvino "
+            "(bfloat16 on CPUs that have it: about 2x torch)",
+        )
+        corpus: str = Field(
+            "wiki_passages",
+            description="wiki_passages, JSONL/Parquet shards (a glob or directory) or hf:org/name@revision[:split]",
+        )
         seed: int = Field(0, description="unused since context_enrich/10: the key evidence always comes first")
-        lm_merge: bool = Field(True, description="ask the pivot to merge; a merge failing the checks falls back "
-                                                 "to inserting the key sentence in code")
+        lm_merge: bool = Field(
+            True,
+            description="ask the pivot to merge; a merge failing the checks falls back "
+            "to inserting the key sentence in code",
+        )
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.retriever = corpus.default_retriever(self.options.embedder, backend=self.options.backend,
-                                           corpus=self.options.corpus)
+        self.retriever = corpus.default_retriever(
+            self.options.embedder, backend=self.options.backend, corpus=self.options.corpus
+        )
         self.program = ContextEnrich(self.retriever, self.options.k, self.options.seed, self.options.lm_merge)
 
     def tracking_params(self) -> dict:
@@ -51,24 +59,44 @@ class ContextEnrichTask(JudgedTask):
     def process(self, example: dspy.Example) -> list[dict]:
         started = time.perf_counter()
         seed = select_seed(self.pivot, self.seeds, example)
-        base = {**seed, "task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name,
-                "embedder": self.options.embedder, "embedder_backend": self.options.backend,
-                "answers": list(example.answers)}
+        base = {
+            **seed,
+            "task": self.name,
+            "program_version": VERSION,
+            "pivot": self.pivot.config.name,
+            "embedder": self.options.embedder,
+            "embedder_backend": self.options.backend,
+            "answers": list(example.answers),
+        }
         if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
             return [{**base, "id": f"{example.id}:enrich", "status": "rejected:seed_not_selected"}]
         starts = [s for s in (example.get("answer_starts") or []) if s is not None]
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
-            out = self.program(question=example.question, context=example.context, answers=list(example.answers),
-                               answer_start=starts[0] if starts else None,
-                               known_wrong=[seed["pivot_closed_answer"]], title=example.get("title") or "")
+            out = self.program(
+                question=example.question,
+                context=example.context,
+                answers=list(example.answers),
+                answer_start=starts[0] if starts else None,
+                known_wrong=[seed["pivot_closed_answer"]],
+                title=example.get("title") or "",
+            )
         seconds = round(time.perf_counter() - started, 3)
         if out.rejection:
             return [{**base, "id": f"{example.id}:enrich", "status": f"rejected:{out.rejection}", "seconds": seconds}]
-        return self._validate([{
-            **base, "id": f"{example.id}:enrich-{copy['focus']}", "supporting_sentence": out.sentence,
-            "sentence_fallback": out.sentence_fallback, **{k: v for k, v in copy.items() if k != "rejection"},
-            "status": f"rejected:{copy['rejection']}" if copy["rejection"] else "accepted", "seconds": seconds,
-        } for copy in out.copies])
+        return self._validate(
+            [
+                {
+                    **base,
+                    "id": f"{example.id}:enrich-{copy['focus']}",
+                    "supporting_sentence": out.sentence,
+                    "sentence_fallback": out.sentence_fallback,
+                    **{k: v for k, v in copy.items() if k != "rejection"},
+                    "status": f"rejected:{copy['rejection']}" if copy["rejection"] else "accepted",
+                    "seconds": seconds,
+                }
+                for copy in out.copies
+            ]
+        )
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         metrics = super().summarize(records)

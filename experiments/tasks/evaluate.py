@@ -28,10 +28,16 @@ class EvaluateOptions(BaseModel):
     settings: list[Setting] = ["closed_book", "open_book", "opinion"]
     decodings: list[Literal["greedy", "sampled"]] = ["greedy"]
     k_shots: int = Field(5, ge=0, description="demonstrations in the few_shot setting")
-    demo_source: str = Field("nq", description="pool for demonstrations (disjoint from the cases); "
-                                               "run:<id> uses that run's accepted adversarial cases")
-    nli: str = Field("none", description="entailment backend: none, judge (needs models.judge), or "
-                                         "cross-encoder:<hub id or local directory>")
+    demo_source: str = Field(
+        "nq",
+        description="pool for demonstrations (disjoint from the cases); "
+        "run:<id> uses that run's accepted adversarial cases",
+    )
+    nli: str = Field(
+        "none",
+        description="entailment backend: none, judge (needs models.judge), or "
+        "cross-encoder:<hub id or local directory>",
+    )
     seed: int = 0
 
 
@@ -51,8 +57,13 @@ class EvaluateTask:
 
     def prepare(self, examples: list, run_dir=None) -> None:
         """Demonstrations come from a pool disjoint from the cases under evaluation."""
-        self.readers = readers_for(self.targets, examples, self.options.k_shots if "few_shot" in
-                                   self.options.settings else 0, self.options.demo_source, self.options.seed)
+        self.readers = readers_for(
+            self.targets,
+            examples,
+            self.options.k_shots if "few_shot" in self.options.settings else 0,
+            self.options.demo_source,
+            self.options.seed,
+        )
 
     def programs(self) -> dict[str, dspy.Module]:
         return {f"reader.{name}": reader for name, reader in self.readers.items()}
@@ -62,8 +73,10 @@ class EvaluateTask:
         a file's row without one is evaluated once, as given ("external")."""
         if example.get("original_context") is None:
             return [("external", example.context, list(example.answers))]
-        return [("original", example.original_context, list(example.original_answers or [])),
-                ("perturbed", example.context, list(example.answers))]
+        return [
+            ("original", example.original_context, list(example.original_answers or [])),
+            ("perturbed", example.context, list(example.answers)),
+        ]
 
     def process(self, example: dspy.Example) -> list[dict]:
         records = []
@@ -74,19 +87,27 @@ class EvaluateTask:
                     for variant, context, answers in self.variants(example):
                         if setting == "closed_book" and variant == "perturbed":
                             continue  # without a context the perturbation does not exist
-                        records.append(self._ask(target, reader, example, setting, decoding, variant, context,
-                                                 answers))
+                        records.append(self._ask(target, reader, example, setting, decoding, variant, context, answers))
         return records
 
     def _ask(self, target, reader, example, setting, decoding, variant, context, answers) -> dict:
         record = {
-            "id": f"{example.id}|{target.config.name}|{setting}|{decoding}|{variant}", "case_id": example.id,
-            "seed_id": example.get("seed_id", example.id), "task": example.get("task") or "external",
-            "generator": example.get("generator", ""), "target": target.config.name, "setting": setting,
-            "decoding": decoding, "variant": variant, "source": example.get("source", ""),
-            "question": example.question, "context": "" if setting == "closed_book" else context,
-            "answers": answers, "options": example.get("options"),
-            "answer_label": example.get("answer_label") if variant != "original"
+            "id": f"{example.id}|{target.config.name}|{setting}|{decoding}|{variant}",
+            "case_id": example.id,
+            "seed_id": example.get("seed_id", example.id),
+            "task": example.get("task") or "external",
+            "generator": example.get("generator", ""),
+            "target": target.config.name,
+            "setting": setting,
+            "decoding": decoding,
+            "variant": variant,
+            "source": example.get("source", ""),
+            "question": example.question,
+            "context": "" if setting == "closed_book" else context,
+            "answers": answers,
+            "options": example.get("options"),
+            "answer_label": example.get("answer_label")
+            if variant != "original"
             else example.get("original_answer_label"),
             "answer_position": answer_position(context, answers[0]) if answers and context else None,
         }
@@ -98,14 +119,17 @@ class EvaluateTask:
                 out = reader(setting=setting, question=example.question, context=context, config=config)
         except Exception as exc:  # noqa: BLE001 - an unparsed or failed answer is that record's error
             return {**record, "prediction": None, "status": error_status(exc), "error": error_text(exc, 500)}
-        return score_record({**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok"},
-                            nli=self.nli)
+        return score_record(
+            {**record, "prediction": out.answer, "reasoning": out.reasoning, "status": "ok"}, nli=self.nli
+        )
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         """Counts, and every figure of the report under a name one can filter on (experiments.report_metrics)."""
 
-        metrics: dict[str, float] = {"evaluations": len(records),
-                                     "errors": sum(r["status"].startswith("error:") for r in records)}
+        metrics: dict[str, float] = {
+            "evaluations": len(records),
+            "errors": sum(r["status"].startswith("error:") for r in records),
+        }
         metrics.update(report_metrics(self._report_tables(records)))
         return metrics
 
@@ -123,20 +147,48 @@ class EvaluateTask:
 
     def write_artifacts(self, records: list[dict], out_dir, run_info: dict):
         backend = self.nli.name if self.nli else "none (entailment not computed; EM, F1, containment and keywords are)"
-        info = {**run_info, "nli_backend": backend,
-                "settings": ", ".join(self.options.settings), "decodings": ", ".join(self.options.decodings)}
-        return write_report(records, out_dir, title=f"reeval — {run_info.get('run_id', '')}", run_info=info,
-                            tables=self._report_tables(records))
+        info = {
+            **run_info,
+            "nli_backend": backend,
+            "settings": ", ".join(self.options.settings),
+            "decodings": ", ".join(self.options.decodings),
+        }
+        return write_report(
+            records,
+            out_dir,
+            title=f"reeval — {run_info.get('run_id', '')}",
+            run_info=info,
+            tables=self._report_tables(records),
+        )
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         """The paired drops; for cases without originals (a file evaluated unpaired), the accuracy."""
 
         drops = paired_drop(records, "task_correct")
         if drops:
-            rows = [[r["target"], r["setting"], r["decoding"], f"{r['original']:.2f}", f"{r['perturbed']:.2f}",
-                     f"{r['drop']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]", str(r["n"])] for r in drops]
+            rows = [
+                [
+                    r["target"],
+                    r["setting"],
+                    r["decoding"],
+                    f"{r['original']:.2f}",
+                    f"{r['perturbed']:.2f}",
+                    f"{r['drop']:+.2f} [{r['low']:+.2f}, {r['high']:+.2f}]",
+                    str(r["n"]),
+                ]
+                for r in drops
+            ]
             return ["target", "setting", "decoding", "original", "perturbed", "drop [95% CI]", "pairs"], rows
-        rows = [[r["target"], r["setting"], r["decoding"], r["variant"],
-                 "—" if not r["n"] else f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", str(r["n"]),
-                 str(r["errors"])] for r in accuracy_table(records, metric="task_correct")]
+        rows = [
+            [
+                r["target"],
+                r["setting"],
+                r["decoding"],
+                r["variant"],
+                "—" if not r["n"] else f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
+                str(r["n"]),
+                str(r["errors"]),
+            ]
+            for r in accuracy_table(records, metric="task_correct")
+        ]
         return ["target", "setting", "decoding", "variant", "accuracy [95% CI]", "n", "errors"], rows

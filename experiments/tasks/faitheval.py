@@ -29,8 +29,9 @@ class SeededOptions(BaseModel):
 
 
 class UnanswerableOptions(SeededOptions):
-    program: str | None = Field(None, description="compiled generator state: run:<optimisation run id> "
-                                                  "or a path to a saved program JSON")
+    program: str | None = Field(
+        None, description="compiled generator state: run:<optimisation run id> or a path to a saved program JSON"
+    )
 
 
 class UnanswerableTask(_JudgedTask):
@@ -50,14 +51,23 @@ class UnanswerableTask(_JudgedTask):
     def process(self, example: dspy.Example) -> list[dict]:
         started = time.perf_counter()
         seed = select_seed(self.pivot, self.seeds, example)
-        record = {**seed, **self._base(example), "id": f"{example.id}:unanswerable", "answers": [UNKNOWN],
-                  "judge_kind": "unanswerable"}
+        record = {
+            **seed,
+            **self._base(example),
+            "id": f"{example.id}:unanswerable",
+            "answers": [UNKNOWN],
+            "judge_kind": "unanswerable",
+        }
         if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
             return [{**record, "status": "rejected:seed_not_selected"}]
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
             out = self.program(question=example.question, context=example.context, answers=list(example.answers))
-        record.update(context=out.context, edits=out.edits, checks=out.checks,
-                      status=f"rejected:{out.rejection}" if out.rejection else "accepted")
+        record.update(
+            context=out.context,
+            edits=out.edits,
+            checks=out.checks,
+            status=f"rejected:{out.rejection}" if out.rejection else "accepted",
+        )
         return [{**r, "seconds": round(time.perf_counter() - started, 3)} for r in self._validate([record])]
 
 
@@ -80,21 +90,43 @@ class InconsistentTask(_JudgedTask):
         if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
             return [{**base, "id": f"{example.id}:inconsistent", "status": "rejected:seed_not_selected"}]
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
-            out = self.program(question=example.question, context=example.context,
-                               answers=list(example.answers), case_id=example.id)
+            out = self.program(
+                question=example.question, context=example.context, answers=list(example.answers), case_id=example.id
+            )
         if out.rejection:
-            return [{**base, "id": f"{example.id}:inconsistent", "proposals": out.proposals,
-                     "checks": out.checks, "status": f"rejected:{out.rejection}"}]
+            return [
+                {
+                    **base,
+                    "id": f"{example.id}:inconsistent",
+                    "proposals": out.proposals,
+                    "checks": out.checks,
+                    "status": f"rejected:{out.rejection}",
+                }
+            ]
         # The modified document alone is its own case (expected: the new answer); it is what the judge
         # validates, and the two-document case stands or falls with it.
-        alone = {**base, "id": f"{example.id}:inconsistent-modified", "context": out.modified_context,
-                 "answers": [out.new_answer], "proposals": out.proposals, "checks": out.checks,
-                 "status": "accepted"}
+        alone = {
+            **base,
+            "id": f"{example.id}:inconsistent-modified",
+            "context": out.modified_context,
+            "answers": [out.new_answer],
+            "proposals": out.proposals,
+            "checks": out.checks,
+            "status": "accepted",
+        }
         [alone] = self._validate([alone])
-        combined = {**base, "id": f"{example.id}:inconsistent", "context": out.context, "answers": [CONFLICT],
-                    "new_answer": out.new_answer, "document_order": out.order, "proposals": out.proposals,
-                    "checks": out.checks,
-                    "judge": alone.get("judge"), "status": alone["status"]}
+        combined = {
+            **base,
+            "id": f"{example.id}:inconsistent",
+            "context": out.context,
+            "answers": [CONFLICT],
+            "new_answer": out.new_answer,
+            "document_order": out.order,
+            "proposals": out.proposals,
+            "checks": out.checks,
+            "judge": alone.get("judge"),
+            "status": alone["status"],
+        }
         seconds = round(time.perf_counter() - started, 3)
         return [{**combined, "seconds": seconds}, {**alone, "seconds": seconds}]
 
@@ -123,19 +155,41 @@ class CounterfactualTask(_JudgedTask):
         wrong = [i for i in range(len(options)) if i != right]
         target = random.Random(f"{self.options.seed}:{example.id}").choice(wrong)
         question = lettered(example.question, labels, options)
-        base = {"seed_id": example.id, "source": example.get("source", "arc_challenge"), **self._base(example),
-                "question": question, "options": options, "choice_labels": labels,
-                "original_answer_label": example.answer_key}
+        base = {
+            "seed_id": example.id,
+            "source": example.get("source", "arc_challenge"),
+            **self._base(example),
+            "question": question,
+            "options": options,
+            "choice_labels": labels,
+            "original_answer_label": example.answer_key,
+        }
         # The no-context version: the closed-book baseline for the same question.
-        closed = {**base, "id": f"{example.id}:closed-book", "context": "", "answers": [options[right]],
-                  "answer_label": example.answer_key, "status": "accepted", "variant": "original"}
+        closed = {
+            **base,
+            "id": f"{example.id}:closed-book",
+            "context": "",
+            "answers": [options[right]],
+            "answer_label": example.answer_key,
+            "status": "accepted",
+            "variant": "original",
+        }
         with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
             out = self.program(question=example.question, options=options, target_index=target)
-        case = {**base, "id": f"{example.id}:counterfactual", "context": out.context, "answers": [options[target]],
-                "answer_label": labels[target], "checks": out.checks, "attempts": out.attempts,
-                "justification": out.justification, "support_first": out.support_first,
-                "judge_question": question, "variant": "perturbed",
-                "status": f"rejected:{out.rejection}" if out.rejection else "accepted"}
+        case = {
+            **base,
+            "id": f"{example.id}:counterfactual",
+            "context": out.context,
+            "answers": [options[target]],
+            "answer_label": labels[target],
+            "checks": out.checks,
+            "attempts": out.attempts,
+            "justification": out.justification,
+            "support_first": out.support_first,
+            "judge_question": question,
+            "variant": "perturbed",
+            "status": f"rejected:{out.rejection}" if out.rejection else "accepted",
+        }
         [case] = self._validate([case])
         seconds = round(time.perf_counter() - started, 3)
         return [{**case, "seconds": seconds}, {**closed, "seconds": seconds}]

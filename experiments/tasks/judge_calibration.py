@@ -27,8 +27,10 @@ class JudgeCalibrationTask:
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
         seed: int = 0
-        families: list[str] = Field(["checks", "extract", "reasoned"],
-                                    description="signal families to collect: every method built on them is compared")
+        families: list[str] = Field(
+            ["checks", "extract", "reasoned"],
+            description="signal families to collect: every method built on them is compared",
+        )
         reasoned_half: str | None = Field(None, description="collect the (slow) reasoned signals only on this half")
         reasoned_seeds: int | None = Field(None, ge=1, description="... and only on its first N seeds")
 
@@ -77,16 +79,26 @@ class JudgeCalibrationTask:
         out_dir.mkdir(parents=True, exist_ok=True)
         controls = [r for r in records if "condition" in r]
         fitted = fit_and_measure(controls)
-        payload = {"judge": self.judge_lm.identity(), "run": run_info, "chosen": fitted.get("chosen"),
-                   "params": fitted.get("params"), "controls": fitted.get("controls"),
-                   "methods": fitted.get("results"), "methods_known": list(METHODS)}
+        payload = {
+            "judge": self.judge_lm.identity(),
+            "run": run_info,
+            "chosen": fitted.get("chosen"),
+            "params": fitted.get("params"),
+            "controls": fitted.get("controls"),
+            "methods": fitted.get("results"),
+            "methods_known": list(METHODS),
+        }
         (out_dir.parent / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
         # What the fit rests on, without the contexts: enough to refit or audit with no LM call.
         with open(out_dir.parent / SIGNALS_FILE, "w") as handle:
             for r in map(current_signals, controls):
-                handle.write(json.dumps({k: r.get(k) for k in ("id", "seed_id", "condition", "half", "expected_valid")}
-                                        | {"judge": {"signals": r["judge"].get("signals"),
-                                                     "extracted": r["judge"].get("extracted")}}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {k: r.get(k) for k in ("id", "seed_id", "condition", "half", "expected_valid")}
+                        | {"judge": {"signals": r["judge"].get("signals"), "extracted": r["judge"].get("extracted")}}
+                    )
+                    + "\n"
+                )
         (out_dir / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
         (out_dir / "judge_methods.md").write_text(markdown(fitted) + "\n")
         return out_dir / "judge_methods.md"
@@ -97,6 +109,9 @@ class JudgeCalibrationTask:
         rows = []
         for variant, result in fitted["results"].items():
             mark = " (chosen)" if variant == fitted.get("chosen") else ""
-            rows.append([variant + mark] + [f"{result['held_out'][c]['accuracy']:.0%} n={result['held_out'][c]['n']}"
-                                            for c in CONDITIONS] + [f"{result['held_out_worst']:.0%}"])
+            rows.append(
+                [variant + mark]
+                + [f"{result['held_out'][c]['accuracy']:.0%} n={result['held_out'][c]['n']}" for c in CONDITIONS]
+                + [f"{result['held_out_worst']:.0%}"]
+            )
         return header, rows

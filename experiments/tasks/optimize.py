@@ -38,15 +38,22 @@ class OptimizeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     generator: Literal["answer_swap", "unanswerable"] = "answer_swap"
     optimizers: list[Optimizer] = ["bootstrap_fewshot", "mipro_v2"]
-    strength: float = Field(0.5, ge=0, le=1, description="0: reward validity only; 1: reward only valid cases "
-                                                          "that make targets fail (see metrics/attack.py)")
+    strength: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="0: reward validity only; 1: reward only valid cases "
+        "that make targets fail (see metrics/attack.py)",
+    )
     train: int = Field(8, ge=1, description="seeds the optimizers learn from")
     val: int = Field(8, ge=1, description="seeds that choose between candidates and variants")
     test: int = Field(16, ge=1, description="held-out seeds for the compiled-vs-uncompiled comparison")
     split_seed: int = 0
     optimisation_targets: list[str] | None = Field(
-        None, description="names from models.targets the metric uses while compiling (default: the first); "
-                          "the others are held out and show transfer")
+        None,
+        description="names from models.targets the metric uses while compiling (default: the first); "
+        "the others are held out and show transfer",
+    )
     setting: Literal["open_book", "opinion"] = "open_book"
     max_attempts: int = Field(3, ge=1)
     max_demos: int = Field(3, ge=0, description="bootstrapped demonstrations per predictor")
@@ -93,19 +100,30 @@ class OptimizeTask:
         self.scorer.prepare(examples)
         need = opts.train + opts.val + opts.test
         if len(examples) < need:
-            raise ConfigError(f"options: optimize needs train+val+test = {need} seeds, the data has {len(examples)}; "
-                              "lower options.train/val/test or raise data.limit")
+            raise ConfigError(
+                f"options: optimize needs train+val+test = {need} seeds, the data has {len(examples)}; "
+                "lower options.train/val/test or raise data.limit"
+            )
         order = sorted(examples, key=lambda e: e.id)
         random.Random(opts.split_seed).shuffle(order)
-        parts = {"train": order[: opts.train], "val": order[opts.train: opts.train + opts.val],
-                 "test": order[opts.train + opts.val: need]}
+        parts = {
+            "train": order[: opts.train],
+            "val": order[opts.train : opts.train + opts.val],
+            "test": order[opts.train + opts.val : need],
+        }
         self.split = {e.id: name for name, part in parts.items() for e in part}
         folder = (run_dir or Path(".")) / "compiled"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder.parent / "splits.json").write_text(json.dumps(
-            {name: [e.id for e in part] for name, part in parts.items()} | {
-                "optimisation_targets": [t.config.name for t in self.optimised_for], "held_out_targets": self.held_out},
-            indent=2))
+        (folder.parent / "splits.json").write_text(
+            json.dumps(
+                {name: [e.id for e in part] for name, part in parts.items()}
+                | {
+                    "optimisation_targets": [t.config.name for t in self.optimised_for],
+                    "held_out_targets": self.held_out,
+                },
+                indent=2,
+            )
+        )
         train, val = (_with_inputs(parts["train"]), _with_inputs(parts["val"]))
         for optimizer in opts.optimizers:
             self._compile(optimizer, train, val, folder)
@@ -134,18 +152,34 @@ class OptimizeTask:
     def _optimizer(self, name: str):
         opts, metric = self.options, AttackMetric(self.generator, self.scorer, self.optimised_for)
         if name == "bootstrap_fewshot":
-            return dspy.BootstrapFewShot(metric=metric, max_bootstrapped_demos=opts.max_demos, max_labeled_demos=0,
-                                         max_rounds=1)
+            return dspy.BootstrapFewShot(
+                metric=metric, max_bootstrapped_demos=opts.max_demos, max_labeled_demos=0, max_rounds=1
+            )
         if name == "mipro_v2":
             # Instructions are proposed by the judge, the strongest model in the run: a 0.5B pivot
             # proposing its own instructions wrote "The king of France lived before Versailles in 1940."
-            return dspy.MIPROv2(metric=metric, prompt_model=self.judge_lm.lm, task_model=self.pivot.lm, auto=None,
-                                num_candidates=opts.mipro_candidates, max_bootstrapped_demos=opts.max_demos,
-                                max_labeled_demos=0, num_threads=1, seed=opts.split_seed, verbose=False)
+            return dspy.MIPROv2(
+                metric=metric,
+                prompt_model=self.judge_lm.lm,
+                task_model=self.pivot.lm,
+                auto=None,
+                num_candidates=opts.mipro_candidates,
+                max_bootstrapped_demos=opts.max_demos,
+                max_labeled_demos=0,
+                num_threads=1,
+                seed=opts.split_seed,
+                verbose=False,
+            )
         # GEPA reflects on the metric's feedback; the judge (the strongest model) does the reflecting.
-        return dspy.GEPA(metric=AttackMetric(self.generator, self.scorer, self.optimised_for, feedback=True),
-                         max_metric_calls=opts.gepa_metric_calls, reflection_lm=self.judge_lm.lm, num_threads=1,
-                         reflection_minibatch_size=3, seed=opts.split_seed, use_merge=False)
+        return dspy.GEPA(
+            metric=AttackMetric(self.generator, self.scorer, self.optimised_for, feedback=True),
+            max_metric_calls=opts.gepa_metric_calls,
+            reflection_lm=self.judge_lm.lm,
+            num_threads=1,
+            reflection_minibatch_size=3,
+            seed=opts.split_seed,
+            use_merge=False,
+        )
 
     def _compile_args(self, name: str, train: list, val: list) -> dict:
         if name == "bootstrap_fewshot":
@@ -153,17 +187,28 @@ class OptimizeTask:
         if name == "mipro_v2":
             # The proposer's dataset and program summaries cost many calls and a small pivot
             # writes them poorly; instructions are proposed from the demos and tips alone.
-            return {"trainset": train, "valset": val, "num_trials": self.options.mipro_trials, "minibatch": False,
-                    "data_aware_proposer": False, "program_aware_proposer": False}
+            return {
+                "trainset": train,
+                "valset": val,
+                "num_trials": self.options.mipro_trials,
+                "minibatch": False,
+                "data_aware_proposer": False,
+                "program_aware_proposer": False,
+            }
         return {"trainset": train, "valset": val}
 
     def _meta(self, variant: str, **extra) -> dict:
-        return {"generator": self.generator.name, "optimizer": variant, "strength": self.options.strength,
-                "pivot": self.pivot.identity(), "judge": self.judge_lm.config.name,
-                "optimisation_targets": [t.config.name for t in self.optimised_for],
-                "compile_seconds": self.compile_seconds.get(variant, 0.0),
-                "splits": {name: sorted(i for i, s in self.split.items() if s == name) for name in ("train", "val")},
-                **extra}
+        return {
+            "generator": self.generator.name,
+            "optimizer": variant,
+            "strength": self.options.strength,
+            "pivot": self.pivot.identity(),
+            "judge": self.judge_lm.config.name,
+            "optimisation_targets": [t.config.name for t in self.optimised_for],
+            "compile_seconds": self.compile_seconds.get(variant, 0.0),
+            "splits": {name: sorted(i for i, s in self.split.items() if s == name) for name in ("train", "val")},
+            **extra,
+        }
 
     def _choose_best(self, val: list, folder: Path) -> None:
         """Every variant scored on validation with the same metric; ties go to the simpler one."""
@@ -179,15 +224,20 @@ class OptimizeTask:
                     scores.append(0.0)
             self.val_scores[name] = sum(scores) / len(scores)
         best = max(self.variants, key=lambda n: (self.val_scores[n], -list(self.variants).index(n)))
-        save_compiled(self.variants[best], folder, BEST, self._meta(best, val_score=self.val_scores[best],
-                                                                   val_scores=self.val_scores))
+        save_compiled(
+            self.variants[best],
+            folder,
+            BEST,
+            self._meta(best, val_score=self.val_scores[best], val_scores=self.val_scores),
+        )
         self.best = best
 
     # -- held-out evaluation, one test seed at a time (checkpointed by the runner) ---------------
 
     def programs(self) -> dict[str, dspy.Module]:
         return {f"{self.generator.name}.{name}": program for name, program in self.variants.items()} | {
-            "judge": self.scorer.judge}
+            "judge": self.scorer.judge
+        }
 
     def process(self, example: dspy.Example) -> list[dict]:
         split = self.split.get(example.id, "unused")
@@ -195,8 +245,14 @@ class OptimizeTask:
             return [{"id": f"{example.id}:{split}", "split": split, "status": f"split:{split}"}]
         records = []
         for name, program in self.variants.items():
-            base = {"id": f"{example.id}:{name}", "variant": name, "split": "test", **seed_case(example),
-                    "generator": self.generator.name, "pivot": self.pivot.config.name}
+            base = {
+                "id": f"{example.id}:{name}",
+                "variant": name,
+                "split": "test",
+                **seed_case(example),
+                "generator": self.generator.name,
+                "pivot": self.pivot.config.name,
+            }
             started = time.perf_counter()
             try:
                 with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
@@ -209,8 +265,9 @@ class OptimizeTask:
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         test = [r for r in records if r.get("split") == "test"]
-        metrics: dict[str, float] = {f"split.{name}": sum(s == name for s in self.split.values())
-                                     for name in ("train", "val", "test")}
+        metrics: dict[str, float] = {
+            f"split.{name}": sum(s == name for s in self.split.values()) for name in ("train", "val", "test")
+        }
         names = [t.config.name for t in self.targets]
         for variant in self.variants:
             summary = attack_summary([r for r in test if r["variant"] == variant], names)
@@ -229,9 +286,16 @@ class OptimizeTask:
             for name in names:
                 role = "held-out" if name in self.held_out else "optimised"
                 rates = summary["targets"][name]
-                rows.append([variant, f"{self.val_scores.get(variant, float('nan')):.2f}",
-                             format_rate(summary["validity"]), f"{name} ({role})", format_rate(rates["success"]),
-                             format_rate(rates["flip"])])
+                rows.append(
+                    [
+                        variant,
+                        f"{self.val_scores.get(variant, float('nan')):.2f}",
+                        format_rate(summary["validity"]),
+                        f"{name} ({role})",
+                        format_rate(rates["success"]),
+                        format_rate(rates["flip"]),
+                    ]
+                )
         return ["variant", "val score", "validity [95% CI]", "target", "attack success [95% CI]", "flip [95% CI]"], rows
 
     def write_artifacts(self, records: list[dict], out_dir: Path, run_info: dict) -> Path:
@@ -239,14 +303,22 @@ class OptimizeTask:
         header, rows = self.table_rows(records)
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
-        info = {"best": getattr(self, "best", None), "failed": self.failed, "held_out_targets": self.held_out,
-                "optimisation_targets": [t.config.name for t in self.optimised_for], **run_info}
+        info = {
+            "best": getattr(self, "best", None),
+            "failed": self.failed,
+            "held_out_targets": self.held_out,
+            "optimisation_targets": [t.config.name for t in self.optimised_for],
+            **run_info,
+        }
         path = out_dir / "optimisation.md"
-        path.write_text(f"# {run_info.get('run_id', '')}\n\n" + "\n".join(lines) + "\n\n```json\n"
-                        + json.dumps(info, indent=2, default=str) + "\n```\n")
+        path.write_text(
+            f"# {run_info.get('run_id', '')}\n\n"
+            + "\n".join(lines)
+            + "\n\n```json\n"
+            + json.dumps(info, indent=2, default=str)
+            + "\n```\n"
+        )
         return path
-
-
 
 
 def _with_inputs(examples: list) -> list[dspy.Example]:

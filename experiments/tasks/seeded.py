@@ -32,10 +32,16 @@ def select_seed(pivot: ResolvedLM, seeds: SeedSelection, example: dspy.Example) 
     closed_ok = is_correct(prediction.closed_answer, example.answers)
     open_ok = is_correct(prediction.open_answer, example.answers)
     return {
-        "seed_id": example.id, "source": example.get("source", ""), "question": example.question,
-        "original_context": example.context, "original_answers": list(example.answers),
-        "pivot_closed_answer": prediction.closed_answer, "pivot_open_answer": prediction.open_answer,
-        "seed_cell": seed_cell(open_ok, closed_ok), "open_correct": open_ok, "closed_correct": closed_ok,
+        "seed_id": example.id,
+        "source": example.get("source", ""),
+        "question": example.question,
+        "original_context": example.context,
+        "original_answers": list(example.answers),
+        "pivot_closed_answer": prediction.closed_answer,
+        "pivot_open_answer": prediction.open_answer,
+        "seed_cell": seed_cell(open_ok, closed_ok),
+        "open_correct": open_ok,
+        "closed_correct": closed_ok,
     }
 
 
@@ -46,7 +52,8 @@ def acceptance_metrics(records: list[dict]) -> dict[str, float]:
     metrics: dict[str, float] = {
         "seeds": len({r["seed_id"] for r in records}),
         "seeds_selected": len({r["seed_id"] for r in generated}),
-        "cases_generated": len(generated), "cases_accepted": accepted,
+        "cases_generated": len(generated),
+        "cases_accepted": accepted,
         "acceptance_rate": accepted / len(generated) if generated else 0.0,
     }
     metrics.update(status_counts(generated, "rejected"))

@@ -67,12 +67,14 @@ def judged_population(records: list[dict[str, Any]], strata_from: str = "status"
             if not _judge_decided(r):
                 continue
             accepted = r["status"] == "accepted"
-            design = (r.get("judge_before") or {}).get("status", r["status"]) if strata_from == "judge_before" \
+            design = (
+                (r.get("judge_before") or {}).get("status", r["status"])
+                if strata_from == "judge_before"
                 else r["status"]
+            )
             stratum = f"{task}/judge_{'accepted' if design == 'accepted' else 'rejected'}"
             p_valid = r["judge"].get("p_valid")
-            population.append(JudgedCase(str(r["id"]), stratum, accepted,
-                                         None if p_valid is None else float(p_valid)))
+            population.append(JudgedCase(str(r["id"]), stratum, accepted, None if p_valid is None else float(p_valid)))
         elif r.get("status") == "accepted" and not str(r["id"]).endswith(":closed-book"):
             # A counterfactual case's closed-book twin is a baseline, not a generated case.
             population.append(JudgedCase(str(r["id"]), f"{task}/accepted", True))
@@ -95,8 +97,9 @@ def human_decisions(run_dir: Path) -> tuple[dict[str, bool | None], list[str]]:
     verdicts = load_verdicts(files)
     votes = majority_vote(verdicts)
     annotators = sorted({a for vote in votes.values() for a in vote.annotators})
-    decisions = {case_id: (vote.decision == "valid" if vote.decision in DECISIONS else None)
-                 for case_id, vote in votes.items()}
+    decisions = {
+        case_id: (vote.decision == "valid" if vote.decision in DECISIONS else None) for case_id, vote in votes.items()
+    }
     return decisions, annotators
 
 
@@ -127,7 +130,7 @@ def metric_key(*parts: str) -> str:
 
 
 def target_failures(eval_run_ids: list[str], runs_root: Path) -> dict[str, dict[str, bool]]:
-    """"<target>.<setting>.<decoding>" -> case id -> the target answered the perturbed case wrongly.
+    """ "<target>.<setting>.<decoding>" -> case id -> the target answered the perturbed case wrongly.
 
     Errored records are left out (an error is not a wrong answer). A later evaluate run replaces
     an earlier one's outcome for the same case, target, setting and decoding.
@@ -163,15 +166,30 @@ def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
         counted: dict[str, int] = {}
         for c in population:
             counted[c.stratum] = counted.get(c.stratum, 0) + 1
-        changed = sorted(s for s in set(counted) | set(stratum_population)
-                         if counted.get(s, 0) != stratum_population.get(s, 0))
+        changed = sorted(
+            s for s in set(counted) | set(stratum_population) if counted.get(s, 0) != stratum_population.get(s, 0)
+        )
         if changed:
-            logger.warning("run %s: stratum sizes in sample.json differ from the cases now in the run store (%s); "
-                           "weighting by sample.json", run_id, ", ".join(changed))
+            logger.warning(
+                "run %s: stratum sizes in sample.json differ from the cases now in the run store (%s); "
+                "weighting by sample.json",
+                run_id,
+                ", ".join(changed),
+            )
             notes.append("stratum sizes differ between sample.json and the run store: " + ", ".join(changed))
     elif human:
         notes.append("no review/sample.json: strata and their sizes are taken from the cases' statuses")
     eval_ids = evaluation_runs(run_id, store.dir.parent)
     failures = target_failures(eval_ids, store.dir.parent)
-    return RunInputs(run_id, population, judged, human, stratum_population, annotators, failures, eval_ids, notes,
-                     reviewer_kinds(store.dir))
+    return RunInputs(
+        run_id,
+        population,
+        judged,
+        human,
+        stratum_population,
+        annotators,
+        failures,
+        eval_ids,
+        notes,
+        reviewer_kinds(store.dir),
+    )

@@ -28,16 +28,19 @@ def statement(rv: RunValidity) -> str:
     calib = f"; its accuracy on the calibration controls was {_pct(calibration)}" if calibration is not None else ""
     if f.judge_alone:
         if not f.judged:
-            return (f"Validity rests on the string checks alone: no judge and no review "
-                    f"({f.judged_n} accepted cases).")
-        return (f"Validity is the judge's alone: no review of this run. The judge accepted "
-                f"{f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)}){calib}.")
+            return f"Validity rests on the string checks alone: no judge and no review ({f.judged_n} accepted cases)."
+        return (
+            f"Validity is the judge's alone: no review of this run. The judge accepted "
+            f"{f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)}){calib}."
+        )
     text = f"{f.reviewed_n} reviewed case(s) by {reviewers(rv)}: {_pct(f.human_valid_rate)} valid by their majority."
     ppi, classical = f.accepted_valid_ppi, f.accepted_valid_classical
     if ppi is not None and ppi.defined:
-        text += (f" Valid share of the {ppi.n_population} accepted cases: {_pct(ppi.estimate)} "
-                 f"[{_pct(ppi.low)}, {_pct(ppi.high)}] (prediction-powered; reviews alone: "
-                 f"[{_pct(classical.low)}, {_pct(classical.high)}]).")
+        text += (
+            f" Valid share of the {ppi.n_population} accepted cases: {_pct(ppi.estimate)} "
+            f"[{_pct(ppi.low)}, {_pct(ppi.high)}] (prediction-powered; reviews alone: "
+            f"[{_pct(classical.low)}, {_pct(classical.high)}])."
+        )
     elif ppi is not None:
         text += f" Valid share of accepted cases: not identified ({ppi.note})."
     return text
@@ -46,25 +49,53 @@ def statement(rv: RunValidity) -> str:
 def _row(figure: str, est: Estimate | None, **extra: Any) -> dict[str, Any]:
     if est is None:
         return {"figure": figure, "estimate": None, "low": None, "high": None, "n": None, "note": ""}
-    return {"figure": figure, "estimate": est.estimate, "low": est.low, "high": est.high,
-            "n": est.n_labelled, "note": est.note, **extra}
+    return {
+        "figure": figure,
+        "estimate": est.estimate,
+        "low": est.low,
+        "high": est.high,
+        "n": est.n_labelled,
+        "note": est.note,
+        **extra,
+    }
 
 
 def validity_rows(rv: RunValidity) -> list[dict[str, Any]]:
     """Rows {figure, estimate, low, high, n, note}; n is the number of reviewed cases used."""
     f = rv.figures
-    rows = [{"figure": "judge acceptance (judged cases)" if f.judged else "accepted cases",
-             "estimate": f.judge_acceptance if f.judged else None, "low": None, "high": None, "n": f.judged_n,
-             "note": ""}]
+    rows = [
+        {
+            "figure": "judge acceptance (judged cases)" if f.judged else "accepted cases",
+            "estimate": f.judge_acceptance if f.judged else None,
+            "low": None,
+            "high": None,
+            "n": f.judged_n,
+            "note": "",
+        }
+    ]
     if CALIBRATION_ACCURACY in rv.calibration:
-        rows.append({"figure": "judge accuracy on calibration controls",
-                     "estimate": rv.calibration[CALIBRATION_ACCURACY], "low": None, "high": None,
-                     "n": rv.calibration.get("judge_calibration.n"), "note": ""})
+        rows.append(
+            {
+                "figure": "judge accuracy on calibration controls",
+                "estimate": rv.calibration[CALIBRATION_ACCURACY],
+                "low": None,
+                "high": None,
+                "n": rv.calibration.get("judge_calibration.n"),
+                "note": "",
+            }
+        )
     if f.judge_alone:
         return rows
-    rows.append({"figure": "reviewed-valid share of the reviewed sample (Wilson)", "estimate": f.human_valid_rate,
-                 "low": f.human_valid_low, "high": f.human_valid_high, "n": f.reviewed_n,
-                 "note": f"{f.undecided_n} without a majority" if f.undecided_n else ""})
+    rows.append(
+        {
+            "figure": "reviewed-valid share of the reviewed sample (Wilson)",
+            "estimate": f.human_valid_rate,
+            "low": f.human_valid_low,
+            "high": f.human_valid_high,
+            "n": f.reviewed_n,
+            "note": f"{f.undecided_n} without a majority" if f.undecided_n else "",
+        }
+    )
     if f.judged:
         rows.append(_row("judge precision (stratum-weighted)", f.judge_precision))
         rows.append(_row("judge recall (stratum-weighted)", f.judge_recall))
@@ -87,8 +118,13 @@ def rich_table(rv: RunValidity):
     from rich.table import Table
 
     table = Table(title=f"validity — {rv.run_id}")
-    for column, justify in (("figure", "left"), ("estimate", "right"), ("95% CI", "right"), ("n", "right"),
-                            ("note", "left")):
+    for column, justify in (
+        ("figure", "left"),
+        ("estimate", "right"),
+        ("95% CI", "right"),
+        ("n", "right"),
+        ("note", "left"),
+    ):
         table.add_column(column, justify=justify)
     for row in validity_rows(rv):
         ci = "—" if row["low"] is None or math.isnan(row["low"]) else f"[{row['low']:.3f}, {row['high']:.3f}]"

@@ -34,15 +34,28 @@ class RunValidity:
         return {k: v for k, v in out.items() if v == v}  # drop NaN
 
 
-def run_validity(run_id: str, *, calibration: Mapping[str, float] | None = None, runs_root: Path | None = None,
-                 alpha: float = 0.05, seed: int = 0) -> RunValidity:
+def run_validity(
+    run_id: str,
+    *,
+    calibration: Mapping[str, float] | None = None,
+    runs_root: Path | None = None,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> RunValidity:
     """Compute a run's validity figures from its run store.
 
     ``calibration``: the run's logged metrics (only ``judge_calibration.*`` are kept), shown with
     the judge's acceptance when there is no review.
     """
     inputs = load_inputs(run_id, runs_root)
-    figures = validity_figures(inputs.population, inputs.human, inputs.stratum_population,
-                               failures=inputs.failures, judged=inputs.judged, alpha=alpha, seed=seed)
+    figures = validity_figures(
+        inputs.population,
+        inputs.human,
+        inputs.stratum_population,
+        failures=inputs.failures,
+        judged=inputs.judged,
+        alpha=alpha,
+        seed=seed,
+    )
     kept = {k: float(v) for k, v in (calibration or {}).items() if k.startswith("judge_calibration.")}
     return RunValidity(run_id, figures, inputs, kept)

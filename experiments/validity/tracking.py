@@ -30,10 +30,11 @@ def log_validity(rv: RunValidity, mlflow_run_id: str | None = None) -> str | Non
     now = int(time.time() * 1000)
     metrics = [Metric(key, value, now, 0) for key, value in sorted(rv.metrics().items())]
     for start in range(0, len(metrics), 1000):  # MLflow caps a batch at 1000 metrics
-        client.log_batch(mlflow_run_id, metrics=metrics[start:start + 1000])
+        client.log_batch(mlflow_run_id, metrics=metrics[start : start + 1000])
     client.set_tag(mlflow_run_id, "validity.judge_alone", str(rv.judge_alone).lower())
 
-    client.log_dict(mlflow_run_id, jsonable({**report_section(rv), "figures": rv.figures.to_dict()}),
-                    "validity/validity.json")
+    client.log_dict(
+        mlflow_run_id, jsonable({**report_section(rv), "figures": rv.figures.to_dict()}), "validity/validity.json"
+    )
     logger.info("logged %d validity metric(s) to MLflow run %s", len(metrics), mlflow_run_id)
     return mlflow_run_id

@@ -50,8 +50,11 @@ class OnnxEmbedder:
         self._bulk_run: Callable | None = None
 
     def _load(self, threads: int) -> tuple[Callable, str]:
-        return _onnxruntime(self.model_path, threads) if self.runtime == "onnxruntime" else _openvino(
-            self.model_path, threads)
+        return (
+            _onnxruntime(self.model_path, threads)
+            if self.runtime == "onnxruntime"
+            else _openvino(self.model_path, threads)
+        )
 
     @contextmanager
     def bulk(self) -> Iterator[None]:
@@ -77,7 +80,10 @@ class OnnxEmbedder:
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             tokens = self.tokenizer(
-                [texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_seq_length,
+                [texts[i] for i in rows],
+                padding=True,
+                truncation=True,
+                max_length=self.max_seq_length,
                 return_tensors="np",
             )
             out[rows] = self._run({n: tokens[n].astype(np.int64) for n in self.inputs})
