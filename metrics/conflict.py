@@ -88,12 +88,10 @@ def memory_answers(closed_answer: str | None, golds: Sequence[str], known: bool)
     return out + (list(golds) if known else [])
 
 
-def in_conflict(evidence_answers: Sequence[str], memory: Sequence[str]) -> bool:
-    """Evidence and memory disagree. When the target's memory already is the evidence's answer (a wrong
-    closed-book guess equal to the swapped answer) there is nothing to choose between."""
-    return bool(memory) and not any(
-        matches(m, evidence_answers) or matches(e, [m]) for m in memory for e in evidence_answers
-    )
+def memory_agrees(evidence_answers: Sequence[str], memory: Sequence[str]) -> bool:
+    """The target's memory already says what the evidence says (a wrong closed-book guess equal to the swapped
+    answer): there is nothing to choose between. An empty memory agrees with nothing."""
+    return any(matches(m, evidence_answers) or matches(e, [m]) for m in memory for e in evidence_answers)
 
 
 def classify(prediction: str | None, evidence_answers: Sequence[str], memory: Sequence[str]) -> Label:

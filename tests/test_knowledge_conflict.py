@@ -12,7 +12,7 @@ from experiments.bench.conflict import TargetSeeds, classified, seeds_to_generat
 from experiments.bench.knowledge import KnowledgeProbe, is_known, is_unknown, scan_order, scan_summary
 from experiments.bench.options import KnowledgeConflict
 from experiments.run_store import RunStore
-from metrics.conflict import classify, conflict_table, in_conflict, knows, matches, memory_answers
+from metrics.conflict import classify, conflict_table, knows, matches, memory_agrees, memory_answers
 from tests.bench_fakes import SWAPPED
 from tests.test_bench import bench_config, world  # noqa: F401 - the fixture
 
@@ -58,10 +58,10 @@ def test_memory_takes_the_golds_aliases_only_when_the_closed_book_answer_was_rig
 
 
 def test_a_memory_that_is_also_the_evidence_answer_is_no_conflict():
-    assert not in_conflict(["Zora Quinn"], ["zora quinn"])  # the target's wrong guess is the swapped answer
-    assert not in_conflict(["1990"], ["May 1990"])
-    assert in_conflict(["Zora Quinn"], ["Alice Smith"])
-    assert not in_conflict(["Zora Quinn"], [])  # nothing remembered: nothing to conflict with
+    assert memory_agrees(["Zora Quinn"], ["zora quinn"])  # the target's wrong guess is the swapped answer
+    assert memory_agrees(["1990"], ["May 1990"])
+    assert not memory_agrees(["Zora Quinn"], ["Alice Smith"])
+    assert not memory_agrees(["Zora Quinn"], [])  # nothing remembered: evidence or other, never memory
 
 
 def test_conflict_table_counts_shares_with_intervals_and_keeps_errors_apart():

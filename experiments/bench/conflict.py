@@ -19,7 +19,7 @@ from experiments.bench.demos import DemoBook
 from experiments.bench.knowledge import is_known, is_unknown
 from experiments.bench.options import FEW_SHOT, KnowledgeConflict
 from experiments.bench.sharing import Ask
-from metrics.conflict import classify, conflict_table, in_conflict, matches, memory_answers
+from metrics.conflict import classify, conflict_table, matches, memory_agrees, memory_answers
 
 CONFLICT_TASKS = ("answer_swap", "context_enrich")
 
@@ -116,7 +116,7 @@ def classified(uses: list[dict], answers: dict[str, dict]) -> list[dict]:
                 # Enriched evidence still states the original answer, which a known seed's memory holds too:
                 # the control asks only whether the answer survives the added text.
                 record["label"] = "evidence" if matches(record["prediction"], use["evidence_answers"]) else "other"
-            elif not in_conflict(use["evidence_answers"], memory):
+            elif memory_agrees(use["evidence_answers"], memory):
                 record["label"] = "no_conflict"
             else:
                 record["label"] = classify(record["prediction"], use["evidence_answers"], memory)
