@@ -14,7 +14,10 @@ from experiments.validity.render import statement
 from experiments.validity.run import run_validity
 
 ARCHIVE = Path(__file__).resolve().parents[1] / "docs" / "reviews"
-RUNS = sorted(p.name for p in ARCHIVE.iterdir() if (p / "cases.jsonl").exists())
+# A run is a folder with cases.jsonl; a bench stage sits one level down (<bench id>/<stage>).
+RUNS = sorted(
+    str(p.parent.relative_to(ARCHIVE)) for p in [*ARCHIVE.glob("*/cases.jsonl"), *ARCHIVE.glob("*/*/cases.jsonl")]
+)
 
 
 def test_there_is_an_archived_review():
