@@ -51,9 +51,10 @@ def matches(prediction: str | None, answers: str | Iterable[str] | None) -> bool
     return False
 
 
-def knows(closed_answer: str | None, golds: Sequence[str]) -> bool:
-    """A closed-book answer that counts as knowing the gold."""
-    return matches(closed_answer, golds)
+def knows(closed_answer: str | None, golds: Sequence[str], question: str = "") -> bool:
+    """A closed-book answer that counts as knowing the gold. A gold the question itself states ("name a movie
+    with dinosaurs": Dinosaurs; "a 72 oz steak": $72) is not knowledge: repeating the question gives it."""
+    return matches(closed_answer, golds) and not matches(question, golds)
 
 
 # Closed-book replies that say the model does not know: no memory to keep.

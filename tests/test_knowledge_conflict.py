@@ -35,6 +35,10 @@ def test_knows_is_stricter_than_seed_selection_leniency():
     assert is_correct("Party", ["the Democratic Party"])  # seed selection's lenient direction
     assert not knows("Party", ["the Democratic Party"])
     assert knows("Democratic Party", ["the Democratic Party"])
+    # repeating the question is no knowledge when the question states the gold
+    assert not knows("a movie or tv show with dinosaurs", ["Dinosaurs"], "name a movie or tv show with dinosaurs")
+    assert not knows("A 72 oz steak is a luxury item", ["$72"], "how much is a 72 oz steak at the big texan")
+    assert knows("1967", ["1967"], "when was the movie cool hand luke made")
 
 
 def test_classify_three_ways():

@@ -25,7 +25,8 @@ from metrics.qa import is_correct
 from metrics.seed_table import seed_table
 
 # Closed-book answers scored by metrics.conflict.knows (strict), open-book ones leniently as seed selection does.
-VERSION = "knowledge_scan/1"
+# 2: a gold the question states is not known.
+VERSION = "knowledge_scan/2"
 
 
 def scan_order(examples: list[dspy.Example], seed: int) -> list[dspy.Example]:
@@ -64,7 +65,10 @@ class KnowledgeProbe:
                 "error": closed.get("error", ""),
                 "seconds": round(time.perf_counter() - started, 3),
             }
-        record.update(closed_answer=closed["prediction"], closed_correct=knows(closed["prediction"], example.answers))
+        record.update(
+            closed_answer=closed["prediction"],
+            closed_correct=knows(closed["prediction"], example.answers, example.question),
+        )
         if record["closed_correct"] or record["in_table"]:
             opened = self.asker.process(Ask(name, "open_book", "greedy", example.question, example.context))
             if opened["status"] != "ok":
