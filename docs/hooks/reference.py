@@ -155,7 +155,7 @@ def config_page() -> str:
     from pydantic import BaseModel
 
     from experiments.config import ExperimentConfig
-    from experiments.tasks import TASKS
+    from experiments.launch import TASKS
 
     lines = [
         "# Config reference",
