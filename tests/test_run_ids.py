@@ -13,7 +13,7 @@ from experiments.config_loader import load_config
 DIGESTS = {
     "arc_counterfactual.yaml": "25237e1b896d36fde509786a9d0bf910cbc3c0fe89fed4cfe2b6e46faacee0f4",
     # bench_local.yaml: changed on purpose (options.knowledge_conflict turned on), was ffe53603d99b…
-    "bench_local.yaml": "0cad860ba9932a5e13a66b15c7cb3a3cfa6ae411e88661df89fadb8fda6282e9",
+    "bench_local.yaml": "9beff997efdf67ef1f92003653c192891581cf91441b0d237ed204ec88461c67",
     "bench_local_quick.yaml": "f57a580a0e6f2b480f4d1ae6212e0b032440eec8adc9fda96de04fdf8575bd91",
     "judge_calibration.yaml": "8d7330811bf325ab6a0f5cd9cdd49d5f47def6ece7a889f7e1b7b7ca5e8829e6",
     "nq_answer_swap.yaml": "f25972d03cf4a0b66811f3f808573a113e10354b85e5cdb76218c7a89bd65c32",
