@@ -475,9 +475,38 @@ def write_report(
     (out / TABLES_FILE).write_text(json.dumps(jsonable(tables), indent=1, default=str), encoding="utf-8")
 
     n_err = sum(is_error(r) for r in scored)
-    overview = {
+    overview = _overview(scored)
+    transfer = tables["transfer"]
+    page = (
+        _environment()
+        .get_template("report.html")
+        .render(
+            title=title,
+            generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            label=label,
+            nli_backend=run_info.get("nli_backend"),
+            has_entailment=any(r.get("entailment") is not None for r in scored),
+            run_info=_pairs(run_info),
+            overview=_pairs(overview),
+            validity=_validity_view(validity),
+            has_external=any(r.get("variant") == "external" for r in scored),
+            images={"accuracy": acc_png, "transfer": transfer_png, "ranks": ranks_png},
+            **_page_tables(tables, label),
+            transfer_view=f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}",
+            sample=_sample_cases(scored, metric, sample_size, seed),
+        )
+    )
+    path = out / REPORT_FILE
+    path.write_text(page, encoding="utf-8")
+    log.info("wrote report %s (%d records, %d errored)", path, len(scored), n_err)
+    return path
+
+
+def _overview(scored: list[dict]) -> dict[str, Any]:
+    """What the records cover: counts and the distinct tasks, targets, generators, settings and sources."""
+    return {
         "records": len(scored),
-        "errored records": n_err,
+        "errored records": sum(is_error(r) for r in scored),
         "tasks": sorted({str(r.get("task")) for r in scored}),
         "targets": sorted({str(r.get("target")) for r in scored}),
         "generators": sorted({str(r.get("generator")) for r in scored if r.get("generator")}),
@@ -485,6 +514,10 @@ def write_report(
         "decodings": sorted({str(r.get("decoding")) for r in scored}),
         "sources": sorted({str(r.get("source")) for r in scored}),
     }
+
+
+def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
+    """The report's tables as the template shows them: `tables` and `metric_sections`."""
     group = [("target", "target"), ("setting", "setting"), ("decoding", "decoding")]
     acc_cols = [*group, ("variant", "variant"), ("rate", label), ("ci", "95% CI"), ("n", "n"), ("errors", "errors")]
     drop_cols = [
@@ -575,49 +608,29 @@ def write_report(
         }
         for m, rows in tables["per_metric"].items()
     ]
-    page = (
-        _environment()
-        .get_template("report.html")
-        .render(
-            title=title,
-            generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            label=label,
-            nli_backend=run_info.get("nli_backend"),
-            has_entailment=any(r.get("entailment") is not None for r in scored),
-            run_info=_pairs(run_info),
-            overview=_pairs(overview),
-            validity=_validity_view(validity),
-            has_external=any(r.get("variant") == "external" for r in scored),
-            images={"accuracy": acc_png, "transfer": transfer_png, "ranks": ranks_png},
-            tables={
-                "accuracy": _table(tables["accuracy"], acc_cols, empty="No scored records."),
-                "paired_drop": _table(
-                    tables["paired_drop"], drop_cols, empty="No seed has an original and a perturbed result."
-                ),
-                "normalised": _table(tables["normalised"], norm_cols, empty="No paired seeds."),
-                "transfer": _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
-                "ranks": _table(tables["ranks"], rank_cols, empty="No targets to rank."),
-                "by_source": _table(
-                    tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]], empty="No data."
-                ),
-                "by_position": _table(
-                    tables["by_position"],
-                    [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
-                    empty="No data.",
-                ),
-                "sycophancy": _table(
-                    tables["sycophancy"],
-                    syc_cols,
-                    empty="No seed was evaluated both open-book and with the task instruction.",
-                ),
-                "errors": _table(tables["errors"], error_cols, empty="No records."),
-            },
-            metric_sections=metric_sections,
-            transfer_view=f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}",
-            sample=_sample_cases(scored, metric, sample_size, seed),
-        )
-    )
-    path = out / REPORT_FILE
-    path.write_text(page, encoding="utf-8")
-    log.info("wrote report %s (%d records, %d errored)", path, len(scored), n_err)
-    return path
+    return {
+        "metric_sections": metric_sections,
+        "tables": {
+            "accuracy": _table(tables["accuracy"], acc_cols, empty="No scored records."),
+            "paired_drop": _table(
+                tables["paired_drop"], drop_cols, empty="No seed has an original and a perturbed result."
+            ),
+            "normalised": _table(tables["normalised"], norm_cols, empty="No paired seeds."),
+            "transfer": _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
+            "ranks": _table(tables["ranks"], rank_cols, empty="No targets to rank."),
+            "by_source": _table(
+                tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]], empty="No data."
+            ),
+            "by_position": _table(
+                tables["by_position"],
+                [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
+                empty="No data.",
+            ),
+            "sycophancy": _table(
+                tables["sycophancy"],
+                syc_cols,
+                empty="No seed was evaluated both open-book and with the task instruction.",
+            ),
+            "errors": _table(tables["errors"], error_cols, empty="No records."),
+        },
+    }
