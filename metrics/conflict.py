@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from .intervals import wilson_interval
 from .normalize import answer_tokens, normalize_answer
-from .qa import _contains_run
+from .qa import _aliases, _contains_run
 from .surface_forms import mentions_in_any_form
 
 Label = Literal["evidence", "memory", "other"]
@@ -24,14 +24,6 @@ LABELS: tuple[str, ...] = ("evidence", "memory", "other")
 # "New York" for "New York City" knows it; "Party" for "the Democratic Party" does not, and neither does
 # "Washington" for "George Washington" (a known answer that is a sliver of the gold would let a guess in).
 MIN_COVER = 0.5
-
-
-def _aliases(answers: str | Iterable[str] | None) -> list[str]:
-    if answers is None:
-        return []
-    if isinstance(answers, str):
-        return [answers]
-    return [a for a in answers if a and str(a).strip()]
 
 
 def matches(prediction: str | None, answers: str | Iterable[str] | None) -> bool:
