@@ -114,6 +114,10 @@ def run(
     resume: Annotated[str | None, typer.Option(help="continue this run id")] = None,
     fresh: Annotated[bool, typer.Option(help="start a new run even if this config ran before")] = False,
     limit: Annotated[int | None, typer.Option(min=0, help="override data.limit")] = None,
+    split: Annotated[
+        str | None,
+        typer.Option(help="override data.split: all, development or held_out (measure validity on held_out)"),
+    ] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
     retry_errors: Annotated[
         bool,
@@ -135,6 +139,8 @@ def run(
     overrides = {}
     if limit is not None:
         overrides["data.limit"] = limit
+    if split is not None:
+        overrides["data.split"] = split
     if pivot is not None:
         overrides["models.pivot.name"] = pivot
     if executor is not None or ray_address is not None:

@@ -292,3 +292,17 @@ def test_error_budget_exceeded_says_how_to_go_on(isolated, monkeypatch):
     assert "Traceback" not in result.output and "╭" not in result.output
     assert result.stderr.strip().splitlines()[-1].startswith("1 of 1 cases errored")
     assert "resume the run" in result.stderr
+
+
+def test_split_override_on_a_source_without_declared_rows(isolated):
+    """--split is checked like the config's own field: a source with no declared development rows has no split."""
+    path = eval_config(isolated, "squad")
+    assert_user_mistake(run(path, "--split", "held_out"), "split:", "no declared development rows")
+
+
+def test_split_override_reaches_the_config(isolated):
+    from experiments.config_loader import load_config
+
+    path = isolated / "held-out.yaml"
+    path.write_text("name: held-out\ntask: seed_selection\ndata: {source: nq}\nmodels: {pivot: {name: qwen2.5-0.5b}}\n")
+    assert load_config(path, {"data.split": "held_out"}).data.split == "held_out"
