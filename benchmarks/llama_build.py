@@ -31,7 +31,8 @@ def measure(name: str, prompts: int) -> dict:
     import llama_cpp
 
     sys.path.insert(0, str(ROOT))
-    from experiments.data import DATASETS, load_qa
+    from experiments.data.loaders import load_qa
+    from experiments.data.registry import DATASETS
     from experiments.lm.engine import build_features
     from experiments.lm.roster import model_path
 

@@ -37,7 +37,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.data import DATASETS, content_sha256, load_passages, load_qa  # noqa: E402
+from experiments.data.files import content_sha256  # noqa: E402
+from experiments.data.loaders import load_passages, load_qa  # noqa: E402
+from experiments.data.registry import DATASETS  # noqa: E402
 from experiments.lm.offline import apply_offline_defaults  # noqa: E402
 from experiments.paths import cache_dir  # noqa: E402
 from programs.embedders import BACKENDS, get_embedder  # noqa: E402

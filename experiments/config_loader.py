@@ -18,7 +18,7 @@ from experiments.config import (
     read_config,
 )
 from experiments.config import config_from_dict as _schema_from_dict
-from experiments.data import resolve_dataset
+from experiments.data.registry import resolve_dataset
 from experiments.launch import TASKS
 
 __all__ = ["CONFIG_DIR", "DEFAULT_CONFIG", "ConfigError", "ExperimentConfig", "config_from_dict", "load_config"]

@@ -18,7 +18,11 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from experiments.data import DATASETS, DataError, _offline_datasets, content_sha256, load_passages
+from experiments.data.errors import DataError
+from experiments.data.files import content_sha256
+from experiments.data.loaders import load_passages
+from experiments.data.registry import DATASETS
+from experiments.data.tables import offline_datasets
 from experiments.paths import cache_dir
 from programs import embedders
 from programs.embedders import DEFAULT_BACKEND, DEFAULT_EMBEDDER
@@ -81,7 +85,7 @@ def load_corpus(spec: str) -> tuple[datasets.Dataset, str]:
     if spec.startswith("hf:"):
         return _hub(spec)
     paths = shard_paths(spec)
-    ds_mod = _offline_datasets()
+    ds_mod = offline_datasets()
     ds = ds_mod.load_dataset(_kind(paths[0]), data_files=[str(p) for p in paths], split="train")
     return _checked(ds, spec), shards_sha256(paths)
 

@@ -35,16 +35,9 @@ from typing import Any
 
 import dspy
 
-from experiments.data import (
-    DataError,
-    _field_error,
-    _file_stem,
-    _missing,
-    _opt_str,
-    _req_str,
-    _str_list,
-    iter_jsonl,
-)
+from experiments.data.errors import DataError
+from experiments.data.fields import field_error, missing, opt_str, req_str, str_list
+from experiments.data.files import file_stem, iter_jsonl
 from metrics.keywords import TASK_ANSWERS
 from metrics.normalize import normalize_answer
 
@@ -58,11 +51,11 @@ KEYWORD_TASKS: dict[str, str] = {TASK_ANSWERS["unknown"]: "unanswerable", TASK_A
 def _row_id(obj: Mapping[str, Any], where: str) -> str:
     key = "id" if "id" in obj else "qid" if "qid" in obj else None
     if key is None:
-        raise _missing(where, "id")
+        raise missing(where, "id")
     value = obj[key]
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    return _req_str(obj, key, where)
+    return req_str(obj, key, where)
 
 
 def _choices(obj: Mapping[str, Any], where: str) -> list[dict[str, str]] | None:
@@ -72,22 +65,22 @@ def _choices(obj: Mapping[str, Any], where: str) -> list[dict[str, str]] | None:
         if isinstance(raw, Mapping):  # the hub's Arrow form: a dict of two lists
             labels, texts = raw.get("label"), raw.get("text")
             if not isinstance(labels, list) or not isinstance(texts, list) or len(labels) != len(texts):
-                raise _field_error(where, field, "{label: [...], text: [...]} of equal length", raw)
+                raise field_error(where, field, "{label: [...], text: [...]} of equal length", raw)
             raw = [{"label": label, "text": text} for label, text in zip(labels, texts, strict=True)]
         if not isinstance(raw, list) or len(raw) < 2:
-            raise _field_error(where, field, "a list of at least 2 {label, text} objects", raw)
+            raise field_error(where, field, "a list of at least 2 {label, text} objects", raw)
         options = []
         for i, item in enumerate(raw):
             if not isinstance(item, Mapping):
                 raise DataError(f"{where}: field 'choices': expected {{label, text}} objects at index {i}")
             options.append(
                 {
-                    "label": _req_str(item, "label", where, label=f"choices[{i}].label"),
-                    "text": _req_str(item, "text", where, label=f"choices[{i}].text"),
+                    "label": req_str(item, "label", where, label=f"choices[{i}].label"),
+                    "text": req_str(item, "text", where, label=f"choices[{i}].text"),
                 }
             )
     elif obj.get("options") is not None:
-        texts = _str_list(obj["options"], where, "options", non_empty=True)
+        texts = str_list(obj["options"], where, "options", non_empty=True)
         options = [{"label": chr(ord("A") + i), "text": text} for i, text in enumerate(texts)]
     else:
         return None
@@ -102,7 +95,7 @@ def _label(obj: Mapping[str, Any], names: tuple[str, str], labels: list[str], wh
     if name is None:
         return None
     value = obj[name]
-    label = str(value) if isinstance(value, int) and not isinstance(value, bool) else _req_str(obj, name, where)
+    label = str(value) if isinstance(value, int) and not isinstance(value, bool) else req_str(obj, name, where)
     if label not in labels:
         raise DataError(f"{where}: field {name!r}: {label!r} is not one of the option labels {labels}")
     return label
@@ -118,24 +111,24 @@ def _infer_task(answers: list[str], options: list | None) -> str:
 def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: str) -> dict[str, Any]:
     """One row as the fields of an evaluation case; a malformed row raises DataError naming `where` and the field."""
     rid = _row_id(obj, where)
-    question = _req_str(obj, "question", where)
-    context = _req_str(obj, "context", where)
+    question = req_str(obj, "question", where)
+    context = req_str(obj, "context", where)
     options = _choices(obj, where)
     labels = [o["label"] for o in options or []]
     answer_label = _label(obj, ("answerKey", "answer_label"), labels, where) if options else None
     original_label = _label(obj, ("original_answerKey", "original_answer_label"), labels, where) if options else None
     if options and answer_label is None:
-        raise _missing(where, "answerKey")
+        raise missing(where, "answerKey")
 
     def option_text(label: str) -> list[str]:
         return [options[labels.index(label)]["text"]]
 
     if obj.get("answers") is not None:
-        answers = _str_list(obj["answers"], where, "answers", non_empty=True)
+        answers = str_list(obj["answers"], where, "answers", non_empty=True)
     elif answer_label is not None:
         answers = option_text(answer_label)
     else:
-        raise _missing(where, "answers")
+        raise missing(where, "answers")
 
     task = obj.get("task")
     if task is None:
@@ -147,9 +140,9 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
     original_answers = None
     if original_context is not None:
         if not isinstance(original_context, str):
-            raise _field_error(where, "original_context", "a string", original_context)
+            raise field_error(where, "original_context", "a string", original_context)
         if obj.get("original_answers") is not None:
-            original_answers = _str_list(obj["original_answers"], where, "original_answers", non_empty=True)
+            original_answers = str_list(obj["original_answers"], where, "original_answers", non_empty=True)
         elif original_label is not None:
             original_answers = option_text(original_label)
         elif task == "context_enrich":  # enriching keeps the answer
@@ -166,10 +159,10 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
         question = question + "\n" + "\n".join(f"{o['label']}. {o['text']}" for o in options)
     return {
         "id": rid,
-        "seed_id": _opt_str(obj, "seed_id", where, rid),
+        "seed_id": opt_str(obj, "seed_id", where, rid),
         "task": task,
-        "generator": _opt_str(obj, "generator", where, "") or _opt_str(obj, "pivot", where, ""),
-        "source": _opt_str(obj, "source", where, default_source),
+        "generator": opt_str(obj, "generator", where, "") or opt_str(obj, "pivot", where, ""),
+        "source": opt_str(obj, "source", where, default_source),
         "question": question,
         "context": context,
         "answers": answers,
@@ -187,7 +180,7 @@ def load_external_cases(path: str | Path) -> list[dspy.Example]:
     Ids must be unique within the file (a duplicate names both lines).
     """
     path = Path(path)
-    default_source = _file_stem(path)
+    default_source = file_stem(path)
     examples, seen = [], {}
     for lineno, obj in iter_jsonl(path):
         where = f"{path}:{lineno}"

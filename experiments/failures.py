@@ -42,8 +42,8 @@ class UserError(Exception):
 USER_ERRORS: tuple[str, ...] = (
     "experiments.failures:UserError",
     "experiments.config:ConfigError",
-    "experiments.data:DataError",
-    "experiments.data:UnknownDatasetError",
+    "experiments.data.errors:DataError",
+    "experiments.data.errors:UnknownDatasetError",
     "experiments.case_sets:CaseSetNotRun",
     "experiments.run_store:RunNotFound",
     "experiments.run_store:RunStoreError",

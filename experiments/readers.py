@@ -10,7 +10,8 @@ import random
 import dspy
 
 from experiments.case_sets import is_run_source, load_run_cases
-from experiments.data import load_qa, resolve_dataset
+from experiments.data.loaders import load_qa
+from experiments.data.registry import resolve_dataset
 from experiments.filters import apply_reeval_filters
 from experiments.lm.registry import ResolvedLM
 from programs.target_reader import TargetReader

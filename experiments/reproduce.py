@@ -18,7 +18,8 @@ from pathlib import Path
 
 from experiments.case_sets import is_run_source
 from experiments.config import ExperimentConfig
-from experiments.data import content_sha256, resolve_dataset
+from experiments.data.files import content_sha256
+from experiments.data.registry import resolve_dataset
 from experiments.launch import run_experiment
 from experiments.lm import engine
 from experiments.lm.roster import ROSTER

@@ -17,7 +17,10 @@ from tqdm.auto import tqdm
 from experiments import tracking
 from experiments.case_sets import is_run_source, load_run_cases, resolve_run_source, run_cases_path
 from experiments.config import EVALUATES_FILES_AS_GIVEN, ConfigError, ExperimentConfig
-from experiments.data import DataError, content_sha256, load_multiple_choice, load_qa, resolve_dataset
+from experiments.data.errors import DataError
+from experiments.data.files import content_sha256
+from experiments.data.loaders import load_multiple_choice, load_qa
+from experiments.data.registry import resolve_dataset
 from experiments.errors import ErrorBudgetExceeded, budget_rule, check_budget
 from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
 from experiments.external_cases import load_external_cases

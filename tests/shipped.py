@@ -4,7 +4,7 @@ seconds than a test that needs a handful should spend. Same rows, same loader, s
 import gzip
 from pathlib import Path
 
-from experiments.data import DATA_DIR
+from experiments.data.registry import DATA_DIR
 
 
 def nq_head(folder: Path, rows: int) -> Path:

@@ -265,7 +265,7 @@ def test_every_listed_user_error_is_an_exception_class():
         module_name, _, class_name = entry.partition(":")
         cls = getattr(importlib.import_module(module_name), class_name)
         assert isinstance(cls, type) and issubclass(cls, Exception), entry
-    assert failures.is_user_error(importlib.import_module("experiments.data").DataError("x"))
+    assert failures.is_user_error(importlib.import_module("experiments.data.errors").DataError("x"))
     assert not failures.is_user_error(ValueError("x"))
 
 

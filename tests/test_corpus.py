@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from experiments.corpus import load_corpus, shard_paths
-from experiments.data import DataError
+from experiments.data.errors import DataError
 
 ROWS = [
     {"id": "a", "title": "Apollo", "text": "apollo moon landing"},

@@ -1,4 +1,4 @@
-"""Data loading (experiments.data) and ReEval's source filters (experiments.filters). Offline, fast."""
+"""Data loading (the experiments.data package) and ReEval's source filters (experiments.filters). Offline, fast."""
 
 from __future__ import annotations
 
@@ -10,23 +10,14 @@ from pathlib import Path
 import dspy
 import pytest
 
-from experiments import data as data_mod
-from experiments.data import (
-    DATA_DIR,
-    DATASETS,
-    QA_FIELDS,
-    DataError,
-    UnknownDatasetError,
-    arc_hub_row_to_record,
-    content_sha256,
-    load_mrqa,
-    load_multiple_choice,
-    load_passages,
-    load_qa,
-    load_qa_from_hub,
-    mrqa_hub_row_to_record,
-    resolve_dataset,
-)
+from experiments.data import hub
+from experiments.data.converters import arc_hub_row_to_record, mrqa_hub_row_to_record
+from experiments.data.errors import DataError, UnknownDatasetError
+from experiments.data.examples import mc_example
+from experiments.data.files import content_sha256
+from experiments.data.loaders import load_mrqa, load_multiple_choice, load_passages, load_qa
+from experiments.data.records import QA_FIELDS
+from experiments.data.registry import DATA_DIR, DATASETS, resolve_dataset
 from experiments.filters import COUNT_KEYS, answers_overlap, apply_reeval_filters
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -255,7 +246,7 @@ def test_arc_hub_row_mapping() -> None:
     }
     rec = arc_hub_row_to_record(row)
     assert rec["choices"][1] == {"label": "B", "text": "iron"} and rec["answer_key"] == "B"
-    assert data_mod.mc_example(rec).answer == "iron"
+    assert mc_example(rec).answer == "iron"
 
 
 def test_hub_loader_does_not_set_offline(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -285,10 +276,34 @@ def test_hub_loader_does_not_set_offline(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(data_mod, "_hub_datasets", lambda: FakeDatasets)
-    examples = load_qa_from_hub(subset="squad")
+    monkeypatch.setattr(hub, "_hub_datasets", lambda: FakeDatasets)
+    examples = hub.load_qa_from_hub(subset="squad")
     assert [e.id for e in examples] == ["s1"] and examples[0].source == "squad"
     assert "HF_DATASETS_OFFLINE" not in os.environ and "HF_HUB_OFFLINE" not in os.environ
+
+
+def test_arc_hub_loader_maps_rows_and_names_the_bad_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [
+        {"id": f"Mercury_{i}", "question": "Which is a metal?", "answerKey": "B"}
+        | {"choices": {"text": ["wood", "iron"], "label": ["A", "B"]}}
+        for i in range(3)
+    ]
+    asked = []
+
+    class FakeDatasets:
+        @staticmethod
+        def load_dataset(name, config, split=None, revision=None):
+            asked.append((name, config, split, revision))
+            return rows
+
+    monkeypatch.setattr(hub, "_hub_datasets", lambda: FakeDatasets)
+    examples = hub.load_arc_from_hub(config="ARC-Easy", limit=2, revision="abc123")
+    assert asked == [("allenai/ai2_arc", "ARC-Easy", "test", "abc123")]
+    assert [e.id for e in examples] == ["Mercury_0", "Mercury_1"]
+    assert examples[0].answer == "iron" and examples[0].source == "arc_easy" and examples[0].options == ["wood", "iron"]
+    rows[0]["answerKey"] = "C"
+    with pytest.raises(DataError, match=r"^hub:allenai/ai2_arc/ARC-Easy\[test\] row 0: field 'answerKey'"):
+        hub.load_arc_from_hub(config="ARC-Easy")
 
 
 # ----------------------------------------------------------------------------- registry

@@ -16,15 +16,10 @@ import dspy
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from experiments.data import (
-    DataError,
-    load_mrqa,
-    load_multiple_choice,
-    load_passages,
-    load_qa,
-    sniff_loader,
-    validate_qa_record,
-)
+from experiments.data.errors import DataError
+from experiments.data.loaders import load_mrqa, load_multiple_choice, load_passages, load_qa
+from experiments.data.records import validate_qa_record
+from experiments.data.registry import sniff_loader
 from experiments.filters import COUNT_KEYS, apply_reeval_filters, word_count
 
 # Files are written in one folder per test session: function-scoped tmp_path does not mix with @given.

@@ -12,7 +12,7 @@ import yaml
 from experiments import runner
 from experiments.config import ExperimentConfig, LMConfig
 from experiments.config_loader import load_config
-from experiments.data import DataError
+from experiments.data.errors import DataError
 from experiments.external_cases import load_external_cases
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore

@@ -239,7 +239,9 @@ def test_real_pool_returns_three_titles_without_the_source():
     content hash: built once per machine (the whole pool took 14 minutes with torch), then loaded."""
     import hashlib
 
-    from experiments.data import DATASETS, content_sha256, load_passages, load_qa
+    from experiments.data.files import content_sha256
+    from experiments.data.loaders import load_passages, load_qa
+    from experiments.data.registry import DATASETS
     from experiments.paths import cache_dir
     from programs.embedders import DEFAULT_BACKEND, get_embedder
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from experiments.data import resolve_dataset
+from experiments.data.registry import resolve_dataset
 from experiments.tasks import TASKS as REGISTRY
 
 Task = Literal["answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual"]

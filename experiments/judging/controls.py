@@ -33,7 +33,8 @@ import hashlib
 import random
 import re
 
-from experiments.data import load_qa, resolve_dataset
+from experiments.data.loaders import load_qa
+from experiments.data.registry import resolve_dataset
 from experiments.filters import apply_reeval_filters
 from metrics.checks import mentions, mentions_any, same_shape
 from metrics.normalize import answer_tokens
