@@ -55,7 +55,9 @@ def side_by_side(
     for r in records:
         if r.get("split") == "test" and r.get("variant") in variants:
             by_seed.setdefault(r["seed_id"], {})[r["variant"]] = r
-    seeds = [s for s in sorted(by_seed) if len(by_seed[s]) == len(variants)][:shown]
+    complete = [s for s in sorted(by_seed) if len(by_seed[s]) == len(variants)]
+    # seeds some variant made a valid case from first: a row of rejections shows little of what changed
+    seeds = sorted(complete, key=lambda s: not any(c.get("valid") for c in by_seed[s].values()))[:shown]
     out = []
     for seed in seeds:
         first = by_seed[seed][variants[0]]
@@ -71,7 +73,9 @@ def side_by_side(
                 "answers": case.get("answers", []),
                 "status": case.get("status", ""),
                 "valid": bool(case.get("valid")),
-                "excerpt": changed_excerpt(case.get("original_context", ""), case.get("context", "") or ""),
+                "excerpt": changed_excerpt(case.get("original_context", ""), case["context"])
+                if case.get("context")
+                else "—",
                 "targets": {t: (case.get("targets", {}).get(t) or {}).get("perturbed") for t in targets},
             }
         out.append(row)

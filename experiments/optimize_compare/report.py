@@ -137,14 +137,15 @@ def plot_strength_curve(curve: Sequence[Mapping[str, Any]], baseline: Mapping[st
     series = [("validity", lambda p: p["validity"])] + [
         (f"success per seed, {GROUP_LABEL[g]}", lambda p, g=g: p[g]["per_seed"]) for g in groups
     ]
-    for (label, get), colour in zip(series, ("tab:green", "tab:red", "tab:purple"), strict=False):
+    for i, ((label, get), colour) in enumerate(zip(series, ("tab:green", "tab:red", "tab:purple"), strict=False)):
         rates = [get(p) for p in curve]
         ys = [r["rate"] if r["n"] else float("nan") for r in rates]
         errors = [
             [max(0.0, y - r["low"]) if r["n"] else 0.0 for y, r in zip(ys, rates, strict=True)],
             [max(0.0, r["high"] - y) if r["n"] else 0.0 for y, r in zip(ys, rates, strict=True)],
         ]
-        ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=4, label=label, color=colour)
+        dodge = [x + 0.012 * (i - 1) for x in xs]  # equal rates would hide each other's error bars
+        ax.errorbar(dodge, ys, yerr=errors, marker="o", capsize=4, label=label, color=colour)
         base = get(baseline)
         if base["n"]:
             ax.axhline(base["rate"], linestyle="--", linewidth=1, color=colour, alpha=0.6)
@@ -152,7 +153,7 @@ def plot_strength_curve(curve: Sequence[Mapping[str, Any]], baseline: Mapping[st
     ax.set_ylabel("share of test seeds")
     ax.set_ylim(0, 1)
     ax.set_xticks(xs)
-    ax.set_title("Strength curve (dashed: uncompiled)")
+    ax.set_title(f"Strength curve: {curve[0]['variant'] if curve else ''} (dashed: uncompiled)")
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
