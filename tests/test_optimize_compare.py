@@ -116,6 +116,8 @@ def test_the_comparison_end_to_end(isolated, roles):
     assert {"strength.0.validity.rate", "strength.0.5.validity.rate", "strength.0.optimised.per_seed.high"} <= set(m)
     assert m["cost.bootstrap_fewshot.compile_calls"] > 0 and m["cost.uncompiled.test_calls"] > 0
     assert m["cost.uncompiled.compile_calls"] == 0
+    printed = result.task.summary_metrics(m)  # the CLI's table: the paired differences, not every figure
+    assert "compare.mipro_v2.vs_uncompiled.validity.p" in printed and not any(k.startswith("cost.") for k in printed)
 
     report = store.dir / "report"
     page = (report / "comparison.md").read_text()

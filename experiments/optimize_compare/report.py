@@ -26,6 +26,12 @@ class ComparisonReport:
     page: str = PAGE
     metrics: dict[str, float] = field(default_factory=dict)
 
+    @staticmethod
+    def summary_metrics(metrics: dict[str, float]) -> dict[str, float]:
+        """What the CLI prints: the paired differences and their p-values; the rest is in the report and MLflow."""
+        keep = (".vs_uncompiled.", "test_seeds", "wall_seconds")
+        return {k: v for k, v in metrics.items() if any(s in k for s in keep) and not k.endswith((".low", ".high"))}
+
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
