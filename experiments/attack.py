@@ -31,6 +31,12 @@ class Generator:
     name: str
     build: Callable[[int], dspy.Module]  # max_attempts -> program
     to_case: Callable[[dspy.Example, dspy.Prediction], dict]
+    # The prompt setting a target resists in: FaithEval's task instruction lets it say "unknown".
+    setting: str = "open_book"
+    # Whether the judge's verdict belongs in the metric's validity term: measured against blind reviews
+    # (docs/results/validity.md), it agrees beyond chance on answer swaps and unanswerable cases and not
+    # on enriched contexts (κ -0.10), where the checks alone decide.
+    judge_informative: bool = True
 
     @staticmethod
     def inputs(example: dspy.Example) -> dict:
@@ -74,7 +80,7 @@ def _unanswerable(max_attempts: int) -> dspy.Module:
 
 GENERATORS = {
     "answer_swap": Generator("answer_swap", _answer_swap, _swap_case),
-    "unanswerable": Generator("unanswerable", _unanswerable, _unanswerable_case),
+    "unanswerable": Generator("unanswerable", _unanswerable, _unanswerable_case, setting="task_instruction"),
 }
 
 

@@ -102,7 +102,8 @@ def _print_result(result) -> None:
         console.print(note, markup=False, highlight=False, soft_wrap=True)
     from experiments.run_store import RunStore
 
-    where = f"report {result.task.dir}/bench.html" if markdown else f"checkpoint {RunStore(result.run_id).cases_path}"
+    page = getattr(result.task, "page", "bench.html")
+    where = f"report {result.task.dir}/{page}" if markdown else f"checkpoint {RunStore(result.run_id).cases_path}"
     console.print(
         f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} · {where}"
     )

@@ -11,10 +11,11 @@ from experiments.bench.task import BenchTask
 from experiments.case_sets import is_run_source, resolve_run_source
 from experiments.config import ExperimentConfig
 from experiments.lm.offline import apply_offline_defaults
+from experiments.optimize_compare.task import OptimizeCompareTask
 from experiments.runner import RunResult
 from experiments.tasks import TASKS as RUNNER_TASKS
 
-TASKS = {**RUNNER_TASKS, "bench": BenchTask}
+TASKS = {**RUNNER_TASKS, "bench": BenchTask, "optimize_compare": OptimizeCompareTask}
 
 
 def run_experiment(
@@ -31,7 +32,7 @@ def run_experiment(
         return runner.run_experiment(
             config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
         )
-    # a task that runs stages of its own (bench)
+    # a task that runs stages of its own (bench, optimize_compare)
     apply_offline_defaults()
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)

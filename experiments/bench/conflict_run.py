@@ -28,9 +28,9 @@ from experiments.bench.conflict import (
 )
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import program_version
-from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_order, scan_summary
+from experiments.bench.knowledge import VERSION, KnowledgeProbe, scan_order, scan_summary, scan_until_known
 from experiments.bench.render import Section
-from experiments.bench.stages import digest, run_cases
+from experiments.bench.stages import digest
 from experiments.bench.summary import validity_figure
 from experiments.report import jsonable
 from experiments.runner import load_data
@@ -114,15 +114,16 @@ class ConflictRun:
     def _scan_stage(self, store, *, stage: str, target) -> dict[str, float]:
         kc, b = self.options, self.bench
         probe = KnowledgeProbe.for_target(target, set(self.order[: kc.table_rows]))
-        upto, records, new = 0, [], 0
-        while upto < len(self.ordered):
-            upto = min(len(self.ordered), max(upto + kc.block, kc.table_rows))
-            records, done_now = run_cases(
-                probe, self.ordered[:upto], store, b.loop_config(stage), b.retry_errors, b.progress
-            )
-            new += done_now
-            if sum(is_known(r) for r in records) >= kc.known_per_target:
-                break
+        records, new = scan_until_known(
+            probe,
+            self.ordered,
+            store,
+            b.loop_config(stage),
+            block=kc.block,
+            enough=kc.known_per_target,
+            retry_errors=b.retry_errors,
+            progress=b.progress,
+        )
         return {**scan_summary(records, len(self.ordered)), "items": len(records), "new_items": new}
 
     def generate(self, task: str, pivot_name: str, pivot, examples: list) -> str:

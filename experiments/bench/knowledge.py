@@ -20,6 +20,7 @@ import dspy
 from experiments.bench.answering import TargetAsker
 from experiments.bench.demos import DemoBook
 from experiments.bench.sharing import Ask
+from experiments.bench.stages import run_cases
 from metrics.conflict import knows
 from metrics.qa import is_correct
 from metrics.seed_table import seed_table
@@ -82,6 +83,29 @@ class KnowledgeProbe:
                 open_answer=opened["prediction"], open_correct=is_correct(opened["prediction"], example.answers)
             )
         return {**record, "status": "ok", "seconds": round(time.perf_counter() - started, 3)}
+
+
+def scan_until_known(
+    probe: KnowledgeProbe,
+    ordered: list[dspy.Example],
+    store,
+    loop_config,
+    *,
+    block: int,
+    enough: int,
+    retry_errors: bool = False,
+    progress: bool = True,
+) -> tuple[list[dict], int]:
+    """The scan order in blocks (the table rows at least) until the target knows `enough` seeds or the rows run
+    out: every record so far, and how many rows were asked now (the rest came from the checkpoint)."""
+    upto, records, new = 0, [], 0
+    while upto < len(ordered):
+        upto = min(len(ordered), max(upto + block, len(probe.table_ids)))
+        records, done_now = run_cases(probe, ordered[:upto], store, loop_config, retry_errors, progress)
+        new += done_now
+        if sum(is_known(r) for r in records) >= enough:
+            break
+    return records, new
 
 
 def is_known(record: dict) -> bool:

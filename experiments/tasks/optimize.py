@@ -54,7 +54,16 @@ class OptimizeOptions(BaseModel):
         description="names from models.targets the metric uses while compiling (default: the first); "
         "the others are held out and show transfer",
     )
-    setting: Literal["open_book", "opinion"] = "open_book"
+    setting: Literal["open_book", "opinion", "task_instruction"] | None = Field(
+        None,
+        description="the targets' prompt setting (default: the generator's; unanswerable: the task instruction, "
+        "under which a target can resist by saying unknown)",
+    )
+    judge_in_metric: bool | None = Field(
+        None,
+        description="the judge in the metric's validity term (default: where it was measured informative for the "
+        "generator, experiments/attack.py)",
+    )
     max_attempts: int = Field(3, ge=1)
     max_demos: int = Field(3, ge=0, description="bootstrapped demonstrations per predictor")
     mipro_candidates: int = Field(3, ge=1)
@@ -86,11 +95,19 @@ class OptimizeTask:
         self.optimised_for = [t for t in self.targets if t.config.name in chosen]
         self.held_out = [t.config.name for t in self.targets if t.config.name not in chosen]
         self.generator = GENERATORS[self.options.generator]
-        self.scorer = AttackScorer(self.judge_lm, self.targets, self.options.strength, self.options.setting)
+        judged = self.options.judge_in_metric
+        judged = self.generator.judge_informative if judged is None else judged
+        self.scorer = AttackScorer(
+            self.judge_lm if judged else None,
+            self.targets,
+            self.options.strength,
+            self.options.setting or self.generator.setting,
+        )
         self.variants: dict[str, dspy.Module] = {UNCOMPILED: self.generator.build(self.options.max_attempts)}
         self.split: dict[str, str] = {}
         self.val_scores: dict[str, float] = {}
         self.compile_seconds: dict[str, float] = {}
+        self.compile_calls: dict[str, float] = {}
         self.failed: dict[str, str] = {}
 
     # -- optimisation (once per run; resumed from runs/<id>/compiled) -----------------------------
@@ -136,8 +153,9 @@ class OptimizeTask:
             program.load(str(folder / f"{optimizer}.json"))
             self.variants[optimizer] = program
             self.compile_seconds[optimizer] = meta["compile_seconds"]
+            self.compile_calls[optimizer] = meta.get("compile_calls", float("nan"))
             return
-        started = time.perf_counter()
+        started, calls = time.perf_counter(), self.lm_calls()
         try:
             with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
                 compiled = self._optimizer(optimizer).compile(program, **self._compile_args(optimizer, train, val))
@@ -146,8 +164,14 @@ class OptimizeTask:
             self.failed[optimizer] = f"{error_kind(exc)}: {str(exc)[:300]}"
             return
         self.compile_seconds[optimizer] = round(time.perf_counter() - started, 1)
+        self.compile_calls[optimizer] = self.lm_calls() - calls
         save_compiled(compiled, folder, optimizer, self._meta(optimizer))
         self.variants[optimizer] = compiled
+
+    def lm_calls(self) -> float:
+        """Real calls every role's LM has made so far (local engines and metered providers count them)."""
+        lms = [self.pivot, self.judge_lm, *self.targets]
+        return float(sum(lm.usage().get("calls", 0) for lm in {id(lm): lm for lm in lms}.values()))
 
     def _optimizer(self, name: str):
         opts, metric = self.options, AttackMetric(self.generator, self.scorer, self.optimised_for)
@@ -206,6 +230,7 @@ class OptimizeTask:
             "judge": self.judge_lm.config.name,
             "optimisation_targets": [t.config.name for t in self.optimised_for],
             "compile_seconds": self.compile_seconds.get(variant, 0.0),
+            "compile_calls": self.compile_calls.get(variant, 0.0),
             "splits": {name: sorted(i for i, s in self.split.items() if s == name) for name in ("train", "val")},
             **extra,
         }
@@ -253,14 +278,16 @@ class OptimizeTask:
                 "generator": self.generator.name,
                 "pivot": self.pivot.config.name,
             }
-            started = time.perf_counter()
+            started, calls = time.perf_counter(), self.lm_calls()
             try:
                 with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
                     prediction = program(**self.generator.inputs(example))
                 case = self.scorer.assess({**base, **self.generator.to_case(example, prediction)})
             except Exception as exc:  # noqa: BLE001 - that variant's case errored; the others stand
                 case = {**base, "status": error_status(exc), "error": error_text(exc, 500)}
-            records.append({**case, "seconds": round(time.perf_counter() - started, 3)})
+            # Calls the LMs really made (cached ones are free); exact with one case at a time (run.threads 1).
+            spent = self.lm_calls() - calls
+            records.append({**case, "seconds": round(time.perf_counter() - started, 3), "lm_calls": spent})
         return records
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
@@ -274,6 +301,7 @@ class OptimizeTask:
             metrics.update(flat_metrics(f"test.{variant}", summary))
             metrics[f"val.{variant}.score"] = self.val_scores.get(variant, float("nan"))
         metrics.update({f"compile.{k}.seconds": v for k, v in self.compile_seconds.items()})
+        metrics.update({f"compile.{k}.lm_calls": v for k, v in self.compile_calls.items()})
         metrics.update({f"compile.{k}.failed": 1.0 for k in self.failed})
         return metrics
 

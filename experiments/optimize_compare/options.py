@@ -1,0 +1,54 @@
+"""options of `task: optimize_compare`: the optimize task's, plus the seeds, the strength sweep and the report."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from experiments.tasks.optimize import OptimizeOptions, Optimizer
+
+
+class KnowledgeScan(BaseModel):
+    """How the optimisation targets' knowledge scan walks the rows (experiments.bench.knowledge)."""
+
+    model_config = ConfigDict(extra="forbid")
+    seed: int = Field(0, description="the scan order; 0 is the knowledge-conflict bench's, whose calls are cached")
+    block: int = Field(200, ge=1, description="rows scanned between two looks at the known count")
+    max_rows: int | None = Field(None, ge=1, description="rows a scan may ask at most (default: all data rows)")
+
+
+class CompareOptions(OptimizeOptions):
+    optimizers: list[Optimizer] = ["bootstrap_fewshot", "mipro_v2", "gepa"]
+    test: int = Field(50, ge=1, description="held-out seeds every variant runs on (50 or more to conclude anything)")
+    seeds: Literal["known", "all"] | None = Field(
+        None,
+        description="known: seeds every optimisation target answers right closed-book and open-book (an answer "
+        "swap then contradicts what it knows); all: the data rows in scan order. Default: known for answer_swap, "
+        "all for unanswerable",
+    )
+    scan: KnowledgeScan = KnowledgeScan()
+    strengths: list[float] = Field(
+        [0.0, 0.5, 1.0], description="the strength curve: the sweep optimizer compiled at each of these strengths"
+    )
+    sweep_optimizer: Optimizer = Field("bootstrap_fewshot", description="the optimizer the strength curve compiles")
+    cases_shown: int = Field(3, ge=0, description="test seeds whose cases the report shows side by side per variant")
+
+    @model_validator(mode="after")
+    def _sweep(self) -> CompareOptions:
+        if any(not 0 <= s <= 1 for s in self.strengths) or len(set(self.strengths)) != len(self.strengths):
+            raise ValueError(f"strengths: distinct values in [0, 1], got {self.strengths}")
+        if self.generator == "unanswerable" and self.seeds == "known":
+            raise ValueError(
+                "seeds: known is for answer swaps (an unanswerable case removes the answer whatever the "
+                "target knows); use seeds: all"
+            )
+        return self
+
+    @property
+    def seed_rule(self) -> str:
+        return self.seeds or ("known" if self.generator == "answer_swap" else "all")
+
+    @property
+    def needed(self) -> int:
+        return self.train + self.val + self.test

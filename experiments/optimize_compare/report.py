@@ -1,0 +1,214 @@
+"""The comparison's report: comparison.md (tables, prompt diffs, cases side by side), strength_curve.png and
+comparison.json, in runs/<run-id>/report/."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from experiments.report import jsonable
+from metrics.attack import format_rate
+
+GROUP_LABEL = {"optimised": "optimisation targets", "held_out": "held-out targets"}
+PAGE = "comparison.md"
+PLOT = "strength_curve.png"
+
+
+@dataclass
+class ComparisonReport:
+    """What the CLI prints and where the files went."""
+
+    dir: Path
+    markdown: str
+    page: str = PAGE
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    @staticmethod
+    def summary_metrics(metrics: dict[str, float]) -> dict[str, float]:
+        """What the CLI prints: the paired differences and their p-values; the rest is in the report and MLflow."""
+        keep = (".vs_uncompiled.", "test_seeds", "wall_seconds")
+        return {k: v for k, v in metrics.items() if any(s in k for s in keep) and not k.endswith((".low", ".high"))}
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+
+
+def _diff(d: Mapping[str, Any]) -> str:
+    if not d["n"]:
+        return "— (n=0)"
+    return f"{d['diff']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]"
+
+
+def comparison_tables(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> list[str]:
+    header = ["variant", "test seeds", "validity"]
+    for g in groups:
+        header += [f"success on valid cases, {GROUP_LABEL[g]}", f"success per seed, {GROUP_LABEL[g]}"]
+    figures = [
+        [r["variant"], str(r["seeds"]), format_rate(r["validity"])]
+        + [format_rate(r[g][k]) for g in groups for k in ("on_valid", "per_seed")]
+        for r in rows
+    ]
+    paired = []
+    for r in rows:
+        for measure, d in r.get("vs_uncompiled", {}).items():
+            label = "validity" if measure == "validity" else f"success per seed, {GROUP_LABEL[measure]}"
+            paired.append(
+                [
+                    r["variant"],
+                    label,
+                    f"{d['a']:.2f}" if d["n"] else "—",
+                    f"{d['b']:.2f}" if d["n"] else "—",
+                    _diff(d),
+                    f"{d['a_only']} / {d['b_only']}",
+                    f"{d['p']:.3g}",
+                    str(d["n"]),
+                ]
+            )
+    paired_header = [
+        "variant",
+        "measure",
+        "uncompiled",
+        "variant's",
+        "difference [95% CI]",
+        "discordant: uncompiled only / variant only",
+        "exact McNemar p",
+        "pairs",
+    ]
+    return [
+        *_table(header, figures),
+        "",
+        "Paired against the uncompiled program on the same test seeds (per seed: valid and answered wrongly; "
+        "intervals: bootstrap over seeds):",
+        "",
+        *_table(paired_header, paired),
+    ]
+
+
+def strength_table(curve: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> list[str]:
+    header = ["strength", "variant", "validity"] + [f"success per seed, {GROUP_LABEL[g]}" for g in groups]
+    rows = [
+        [f"{p['strength']:g}", p["variant"], format_rate(p["validity"])]
+        + [format_rate(p[g]["per_seed"]) for g in groups]
+        for p in curve
+    ]
+    return _table(header, rows)
+
+
+def cost_table(costs: Mapping[str, Mapping[str, float]]) -> list[str]:
+    rows = []
+    for variant, c in costs.items():
+        per_case = c["test_seconds"] / c["test_cases"] if c["test_cases"] else float("nan")
+        rows.append(
+            [
+                variant,
+                f"{c['compile_calls']:.0f}",
+                f"{c['compile_seconds']:.0f}",
+                f"{c['test_calls']:.0f}",
+                f"{c['test_seconds']:.0f}",
+                f"{per_case:.1f}",
+            ]
+        )
+    header = ["variant", "compile: LM calls", "compile: s", "test seeds: LM calls", "test seeds: s", "s per test case"]
+    return _table(header, rows)
+
+
+def cases_section(shown: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[str]:
+    lines: list[str] = []
+    for seed in shown:
+        lines += ["", f"**{seed['seed_id']}**: {seed['question']} (gold: {', '.join(seed['original_answers'])})", ""]
+        rows = [
+            [variant, ", ".join(c["answers"]) or "—", c["status"], c["excerpt"]]
+            + [str(c["targets"].get(t) or "—") for t in targets]
+            for variant, c in seed["cases"].items()
+        ]
+        lines += _table(["variant", "new answer", "status", "changed passage", *targets], rows)
+    return lines
+
+
+def plot_strength_curve(curve: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any], groups, path: Path) -> Path:
+    """Validity and per-seed attack success against strength, 95% intervals as error bars; the uncompiled
+    program (which no strength changes) as dashed lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = [p["strength"] for p in curve]
+    series = [("validity", lambda p: p["validity"])] + [
+        (f"success per seed, {GROUP_LABEL[g]}", lambda p, g=g: p[g]["per_seed"]) for g in groups
+    ]
+    for i, ((label, get), colour) in enumerate(zip(series, ("tab:green", "tab:red", "tab:purple"), strict=False)):
+        rates = [get(p) for p in curve]
+        ys = [r["rate"] if r["n"] else float("nan") for r in rates]
+        errors = [
+            [max(0.0, y - r["low"]) if r["n"] else 0.0 for y, r in zip(ys, rates, strict=True)],
+            [max(0.0, r["high"] - y) if r["n"] else 0.0 for y, r in zip(ys, rates, strict=True)],
+        ]
+        dodge = [x + 0.012 * (i - 1) for x in xs]  # equal rates would hide each other's error bars
+        ax.errorbar(dodge, ys, yerr=errors, marker="o", capsize=4, label=label, color=colour)
+        base = get(baseline)
+        if base["n"]:
+            ax.axhline(base["rate"], linestyle="--", linewidth=1, color=colour, alpha=0.6)
+    ax.set_xlabel("options.strength (compiled program)")
+    ax.set_ylabel("share of test seeds")
+    ax.set_ylim(0, 1)
+    ax.set_xticks(xs)
+    ax.set_title(f"Strength curve: {curve[0]['variant'] if curve else ''} (dashed: uncompiled)")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_report(out_dir: Path, content: Mapping[str, Any]) -> ComparisonReport:
+    """`content`: info, groups, rows, curve, baseline, costs, diffs, shown, targets, review (see the driver)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    info, groups = content["info"], content["groups"]
+    plot_strength_curve(content["curve"], content["baseline"], groups, out_dir / PLOT)
+    lines = [
+        f"# {info['run_id']}",
+        "",
+        f"Config `{info['config']}` · commit `{info.get('git.commit', '?')}` · pivot `{info['pivot']}` · "
+        f"judge `{info['judge']}` · generator `{info['generator']}` · seeds: {info['seeds']} · "
+        f"strength {info['strength']:g} · {info['test']} test seeds ({info['train']} train, {info['val']} validation)",
+        "",
+        f"Optimisation targets (the metric's, while compiling): {', '.join(info['optimised']) or '—'}. "
+        f"Held-out targets (never seen while compiling): {', '.join(info['held_out']) or '—'}.",
+        "",
+        f"Validity is the checks{' and the judge' if info['judged'] else ' alone'} ({info['validity_note']}).",
+        "",
+        "## Compiled against uncompiled",
+        "",
+        *comparison_tables(content["rows"], groups),
+        "",
+        "## The strength curve",
+        "",
+        f"![strength curve]({PLOT})",
+        "",
+        *strength_table(content["curve"], groups),
+        "",
+        "## Cost",
+        "",
+        *cost_table(content["costs"]),
+        "",
+        "Calls the LMs really made; calls answered by the call cache are free and not counted.",
+        "",
+        "## What the optimiser changed",
+    ]
+    for variant, diff in content["diffs"].items():
+        lines += ["", f"### {variant}", "", "```diff", diff, "```"]
+    lines += ["", "## Cases side by side", *cases_section(content["shown"], content["targets"])]
+    lines += ["", "## Review", "", content["review"], ""]
+    markdown = "\n".join(lines)
+    (out_dir / PAGE).write_text(markdown, encoding="utf-8")
+    payload = {k: content[k] for k in ("info", "rows", "curve", "baseline", "costs")}
+    (out_dir / "comparison.json").write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
+    return ComparisonReport(out_dir, markdown)

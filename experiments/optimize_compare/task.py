@@ -1,0 +1,20 @@
+"""`task: optimize_compare`: the registry's entry for the held-out comparison of compiled generators and the
+strength curve, which runs stages of its own (experiments/optimize_compare/driver.py)."""
+
+from __future__ import annotations
+
+from experiments.optimize_compare.driver import check_config, run_comparison
+from experiments.optimize_compare.options import CompareOptions
+
+
+class OptimizeCompareTask:
+    name = "optimize_compare"
+    roles = ("pivot", "judge", "targets")
+    Options = CompareOptions
+
+    check_config = staticmethod(check_config)
+
+    @staticmethod
+    def drive(config, **kwargs):
+        """Run the whole comparison (instead of the runner's one case loop); returns the runner's RunResult."""
+        return run_comparison(config, **kwargs)

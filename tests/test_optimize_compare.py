@@ -1,0 +1,208 @@
+"""task: optimize_compare with scripted LMs: known seeds from the knowledge scan, every variant on the same test
+seeds, paired differences, the strength curve, prompt diffs, cases side by side, cost, resume."""
+
+import json
+
+import dspy
+import pytest
+import yaml
+
+from experiments import launch, runner
+from experiments.config import ConfigError, LMConfig
+from experiments.config_loader import load_config
+from experiments.lm.registry import ResolvedLM
+from experiments.optimize_compare.changes import changed_excerpt, side_by_side
+from experiments.optimize_compare.compare import comparison, fooled_outcome, validity_outcome
+from experiments.run_store import RunStore
+from tests.test_tasks_end_to_end import FORMAT_ANSWERS
+
+KNOWN_SHARE = 3  # every seed but each third is known to the optimisation target
+
+CLOSED_BOOK_TAIL = "\n\nRespond with a JSON object in the following order of fields: `answer`."
+
+
+def scripted(examples, knows: bool) -> dspy.utils.DummyLM:
+    """Open-book: right. Closed-book: right on the known questions (for a target that knows), else "no idea"."""
+    answers = dict(FORMAT_ANSWERS)
+    answers["`proposed_instruction`"] = {"proposed_instruction": "Propose a believable wrong answer of the same type."}
+    for e in examples:
+        answers[e.context[:200]] = {"answer": e.answers[0]}
+    for i, e in enumerate(sorted(examples, key=lambda e: e.id)):
+        if knows and i % KNOWN_SHARE:
+            answers[f"[[ ## question ## ]]\n{e.question}{CLOSED_BOOK_TAIL}"] = {"answer": e.answers[0]}
+    answers["`answer`."] = {"answer": "no idea"}
+    return dspy.utils.DummyLM(answers, adapter=dspy.JSONAdapter())
+
+
+@pytest.fixture
+def roles(monkeypatch):
+    """Each role its own scripted LM, counting its calls the way a local engine does."""
+
+    def build_lms(config, roles, optional=()):
+        examples = runner.load_data(config).examples
+        lms = {
+            role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), scripted(examples, False), None)
+            for role in ("pivot", "judge")
+        }
+        lms["targets"] = [
+            ResolvedLM("target", t, scripted(examples, i == 0), None) for i, t in enumerate(config.models.targets)
+        ]
+        return lms
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+    monkeypatch.setattr(ResolvedLM, "usage", lambda self: {"calls": len(self.lm.history)})
+
+
+def compare_config(tmp_path, **options):
+    path = tmp_path / "compare.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "cmp",
+                "task": "optimize_compare",
+                "data": {"source": "nq", "limit": 18, "max_evidence_words": 300},
+                "models": {
+                    "pivot": {"name": "qwen2.5-0.5b"},
+                    "judge": {"name": "qwen2.5-1.5b"},
+                    "targets": [{"name": "smollm2-135m"}, {"name": "gemma3-270m"}],
+                },
+                "validation": {"calibration_controls": 0},
+                "options": {
+                    "optimizers": ["bootstrap_fewshot", "mipro_v2"],
+                    "train": 2,
+                    "val": 2,
+                    "test": 6,
+                    "max_demos": 1,
+                    "mipro_candidates": 2,
+                    "mipro_trials": 1,
+                    "strengths": [0.0, 0.5],
+                    "scan": {"block": 4},
+                    **options,
+                },
+            }
+        )
+    )
+    return load_config(path)
+
+
+def test_the_comparison_end_to_end(isolated, roles):
+    config = compare_config(isolated)
+    result = launch.run_experiment(config, progress=False)
+    store = RunStore(result.run_id)
+    ledger = json.loads((store.dir / "stages.json").read_text())
+    assert set(ledger) == {"knowledge.smollm2-135m", "optimize.strength_0.5", "sweep.strength_0"}
+
+    scan = RunStore(f"{result.run_id}/knowledge.smollm2-135m").records()
+    known = {r["seed_id"] for r in scan if r.get("closed_correct") and r.get("open_correct")}
+    main = RunStore(f"{result.run_id}/optimize.strength_0.5")
+    splits = json.loads((main.dir / "splits.json").read_text())
+    chosen = set(splits["train"]) | set(splits["val"]) | set(splits["test"])
+    assert len(splits["test"]) == 6 and chosen <= known  # only seeds the optimisation target knows
+    assert ledger["knowledge.smollm2-135m"]["metrics"]["rows_scanned"] < 18  # the scan stopped once enough were known
+    sweep = json.loads((RunStore(f"{result.run_id}/sweep.strength_0").dir / "splits.json").read_text())
+    assert sweep["test"] == splits["test"]  # the curve's points are on the same test seeds
+
+    test = [r for r in main.records() if r.get("split") == "test"]
+    for variant in ("uncompiled", "bootstrap_fewshot", "mipro_v2"):
+        assert sorted(r["seed_id"] for r in test if r["variant"] == variant) == sorted(splits["test"])
+
+    m = result.metrics
+    assert m["test_seeds"] == 6
+    assert m["compare.uncompiled.validity.n"] == 6
+    for variant in ("bootstrap_fewshot", "mipro_v2"):
+        for measure in ("validity", "optimised", "held_out"):
+            assert 0 <= m[f"compare.{variant}.vs_uncompiled.{measure}.p"] <= 1
+            assert m[f"compare.{variant}.vs_uncompiled.{measure}.n"] > 0
+    assert {"strength.0.validity.rate", "strength.0.5.validity.rate", "strength.0.optimised.per_seed.high"} <= set(m)
+    assert m["cost.bootstrap_fewshot.compile_calls"] > 0 and m["cost.uncompiled.test_calls"] > 0
+    assert m["cost.uncompiled.compile_calls"] == 0
+    printed = result.task.summary_metrics(m)  # the CLI's table: the paired differences, not every figure
+    assert "compare.mipro_v2.vs_uncompiled.validity.p" in printed and not any(k.startswith("cost.") for k in printed)
+
+    report = store.dir / "report"
+    page = (report / "comparison.md").read_text()
+    assert "exact McNemar p" in page and "held-out targets" in page
+    assert "### bootstrap_fewshot" in page and "```diff" in page
+    assert "+++ compiled.propose" in page  # the bootstrapped demos are in the compiled prompt
+    assert page.count("**") >= 2 * 3  # three seeds side by side
+    assert f"reeval review {result.run_id}/optimize.strength_0.5" in page
+    assert (report / "strength_curve.png").stat().st_size > 1000
+    payload = json.loads((report / "comparison.json").read_text())
+    assert [p["strength"] for p in payload["curve"]] == [0.0, 0.5]
+
+    import mlflow
+
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(result.mlflow_run_id, "report")}
+    assert "report/strength_curve.png" in artifacts
+
+    again = launch.run_experiment(config, progress=False)  # resumed: every stage reused, nothing asked again
+    assert again.new_cases == 0 and again.metrics["compare.mipro_v2.vs_uncompiled.validity.diff"] == pytest.approx(
+        m["compare.mipro_v2.vs_uncompiled.validity.diff"]
+    )
+
+
+def test_too_few_known_seeds_is_a_config_error(isolated, roles):
+    with pytest.raises(ConfigError, match="seeds needed"):
+        launch.run_experiment(compare_config(isolated, test=12), progress=False)
+
+
+def test_unanswerable_takes_any_seeds_and_the_task_instruction(isolated, roles):
+    with pytest.raises(ValueError, match="seeds: known is for answer swaps"):
+        compare_config(isolated, generator="unanswerable", seeds="known")
+    from experiments.tasks.optimize import OptimizeOptions, OptimizeTask
+
+    lms = {"pivot": None, "judge": None, "targets": []}
+    task = OptimizeTask(lms, OptimizeOptions(generator="unanswerable"))
+    assert task.scorer.setting == "task_instruction" and task.scorer.judge_lm is None  # no judge LM given
+    assert OptimizeTask(lms, OptimizeOptions()).scorer.setting == "open_book"
+
+
+def _case(seed, variant, status="accepted", **targets):
+    return {
+        "seed_id": seed,
+        "variant": variant,
+        "split": "test",
+        "status": status,
+        "targets": {t: {"perturbed_correct": c} for t, c in targets.items()},
+    }
+
+
+def test_paired_outcomes_count_an_invalid_case_as_fooling_nobody():
+    assert fooled_outcome(_case("s", "v", t=False), "t") is True
+    assert fooled_outcome(_case("s", "v", status="rejected:old_answer_left"), "t") is False
+    assert fooled_outcome(_case("s", "v", status="error:timeout"), "t") is None
+    assert fooled_outcome(_case("s", "v", t=None), "t") is None
+    assert validity_outcome(None) is None and validity_outcome(_case("s", "v")) is True
+
+
+def test_comparison_pairs_by_seed_and_keeps_groups_apart():
+    records = []
+    for i in range(6):  # uncompiled fools the optimisation target on s0, compiled on s0-s4; held-out never
+        records.append(_case(f"s{i}", "uncompiled", a=i != 0, h=True))
+        records.append(_case(f"s{i}", "compiled", a=i == 5, h=True))
+    records.append(_case("s6", "compiled", status="error:timeout"))  # unpaired: left out
+    rows = comparison(records, ["uncompiled", "compiled"], {"optimised": ["a"], "held_out": ["h"]})
+    base, compiled = rows
+    assert base["optimised"]["per_seed"]["rate"] == pytest.approx(1 / 6) and "vs_uncompiled" not in base
+    d = compiled["vs_uncompiled"]["optimised"]
+    assert (d["n"], d["a_only"], d["b_only"]) == (6, 0, 4) and d["diff"] == pytest.approx(4 / 6)
+    assert d["p"] == pytest.approx(2 / 16)  # 2 * P(X <= 0), X ~ Bin(4, 1/2)
+    assert compiled["vs_uncompiled"]["held_out"]["diff"] == 0
+    assert compiled["errors"] == 1 and compiled["validity"]["n"] == 6
+
+
+def test_changed_excerpt_shows_the_swap_in_its_words():
+    original = " ".join(f"w{i}" for i in range(60)) + " Paris is the capital ."
+    perturbed = original.replace("Paris", "Lyon")
+    excerpt = changed_excerpt(original, perturbed, width=3)
+    assert excerpt == "… w58 w59 Lyon is the capital …" or excerpt.startswith("… w57 w58 w59 Lyon")
+    assert changed_excerpt("same words", "same words") == "(context unchanged)"
+
+
+def test_side_by_side_needs_every_variant_on_the_seed():
+    records = [_case("s1", "a"), _case("s1", "b"), _case("s2", "a")]
+    for r in records:
+        r.update(question="q?", original_answers=["x"], original_context="one two", context="one three")
+    shown = side_by_side(records, ["a", "b"], ["t"], 3)
+    assert [s["seed_id"] for s in shown] == ["s1"] and set(shown[0]["cases"]) == {"a", "b"}
+    assert "three" in shown[0]["cases"]["b"]["excerpt"]
