@@ -174,8 +174,14 @@ def letter_counts(original: str, spans: Iterable[tuple[int, int, str]]) -> list[
 def inside_names(original: str, spans: Iterable[tuple[int, int, str]], answers: Iterable[str]) -> list[str]:
     """Replaced spans of a lower-case answer (a common noun: "salt"; not "the British government") written
     with a capital mid-sentence, i.e. as a word of a proper name ("the Great Salt Lake")."""
+    # A common noun in this passage too: written in lower case somewhere in it ("high salt concentrations"),
+    # so that a name the gold list happens to lower-case ("java" for Java alone) is not taken for one.
     common = {
-        tuple(answer_tokens(a)) for a in answers if _content_words(a) and all(map(str.islower, _content_words(a)))
+        tuple(answer_tokens(a))
+        for a in answers
+        if _content_words(a)
+        and all(map(str.islower, _content_words(a)))
+        and re.search(rf"(?<!\w){re.escape(_content_words(a)[-1])}(?!\w)", original)
     }
     sentence_starts = {s for s, _ in _sentences(original)}
     found = []

@@ -57,8 +57,8 @@ def _files(rev: str | None) -> dict[str, str]:
     }
 
 
-def read_swaps(rev: str | None = None) -> list[tuple[dict, str]]:
-    """(case, verdict) for every archived answer swap with a verdict."""
+def read_swaps(rev: str | None = None) -> list[tuple[str, dict, str]]:
+    """(case set, case, verdict) for every archived answer swap with a verdict."""
     files = _files(rev)
     found = []
     for path, text in sorted(files.items()):
@@ -75,7 +75,7 @@ def read_swaps(rev: str | None = None) -> list[tuple[dict, str]]:
         for line in text.splitlines():
             case = json.loads(line)
             if case.get("task") == "answer_swap" and case.get("context") and case["id"] in verdicts:
-                found.append((case, verdicts[case["id"]]))
+                found.append((folder[len(REVIEWS) + 1 : -1], case, verdicts[case["id"]]))
     return found
 
 
@@ -95,11 +95,15 @@ def failures(case: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rev", help="read the archive at this git commit")
+    parser.add_argument("--cases", action="store_true", help="list every case a new rule removes")
     args = parser.parse_args()
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     totals: dict[str, Counter] = defaultdict(Counter)
-    for case, verdict in read_swaps(args.rev):
-        group = "accepted" if case["status"] == "accepted" else "judge-rejected"
+    removed = []
+    for run, case, verdict in read_swaps(args.rev):
+        group = f"{run}, {'accepted' if case['status'] == 'accepted' else case['status']}"
+        if case["status"].startswith("rejected:judge"):
+            group = f"{run}, judge-rejected"
         totals[group][verdict] += 1
         failed = failures(case)
         new = [f for f in failed if f in NEW]
@@ -110,6 +114,7 @@ def main() -> None:
                 table[(group, rule + " (only)")][verdict] += 1
         if new:
             table[(group, "any new rule")][verdict] += 1
+            removed.append((group, verdict, case["question"], case["original_answers"][0], case["answers"][0], new))
         if old:
             table[(group, "answer_swap/9 check")][verdict] += 1
     where = f"at {args.rev}" if args.rev else "in the work tree"
@@ -119,6 +124,10 @@ def main() -> None:
         for (g, rule), c in sorted(table.items()):
             if g == group:
                 print(f"  {rule:46s} removes {sum(c.values()):3d}: {c['invalid']} read invalid, {c['valid']} valid")
+    if args.cases:
+        print("\nRemoved cases")
+        for group, verdict, question, gold, new, rules in removed:
+            print(f"  [{verdict}] {question!r}: {gold!r} → {new!r} ({', '.join(rules)}; {group})")
 
 
 if __name__ == "__main__":
