@@ -116,3 +116,85 @@ def majority_size(text: str, answer: str) -> str | None:
             if value >= MIN_ANSWER and not _year_like(value) and abs(2 * value - target) <= MAJORITY_TOLERANCE * target:
                 return f"majority {value} → about {2 * value} ≈ {target}"
     return None
+
+
+# Issue 25 (read blind on held-out NQ swaps): a swap breaks an identity the old answer stood in, and the
+# rest of the identity still gives it. Each looks only at a sentence that holds the new answer, the one
+# the swap changed, so that a coincidence elsewhere in the passage does not count.
+
+
+def _sentences_with(text: str, new: str) -> list[str]:
+    new_value = answer_number(new)
+    found = []
+    for sentence in SENTENCE_BREAK.split(text):
+        if new_value is not None and new_value in numbers_in(sentence):
+            found.append(sentence)
+        elif new_value is None and new.strip() and new.strip().lower() in sentence.lower():
+            found.append(sentence)
+    return found
+
+
+def remainder(text: str, answer: str, new: str) -> str | None:
+    """How a whole and its other parts still give the old number answer ("31 teams : 24 in the United
+    States and 8 in Canada" with 7 swapped for 8: 31 − 24 = 7), or None."""
+    target, new_value = answer_number(answer), answer_number(new)
+    if target is None or new_value is None or target < MIN_ANSWER or _year_like(target):
+        return None
+    for sentence in _sentences_with(text, new):
+        values = [v for v in numbers_in(sentence) if not _year_like(v) and v != new_value]
+        if len(values) < 2 or len(values) > MAX_NUMBERS:
+            continue
+        for whole in values:
+            parts = [v for v in values if v < whole]
+            for a in parts:
+                if whole - a == target:
+                    return f"{whole} − {a} = {target}"
+            for a, b in itertools.combinations(parts, 2):
+                if whole - a - b == target:
+                    return f"{whole} − {a} − {b} = {target}"
+    return None
+
+
+_YEARS_SPAN = re.compile(r"\b(\d{1,3})\s*(?:-\s*)?years?\b", re.IGNORECASE)
+
+
+def elapsed_years(text: str, answer: str, new: str) -> str | None:
+    """How a stated span of years from another year still gives the old year answer ("aired for 54 years
+    from April 2 , 1956 , to September 17 , 2011" with 2011 swapped for 2010: 1956 + 54), or None."""
+    target = answer_number(answer)
+    if target is None or not _year_like(target):
+        return None
+    for sentence in _sentences_with(text, new):
+        spans = [Decimal(m.group(1)) for m in _YEARS_SPAN.finditer(sentence)]
+        starts = [v for v in numbers_in(sentence) if _year_like(v) and v != target]
+        for span in spans:
+            for year in starts:
+                if year + span == target or year - span == target:
+                    return f"{year} {'+' if year + span == target else '−'} {span} years = {target}"
+    return None
+
+
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:%|percent|per\s+cent)\s*$", re.IGNORECASE)
+
+
+def share(text: str, answer: str, new: str) -> str | None:
+    """How two counts of the sentence still give the old percentage ("179,948,346 or 62.5 % of the total
+    U.S. population of 308,745,358" with 58.28 % swapped for 62.5: 58.28 %), or None. Matched to the
+    answer's own precision; a whole percentage needs counts of 10 or more, which small numbers would
+    reach by chance."""
+    m = _PERCENT.match(answer)
+    if not m:
+        return None
+    target = Decimal(m.group(1))
+    places = -target.as_tuple().exponent
+    tolerance = Decimal(5) / Decimal(10) ** (places + 1)
+    new_number = _PERCENT.match(new)
+    new_value = Decimal(new_number.group(1)) if new_number else answer_number(new)
+    for sentence in _sentences_with(text, new_number.group(1) if new_number else new):
+        values = [v for v in numbers_in(sentence) if v > 0 and v != new_value and v != target]
+        if len(values) > MAX_NUMBERS:
+            continue
+        for a, b in itertools.permutations(values, 2):
+            if a < b and (places or a >= 10) and abs(100 * a / b - target) <= tolerance:
+                return f"{a} / {b} = {100 * a / b:.{places + 2}f} % ≈ {target} %"
+    return None

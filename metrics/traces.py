@@ -96,7 +96,7 @@ def descriptions_left(edited: str, original: str, answers: Iterable[str], which:
 
 
 _IPA = re.compile(r"[ˈˌːɒəæɑɪʊʃʒθðŋɡɛɔʌɜɐ]|/\s*[^/\s][^/]*/")
-_CODE = re.compile(r"\b(?:code|ISO|abbreviation|abbr\.?|symbol|ticker)\s*:?\s*([A-Z]{2,5})\b")
+_CODE = re.compile(r"\b(?:code|ISO|abbreviation|abbreviated|abbr\.?|symbol|ticker)\s*:?\s*([A-Z]{2,5})\b")
 
 
 def _parenthetical(text: str, start: int) -> str | None:

@@ -12,7 +12,7 @@ import re
 import dspy
 
 from metrics import is_correct
-from metrics.arithmetic import derivation
+from metrics.arithmetic import derivation, elapsed_years, remainder, share
 from metrics.checks import (
     chronology_flips,
     is_placeholder,
@@ -25,7 +25,9 @@ from metrics.checks import (
     similarity_outside,
     stale_glosses,
 )
+from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
 from metrics.traces import descriptions_left, gloss_traces, inside_words
+from metrics.word_traces import anaphors, inflected_forms, inside_names, letter_counts, name_talk
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 
@@ -48,8 +50,32 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # description with names in apposition or in a gold alias ("a British Overseas Territory , located at the
 # southern tip of the Iberian Peninsula"); a new answer's article is dropped after a determiner ("A single
 # The yen"), and a capitalised article left mid-sentence rejects the case (`new_answer_fits_grammar`).
-VERSION = "answer_swap/9"
-TRACE_KINDS = ("pronunciation", "script", "symbol", "code", "inside_word", "description")
+# 10 (issue 25, read blind on held-out rows): more traces, each a kind of its own (`metrics.word_traces`,
+# `metrics.arithmetic`): another form of the old answer's word ("conjunctions"), a demonstrative taking its
+# head noun back ("This plexus"), a sentence on the form of the name in a passage about the answer ("The
+# name is an abbreviation of change mode"), a letter count ("four - letter suffix"), a common-noun answer
+# inside a proper name ("Great Salt Lake"), the rest of a whole ("31 teams : 24 ... and 8"), years elapsed
+# from a start year ("54 years from 1956"), a share of two counts ("179,948,346 of 308,745,358"); an
+# "abbreviated CONJ" gloss is a code. A proposal that translates the gold ("The Parliament of Brittany")
+# is refused, and so is one outside the question's either-or ("german or english" → "Spain"): the other
+# alternative, which the question states, is proposed first and may stand in the question.
+VERSION = "answer_swap/10"
+TRACE_KINDS = (
+    "pronunciation",
+    "script",
+    "symbol",
+    "code",
+    "inside_word",
+    "description",
+    "inflection",
+    "anaphor",
+    "name_talk",
+    "letter_count",
+    "inside_name",
+    "remainder",
+    "elapsed_years",
+    "share",
+)
 RETRY_TEMPERATURE = 0.8
 
 
@@ -70,7 +96,12 @@ def proposal_problem(
         return "proposal_placeholder"
     if overlaps_answer(proposal, golds):
         return "proposal_overlaps_answer"
-    if question is not None and (mentions_any_form(question, [proposal]) or name_part_in(question, proposal)):
+    if translates(proposal, golds):
+        return "proposal_translates_answer"
+    if question is not None and either_or(question, golds) is not None:
+        if not is_alternative(proposal, question, golds):
+            return "proposal_outside_alternatives"
+    elif question is not None and (mentions_any_form(question, [proposal]) or name_part_in(question, proposal)):
         return "proposal_in_question"
     if context is not None and mentions_any_form(context, [proposal]):
         return "proposal_in_context"
@@ -92,6 +123,16 @@ def swap_checks(
         **{kind: kind in glosses for kind in ("pronunciation", "script", "symbol", "code")},
         "inside_word": bool(inside_words(edited, golds, keep=[new])),
         "description": bool(descriptions_left(edited, original, golds, "naming")),
+        # Read off the original at the replaced offsets when the code edit is at hand (a sentence without
+        # a replacement is unchanged); an LM repair's text is checked for what can be read off it alone.
+        "inflection": bool(inflected_forms(edited, golds, keep=[new])),
+        "anaphor": bool(anaphors(edited, golds, keep=[new])),
+        "name_talk": bool(name_talk(original, [s for s, _, _ in spans])),
+        "letter_count": bool(letter_counts(original, spans)),
+        "inside_name": bool(inside_names(original, spans, golds)),
+        "remainder": any(remainder(edited, gold, new) for gold in golds),
+        "elapsed_years": any(elapsed_years(edited, gold, new) for gold in golds),
+        "share": any(share(edited, gold, new) for gold in golds),
     }
     return {
         **checks,
@@ -149,7 +190,14 @@ class AnswerSwap(dspy.Module):
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         proposals: list[dict] = []
         new_answer = None
-        for attempt in range(self.max_attempts):
+        alternative = other_alternative(question, answers)
+        if alternative is not None:
+            # An either-or question allows one wrong answer, the other alternative: no LM call proposes it
+            # more reliably than the question states it.
+            problem = proposal_problem(alternative, answers, context=context, question=question)
+            proposals.append({"proposal": alternative, "answer_type": "alternative", "problem": problem})
+            new_answer = alternative if problem is None else None
+        for attempt in range(self.max_attempts if new_answer is None else 0):
             avoid = [*answers, *(p["proposal"] for p in proposals)]
             # Greedy first; a small model that repeats the gold under greedy decoding needs sampling
             # to move. Seeded, and the rollout id keeps each attempt's cache entry apart.

@@ -39,7 +39,8 @@ from signatures.faitheval import (
 # it ("her brother , Brian" → "her brother"; a rewrite keeping one is dropped like one naming the answer), and
 # no majority that gives a count answer ("172 seats ... majority" for a chamber of 332); rejections
 # `old_answer_trace:description` and `old_answer_trace:majority`. Inconsistent: as answer_swap/9.
-VERSION = "faitheval/9"
+# 10: inconsistent as answer_swap/10 (more traces of the old answer; no translated or third-alternative swap).
+VERSION = "faitheval/10"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 RETRY_TEMPERATURE = 0.8

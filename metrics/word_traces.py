@@ -1,0 +1,194 @@
+"""Traces of a swapped answer in the words around it (issue 25, read blind on held-out NQ swaps).
+
+`metrics.traces` sees what a gloss or an apposition keeps of the old answer. These finders see what the
+rest of the passage keeps, each a kind of its own (`rejected:old_answer_trace:<kind>`):
+
+- `inflection`: another form of a one-word old answer ("conjunctions" after "a conjunction" became
+  "an adverb"); not of a longer answer's last word, often a generic noun ("economies" beside "a mixed
+  economy"), so "drifted" after "Continental drift" became "Volcanic activity" stays;
+- `anaphor`: a demonstrative that takes the old answer's head noun back ("The brachial plexus is a network
+  of nerves ... This plexus extends" with "brainstem" swapped in);
+- `name_talk`: a sentence about the form of the name (its abbreviation, pronunciation, spelling or
+  origin) in a passage whose topic is the swapped answer ("chown is the command ... The name is an
+  abbreviation of change mode"; "Jerry is a fictional dog ... The name is pronounced with a long O , a
+  homophone of toe toe");
+- `letter_count`: a count of letters beside the swapped span that fits the old answer, not the new
+  ("the four - letter suffix . js");
+- `inside_name`: a common-noun answer replaced inside a proper name ("the Great Salt Lake" → "the Great
+  Water Lake"): the name still says the old answer, and the new one makes a place that does not exist.
+
+All of them read the original text at the offsets of the code edit's replacements: a sentence without a
+replacement is unchanged in the edited text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .arithmetic import numbers_in
+from .checks import SENTENCE_BREAK
+from .normalize import answer_tokens
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_FUNCTION = frozenset("a an the of and or in on at to for by with from de del la le du des".split())
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve first second third fourth fifth".split()
+)
+MIN_HEAD = 4  # shorter heads ("art", "sea") inflect into too many unrelated words
+
+
+def _content_words(answer: str) -> list[str]:
+    return [w for w in _WORD.findall(answer) if w.lower() not in _FUNCTION]
+
+
+def _content_count(answer: str) -> int:
+    # Numbers count here: "the 2010 election" is more than its noun.
+    return len([w for w in re.findall(r"[\w'’-]+", answer) if w.lower() not in _FUNCTION])
+
+
+def _head(answer: str) -> str | None:
+    """The answer's last content word, when it is a word worth following (not a numeral, not short)."""
+    words = _content_words(answer)
+    if not words or len(words[-1]) < MIN_HEAD or words[-1].lower() in _NUMBER_WORDS:
+        return None
+    return words[-1]
+
+
+def inflections(word: str) -> set[str]:
+    """Regular inflections of a word (plural, past, participle), lower-cased, the word itself left out."""
+    w = word.lower()
+    forms = {w + "s", w + "es", w + "ed", w + "ing", w + "'s", w + "’s"}
+    if w.endswith("e"):
+        forms |= {w + "d", w[:-1] + "ing"}
+    if w.endswith("y") and len(w) > 1 and w[-2] not in "aeiou":
+        forms |= {w[:-1] + "ies", w[:-1] + "ied"}
+    return forms - {w}
+
+
+def _kept_words(keep: Iterable[str]) -> set[str]:
+    return {w.lower() for k in keep for w in _WORD.findall(k)}
+
+
+def inflected_forms(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+    """Words of the text that inflect an old answer's last word, outside the new answer's words."""
+    kept = _kept_words(keep)
+    found = []
+    for answer in answers:
+        head = _head(answer)
+        # One content word only: the head of a longer answer is often generic ("economies" beside "mixed
+        # economy" swapped for "communist society" names no answer).
+        if head is None or _content_count(answer) > 1 or head.lower() in kept:
+            continue
+        forms = inflections(head)
+        found += [w for w in _WORD.findall(text) if w.lower() in forms and w.lower() not in kept]
+    return list(dict.fromkeys(found))
+
+
+_DEMONSTRATIVE = r"(?:this|that|these|those|such)"
+
+
+def anaphors(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+    """A demonstrative before the head noun of a multi-word old answer ("This plexus" for "brachial
+    plexus"). "The <head>" is left alone: as often the generic noun ("the economy") or another name ("the
+    Gulf") as the answer taken back."""
+    kept = _kept_words(keep)
+    found = []
+    for answer in answers:
+        head = _head(answer)
+        if head is None or len(_content_words(answer)) < 2 or head.lower() in kept:
+            continue
+        forms = "|".join(re.escape(f) for f in sorted({head.lower(), *inflections(head)}, key=len, reverse=True))
+        pattern = re.compile(rf"\b{_DEMONSTRATIVE}\s+(?:{forms})\b", re.IGNORECASE)
+        found += [m.group() for m in pattern.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of the text."""
+    bounds, start = [], 0
+    for m in SENTENCE_BREAK.finditer(text):
+        bounds.append((start, m.start()))
+        start = m.end()
+    bounds.append((start, len(text)))
+    return bounds
+
+
+def _with_spans(text: str, starts: Iterable[int]) -> tuple[list[tuple[int, int]], set[int]]:
+    sentences = _sentences(text)
+    holding = {i for i, (s, e) in enumerate(sentences) for start in starts if s <= start < e}
+    return sentences, holding
+
+
+# "The name is an abbreviation of ...", "Its name comes from the Greek word for ...": a statement about the
+# form of a word. "The term" and "The word" count; a subject that names its referent ("The name Dubai")
+# is about that referent, not about the passage's topic.
+_NAME_SUBJECT = re.compile(r"\b(?:[Tt]he|[Ii]ts|[Hh]is|[Hh]er|[Tt]heir)\s+(?:name|term|word)\b(?!\s+(?:[A-Z]|``|\"|'))")
+_FORM_TALK = re.compile(
+    r"\b(?:abbreviat\w*|acronym|initialism|contraction|short\s+for|stands\s+for|pronounced|pronunciation"
+    r"|homophone|rhymes?|spelled|spelt|spelling|derives?|derived|comes?\s+from|came\s+from|means|meaning"
+    r"|literally|etymology)\b",
+    re.IGNORECASE,
+)
+
+
+def name_talk(original: str, starts: Iterable[int]) -> list[str]:
+    """Sentences about the form of a name ("The name is pronounced ...") where the name is the swapped
+    answer: the passage's first sentence holds a replaced span (the answer is its topic), or the
+    statement itself does ("The name comes from the Greek word for salt - loving" with salt swapped)."""
+    sentences, holding = _with_spans(original, list(starts))
+    if not holding:
+        return []
+    found = []
+    for i, (s, e) in enumerate(sentences):
+        sentence = original[s:e]
+        subject = _NAME_SUBJECT.search(sentence)
+        if subject and _FORM_TALK.search(sentence, subject.end()) and (0 in holding or i in holding):
+            found.append(sentence.strip())
+    return found
+
+
+_LETTER_COUNT = re.compile(r"(\S+(?:\s*-\s*\w+)?)\s*-?\s*(?:letter|character)s?\b", re.IGNORECASE)
+
+
+def _letters(span: str) -> int:
+    return sum(ch.isalnum() for ch in span)
+
+
+def letter_counts(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
+    """ "N-letter" (or "N letters", "N characters") in a sentence holding a replaced span, where N is the
+    old span's length in letters and not the new one's: the count still spells the old answer."""
+    spans = list(spans)
+    sentences, _ = _with_spans(original, [s for s, _, _ in spans])
+    found = []
+    for start, end, new in spans:
+        s, e = next((s, e) for s, e in sentences if s <= start < e)
+        old_count, new_count = _letters(original[start:end]), _letters(new)
+        for m in _LETTER_COUNT.finditer(original[s:e]):
+            values = numbers_in(m.group(1))
+            if values and values[-1] == old_count != new_count:
+                found.append(m.group().strip())
+    return list(dict.fromkeys(found))
+
+
+def inside_names(original: str, spans: Iterable[tuple[int, int, str]], answers: Iterable[str]) -> list[str]:
+    """Replaced spans of a lower-case answer (a common noun: "salt"; not "the British government") written
+    with a capital mid-sentence, i.e. as a word of a proper name ("the Great Salt Lake")."""
+    # A common noun in this passage too: written in lower case somewhere in it ("high salt concentrations"),
+    # so that a name the gold list happens to lower-case ("java" for Java alone) is not taken for one.
+    common = {
+        tuple(answer_tokens(a))
+        for a in answers
+        if _content_words(a)
+        and all(map(str.islower, _content_words(a)))
+        and re.search(rf"(?<!\w){re.escape(_content_words(a)[-1])}(?!\w)", original)
+    }
+    sentence_starts = {s for s, _ in _sentences(original)}
+    found = []
+    for start, end, _ in spans:
+        word = original[start:end]
+        before = original[:start].rstrip()
+        opening = start in sentence_starts or not before or before[-1] in ".!?:;`'\"(["
+        if tuple(answer_tokens(word)) in common and word[:1].isupper() and not opening:
+            found.append(original[max(0, start - 20) : min(len(original), end + 20)].strip())
+    return found

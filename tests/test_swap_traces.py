@@ -1,0 +1,212 @@
+"""answer_swap/10's rules (issue 25): each catches an invalid kind read blind on held-out NQ swaps, and no
+archived swap read valid fails one of them. The archived cases are the knowledge-conflict answer swaps
+(docs/reviews/knowledge-conflict-quick-0bbe1ce6ed/...); the cases of the run they superseded are rebuilt
+from the shipped NQ rows."""
+
+import json
+from pathlib import Path
+
+import dspy
+import pytest
+
+from metrics.arithmetic import elapsed_years, remainder, share
+from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
+from metrics.word_traces import anaphors, inflected_forms, inflections, inside_names, letter_counts, name_talk
+from programs.answer_swap import AnswerSwap, proposal_problem, swap_checks
+from programs.span_edit import replace_forms
+from tests.shipped import nq_row
+
+REVIEWS = Path(__file__).resolve().parents[1] / "docs" / "reviews"
+CONFLICT = REVIEWS / "knowledge-conflict-quick-0bbe1ce6ed" / "conflict.generate.answer_swap.qwen2.5-1.5b"
+NEW_RULES = {
+    "proposal_translates_answer",
+    "proposal_outside_alternatives",
+    "old_answer_trace:code",
+    "old_answer_trace:inflection",
+    "old_answer_trace:anaphor",
+    "old_answer_trace:name_talk",
+    "old_answer_trace:letter_count",
+    "old_answer_trace:inside_name",
+    "old_answer_trace:remainder",
+    "old_answer_trace:elapsed_years",
+    "old_answer_trace:share",
+}
+
+
+def _failures(question: str, context: str, golds: list[str], new: str) -> set[str]:
+    """Every check the swap fails (proposal and text), not only the first."""
+    failed = set()
+    problem = proposal_problem(new, golds, context=context, question=question)
+    if problem:
+        failed.add(problem)
+    edit = replace_forms(context, golds, new)
+    checks = swap_checks(context, edit.text, golds, new, 0.9, edit)
+    return failed | {name for name, ok in checks.items() if ok is False}
+
+
+def _read(folder: Path) -> list[tuple[dict, str]]:
+    verdicts = {}
+    for path in (folder / "review").glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            verdicts[record["id"]] = record["verdict"]
+    cases = [json.loads(line) for line in (folder / "cases.jsonl").read_text().splitlines()]
+    return [(c, verdicts[c["id"]]) for c in cases if c["id"] in verdicts and c.get("context")]
+
+
+ARCHIVED = {c["id"]: (c, v) for c, v in _read(CONFLICT)}
+VALID = [
+    (c, v)
+    for folder in sorted({p.parent for p in REVIEWS.rglob("cases.jsonl")})
+    for c, v in _read(folder)
+    if v == "valid" and c["task"] == "answer_swap"
+]
+
+
+def _archived_failures(case_id: str) -> set[str]:
+    case, _ = ARCHIVED[case_id]
+    return _failures(case["question"], case["original_context"], case["original_answers"], case["answers"][0])
+
+
+@pytest.mark.parametrize(
+    "case_id, rule",
+    [
+        ("1895536179495999916:swap", "old_answer_trace:name_talk"),  # chown: "an abbreviation of change mode"
+        ("8978883572638091008:swap", "old_answer_trace:name_talk"),  # Jerry: "a homophone of toe toe"
+        ("-8523079077020933100:swap", "old_answer_trace:name_talk"),  # halophiles: Greek "water - loving"
+        ("-8523079077020933100:swap", "old_answer_trace:inside_name"),  # "the Great Water Lake in Utah"
+        ("3641102951702752329:swap", "old_answer_trace:inflection"),  # "conjunctions" beside "an adverb"
+        ("3641102951702752329:swap", "old_answer_trace:code"),  # "( abbreviated CONJ or CNJ )"
+        ("612101885390099706:swap", "old_answer_trace:anaphor"),  # "This plexus" after "The brainstem"
+        ("-5664830969072794709:swap", "old_answer_trace:elapsed_years"),  # 54 years from 1956 to "2011"
+        ("-4425830144367300225:swap", "old_answer_trace:share"),  # 179,948,346 of 308,745,358 is 58.28 %
+        ("3585535881204356180:swap", "proposal_translates_answer"),  # Parlement de Bretagne, translated
+    ],
+)
+def test_an_archived_invalid_swap_fails_its_rule(case_id, rule):
+    assert ARCHIVED[case_id][1] == "invalid"
+    assert rule in _archived_failures(case_id)
+
+
+@pytest.mark.parametrize("case, verdict", VALID, ids=[c["id"] for c, _ in VALID])
+def test_no_new_rule_removes_an_archived_valid_swap(case, verdict):
+    failed = _failures(case["question"], case["original_context"], case["original_answers"], case["answers"][0])
+    assert not failed & NEW_RULES
+
+
+def test_superseded_runs_arithmetic_and_letter_count():
+    """Read invalid in the run these archived cases superseded: "31 teams : 24 in the United States and 8
+    in Canada" (31 − 24 gives the old 7) and ".js" with "the four - letter suffix"."""
+    nhl = nq_row("how many teams are in the nhl in canada")
+    assert "old_answer_trace:remainder" in _failures(nhl["question"], nhl["context"], ["7"], "8")
+    java = nq_row("what is the filename extension used for all java source files")
+    assert "old_answer_trace:letter_count" in _failures(java["question"], java["context"], [". java"], ".js")
+    assert "old_answer_trace:letter_count" not in _failures(java["question"], java["context"], [". java"], ".rust")
+
+
+def test_an_either_or_question_takes_its_other_alternative():
+    """Read invalid: "german or english" → "Spain"; the generator now proposes "English" and no LM call."""
+    row = nq_row("aguirre the wrath of god german or english")
+    assert (
+        proposal_problem("Spain", ["German"], context=row["context"], question=row["question"])
+        == "proposal_outside_alternatives"
+    )
+    assert other_alternative(row["question"], ["German"]) == "English"
+    lm = dspy.utils.DummyLM([{"answer_type": "country", "wrong_answer": "Spain"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap()(question=row["question"], context=row["context"], answers=["German"])
+    assert out.new_answer == "English" and out.proposals[0]["answer_type"] == "alternative"
+    assert "( English : Aguirre , der Zorn Gottes )" in out.context and not lm.history
+
+
+def test_either_or_sides():
+    question = "which came first battlestar galactica or star trek"
+    assert other_alternative(question, ["Star Trek"]) == "Battlestar Galactica"
+    assert is_alternative("battlestar galactica", question, ["Star Trek"])
+    assert not is_alternative("Doctor Who", question, ["Star Trek"])
+    assert other_alternative("who wrote a song for you leon russell or donny hathaway", ["Leon Russell"]) == (
+        "Donny Hathaway"
+    )
+    # "or" that does not stand next to the gold is no either-or.
+    assert either_or("who sang or wrote the song hallelujah", ["Leonard Cohen"]) is None
+    assert proposal_problem("Bob Dylan", ["Leonard Cohen"], question="who sang or wrote the song hallelujah") is None
+
+
+@pytest.mark.parametrize(
+    "proposal, gold, translated",
+    [
+        ("The Parliament of Brittany", "The Parlement de Bretagne", True),
+        ("Australia", "Austria", False),  # one word: as alike as Roma and Rome, and a real swap
+        ("an unnamed senior deputy sheriff", "an unnamed junior deputy sheriff", False),
+        ("North Dakota", "North Carolina", False),
+        ("Saint Lucia", "Saint Louis", False),
+    ],
+)
+def test_translation_is_word_by_word_cognates(proposal, gold, translated):
+    assert bool(translates(proposal, [gold])) is translated
+
+
+def test_inflections_of_a_one_word_answer_only():
+    assert {"conjunctions", "studies", "studied", "drifted", "hiking"} <= {
+        *inflections("conjunction"),
+        *inflections("study"),
+        *inflections("drift"),
+        *inflections("hike"),
+    }
+    text = "Mixed economies vary . The conjunctions join words ."
+    assert inflected_forms(text, ["a conjunction"], keep=["an adverb"]) == ["conjunctions"]
+    assert inflected_forms(text, ["A mixed economy"], keep=["A communist society"]) == []  # generic head
+    assert inflected_forms("In 2012 elections were held .", ["the 2010 election"]) == []
+    assert inflected_forms("Rivers flow .", ["river"], keep=["rivers of Spain"]) == []  # the new answer's word
+
+
+def test_anaphor_needs_a_demonstrative_and_a_head_the_new_answer_lacks():
+    text = "The brainstem is a network . This plexus extends to the arm ."
+    assert anaphors(text, ["brachial plexus"], keep=["brainstem"]) == ["This plexus"]
+    assert anaphors(text, ["brachial plexus"], keep=["cervical plexus"]) == []
+    assert anaphors("The plexus extends .", ["brachial plexus"], keep=["brainstem"]) == []
+
+
+def test_name_talk_is_about_the_passages_topic():
+    original = "Toto is a dog in the Oz books . The name is pronounced with a long O ."
+    assert name_talk(original, [0]) == ["The name is pronounced with a long O ."]
+    # The answer is not the topic, and the statement names its own referent.
+    other = "Dubai lies on the Persian Gulf . The name Dubai comes from a local word ."
+    assert name_talk(other, [other.index("Persian")]) == []
+    # Who coined a term is its history, not its form (read valid: Anthropocene → Neolithic).
+    coined = "The term Anthropocene is informal . The term was coined by Paul Crutzen in 2000 ."
+    assert name_talk(coined, [coined.index("Anthropocene")]) == []
+
+
+def test_letter_count_and_inside_name():
+    original = "It needs the four - letter suffix . java for source files ."
+    start = original.index("java")
+    assert letter_counts(original, [(start, start + 4, "js")]) == ["four - letter"]
+    assert letter_counts(original, [(start, start + 4, "kt2c")]) == []  # the count fits the new one too
+    lake = "They thrive in salt . They live in the Great Salt Lake ."
+    spans = [
+        (lake.index("salt"), lake.index("salt") + 4, "water"),
+        (lake.index("Salt"), lake.index("Salt") + 4, "Water"),
+    ]
+    assert len(inside_names(lake, spans, ["salt"])) == 1
+    starts = "Salt is needed . They live here ."
+    assert inside_names(starts, [(0, 4, "Water")], ["salt"]) == []  # a sentence's first word
+    # A gold the data lower-cases but the passage only capitalises is a name, not a common noun.
+    assert inside_names("It runs on the Java platform .", [(15, 19, "Kotlin")], ["java"]) == []
+
+
+def test_arithmetic_that_still_gives_the_old_answer():
+    assert remainder("It has 31 teams : 24 in the US and 8 in Canada .", "7", "8") == "31 − 24 = 7"
+    assert remainder("It has 31 teams : 23 in the US and 8 in Canada .", "7", "8") is None
+    assert remainder("It has 31 teams . 24 are in the US and 8 in Canada .", "7", "8") is None  # other sentence
+    aired = "It aired for 54 years from April 2 , 1956 , to September 17 , 2011 ."
+    assert elapsed_years(aired, "2010", "2011") == "1956 + 54 years = 2010"
+    assert elapsed_years(aired.replace("54", "55"), "2010", "2011") is None
+    population = "They had 179,948,346 or 62.5 % of the total population of 308,745,358 ."
+    assert share(population, "58.28 %", "62.5")
+    assert share(population, "58.29 %", "62.5") is None  # matched to the answer's precision
+    assert share("Of 3 towns , 2 voted , 62 % .", "67 %", "62 %") is None  # small counts reach a whole % by chance
+
+
+def test_the_archive_holds_the_cases_these_tests_read():
+    assert len(ARCHIVED) == 40 and len(VALID) >= 50
