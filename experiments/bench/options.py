@@ -70,7 +70,7 @@ class KnowledgeConflict(BaseModel):
     )
     seed: int = Field(0, description="the scan order")
     generators: dict[str, dict] = Field(
-        default_factory=lambda: {"answer_swap": {"max_attempts": 3}, "context_enrich": {"k": 3, "lm_merge": False}},
+        default_factory=lambda: {"answer_swap": {"max_attempts": 5}, "context_enrich": {"k": 3, "lm_merge": False}},
         description="answer_swap and context_enrich options (seeds: all is forced)",
     )
 
