@@ -4,41 +4,16 @@ between and within stages, and a cached re-run with no LM call."""
 
 import json
 
-import dspy
 import mlflow
 import pytest
 import yaml
 
 from experiments import launch
 from experiments.config_loader import load_config
-from experiments.lm import engine as llama_engine
 from experiments.run_store import RunStore
-from tests.bench_fakes import CONFLICTING, SWAPPED, PromptReadingLlama, follower, pivot_and_judge, stubborn, write_data
-from tests.test_context_enrich import FakeRetriever
+from tests.bench_fakes import CONFLICTING, SWAPPED, write_data
 
 TASKS = ["answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual"]
-
-
-@pytest.fixture
-def world(isolated, monkeypatch, tmp_path):
-    """Fake llama.cpp models behind the real engine, a private DSPy cache, the fake retriever."""
-    from dspy.clients import configure_cache
-
-    models = {
-        "qwen2.5-1.5b": PromptReadingLlama(pivot_and_judge),
-        "qwen2.5-0.5b": PromptReadingLlama(follower),
-        "smollm2-135m": PromptReadingLlama(stubborn),
-    }
-    monkeypatch.setattr(llama_engine, "new_llama", lambda name, n_ctx, n_threads, cache: models[name])
-    llama_engine.close_pools()
-    monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
-    monkeypatch.setattr("experiments.lm.roster.model_path", lambda name: tmp_path / f"{name}.gguf")
-    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
-    previous = dspy.cache
-    configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))
-    yield models
-    dspy.cache = previous
-    llama_engine.close_pools()
 
 
 def bench_config(folder, *, cache=True, **options):
