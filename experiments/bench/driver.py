@@ -42,7 +42,7 @@ from experiments.executors import local_split
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, judge_from, resolve_params
 from experiments.lm.engine import release_models
-from experiments.lm.registry import build_lm  # looked up here at each use: tests swap in fakes Ray actors build too
+from experiments.lm.registry import build_lm  # a name of this module: tests swap in a builder Ray actors use too
 from experiments.run_store import RunStore
 from experiments.runner import RunResult, load_data
 from programs.target_reader import VERSION as READER_VERSION
