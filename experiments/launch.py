@@ -36,4 +36,6 @@ def run_experiment(
     apply_offline_defaults()
     if is_run_source(config.data.source):  # a config-named case set: record which run's cases
         config.data.source = resolve_run_source(config.data.source)
-    return task_cls.drive(config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress)
+    return task_cls.drive(
+        config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
+    )

@@ -8,7 +8,12 @@ call counts are the ones a real run reports, and a cached re-run really makes no
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
+
+from experiments import corpus
+from experiments.lm import engine, registry, roster
 
 SEEDS = [
     (
@@ -185,3 +190,35 @@ class PromptReadingLlama:
 
     def seed_selection_calls(self) -> int:
         return sum(c["outputs"] == ["answer"] for c in self.calls)
+
+
+POLICIES = {"qwen2.5-1.5b": pivot_and_judge, "qwen2.5-0.5b": follower, "smollm2-135m": stubborn}
+_INSTALLED: dict[str, PromptReadingLlama] = {}
+
+
+def install_fakes(weights_dir: str) -> dict[str, PromptReadingLlama]:
+    """In a process of its own (a Ray actor), what the `world` fixture of tests/test_bench.py patches in
+    the test's process: the models of POLICIES behind the real engine, their weights' paths, the retriever."""
+    from tests.test_context_enrich import FakeRetriever
+
+    if not _INSTALLED:
+        _INSTALLED.update({name: PromptReadingLlama(policy) for name, policy in POLICIES.items()})
+        engine.new_llama = lambda name, n_ctx, n_threads, cache: _INSTALLED[name]
+        engine.choice_logprobs = lambda *args, **kwargs: None
+        roster.model_path = lambda name: Path(weights_dir) / f"{name}.gguf"
+        corpus.default_retriever = lambda embedder, **options: FakeRetriever()
+    return _INSTALLED
+
+
+class ActorModels:
+    """A picklable `build_lm` (experiments.bench.driver.build_lm) whose models Ray actors build too: in
+    another process than the test's it installs the fakes first, then builds as the registry does."""
+
+    def __init__(self, weights_dir):
+        self.test_pid = os.getpid()
+        self.weights_dir = str(weights_dir)
+
+    def __call__(self, config, role, split=None):
+        if os.getpid() != self.test_pid:
+            install_fakes(self.weights_dir)
+        return registry.build_lm(config, role, split)

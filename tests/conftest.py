@@ -59,3 +59,27 @@ def provider_env(isolated, module_mlflow, monkeypatch):
     monkeypatch.setattr(dspy, "cache", dspy.cache)  # restored after the test
     dspy.configure_cache(disk_cache_dir=str(isolated / "dspy-cache"))
     return isolated
+
+
+@pytest.fixture
+def world(isolated, monkeypatch, tmp_path):
+    """The bench's world (tests/bench_fakes.py): fake llama.cpp models behind the real engine, a private
+    DSPy cache, the fake retriever."""
+    import dspy
+    from dspy.clients import configure_cache
+
+    from experiments.lm import engine as llama_engine
+    from tests.bench_fakes import POLICIES, PromptReadingLlama
+    from tests.test_context_enrich import FakeRetriever
+
+    models = {name: PromptReadingLlama(policy) for name, policy in POLICIES.items()}
+    monkeypatch.setattr(llama_engine, "new_llama", lambda name, n_ctx, n_threads, cache: models[name])
+    llama_engine.close_pools()
+    monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
+    monkeypatch.setattr("experiments.lm.roster.model_path", lambda name: tmp_path / f"{name}.gguf")
+    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
+    previous = dspy.cache
+    configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))
+    yield models
+    dspy.cache = previous
+    llama_engine.close_pools()

@@ -83,6 +83,10 @@ class PromptFakeLlama:
         self.delay = delay
         self.busy = False
         self.calls = 0
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
 
     def create_chat_completion(self, messages, **kwargs):
         import hashlib

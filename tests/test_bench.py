@@ -1,44 +1,19 @@
 """The bench end to end on a tiny world (3 NQ-like seeds, 3 ARC-like questions, 2 scripted targets, 2
 settings per task): the main table's numbers, shared seed selection and originals, resume after a kill
-between and within stages, and a cached re-run with no LM call."""
+between and within stages, a cached re-run with no LM call, and one stage's models in memory at a time."""
 
 import json
 
-import dspy
 import mlflow
 import pytest
 import yaml
 
 from experiments import launch
 from experiments.config_loader import load_config
-from experiments.lm import engine as llama_engine
 from experiments.run_store import RunStore
-from tests.bench_fakes import CONFLICTING, SWAPPED, PromptReadingLlama, follower, pivot_and_judge, stubborn, write_data
-from tests.test_context_enrich import FakeRetriever
+from tests.bench_fakes import CONFLICTING, SWAPPED, write_data
 
 TASKS = ["answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual"]
-
-
-@pytest.fixture
-def world(isolated, monkeypatch, tmp_path):
-    """Fake llama.cpp models behind the real engine, a private DSPy cache, the fake retriever."""
-    from dspy.clients import configure_cache
-
-    models = {
-        "qwen2.5-1.5b": PromptReadingLlama(pivot_and_judge),
-        "qwen2.5-0.5b": PromptReadingLlama(follower),
-        "smollm2-135m": PromptReadingLlama(stubborn),
-    }
-    monkeypatch.setattr(llama_engine, "new_llama", lambda name, n_ctx, n_threads, cache: models[name])
-    llama_engine.close_pools()
-    monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
-    monkeypatch.setattr("experiments.lm.roster.model_path", lambda name: tmp_path / f"{name}.gguf")
-    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
-    previous = dspy.cache
-    configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))
-    yield models
-    dspy.cache = previous
-    llama_engine.close_pools()
 
 
 def bench_config(folder, *, cache=True, **options):
@@ -213,3 +188,56 @@ def test_kill_between_and_within_stages_resumes_without_redoing(world, isolated)
     cost = {row["stage"]: row for row in json.loads((store.dir / "report" / "bench_tables.json").read_text())["stages"]}
     assert cost["seeds.qwen2.5-1.5b"]["ran"] is False and cost["seeds.qwen2.5-1.5b"]["calls"] == 6
     assert cost["evaluate.qwen2.5-0.5b"]["ran"] is True
+
+
+class Tracked:
+    """A fake model's context that writes its loads' calls and its close into the bench's event list."""
+
+    def __init__(self, model, name: str, events: list):
+        self.model, self.name, self.events = model, name, events
+
+    def create_chat_completion(self, messages, **kwargs):
+        self.events.append(("call", self.name))
+        return self.model.create_chat_completion(messages, **kwargs)
+
+    def close(self):
+        self.events.append(("close", self.name))
+
+
+def test_a_model_is_released_when_its_stages_end_and_loaded_again_when_needed(world, isolated, monkeypatch):
+    """Peak memory is one stage's models: qwen2.5-1.5b (pivot and judge) is released when the generation
+    stages end, qwen2.5-0.5b when its evaluation ends, and qwen2.5-1.5b, a target too, is loaded again for
+    its evaluation; every model is released before the report."""
+    events: list[tuple[str, str]] = []
+
+    def new_llama(name, n_ctx, n_threads, cache):
+        events.append(("load", name))
+        return Tracked(world[name], name, events)
+
+    monkeypatch.setattr("experiments.lm.engine.new_llama", new_llama)
+    config = bench_config(isolated, cache=False, tasks=["answer_swap", "unanswerable"])
+    follower = config.models.targets[0]
+    targets = [follower, follower.model_copy(update={"name": "qwen2.5-1.5b"})]
+    config = config.model_copy(update={"models": config.models.model_copy(update={"targets": targets})})
+    result = launch.run_experiment(config, progress=False)
+
+    loaded, peak = set(), 0
+    for event, name in events:
+        if event == "load":
+            loaded.add(name)
+        elif event == "close":
+            loaded.discard(name)
+        else:
+            assert name in loaded
+        peak = max(peak, len(loaded))
+    assert peak == 1 and not loaded
+    assert [e for e in events if e[0] != "call"] == [
+        ("load", "qwen2.5-1.5b"),  # seeds and generation
+        ("close", "qwen2.5-1.5b"),
+        ("load", "qwen2.5-0.5b"),  # evaluate.qwen2.5-0.5b
+        ("close", "qwen2.5-0.5b"),
+        ("load", "qwen2.5-1.5b"),  # evaluate.qwen2.5-1.5b: loaded again
+        ("close", "qwen2.5-1.5b"),  # before the report
+    ]
+    main = result.task.tables["main"]
+    assert main["qwen2.5-1.5b"]["answer_swap"]["n"] == 3 and main["qwen2.5-0.5b"]["answer_swap"]["drop"] == 0.0

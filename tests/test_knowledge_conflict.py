@@ -14,7 +14,7 @@ from experiments.bench.options import KnowledgeConflict
 from experiments.run_store import RunStore
 from metrics.conflict import classify, conflict_table, knows, matches, memory_agrees, memory_answers
 from tests.bench_fakes import SWAPPED
-from tests.test_bench import bench_config, world  # noqa: F401 - the fixture
+from tests.test_bench import bench_config
 
 # -- matching and classification ------------------------------------------------------------------------
 
@@ -188,7 +188,7 @@ def test_classified_answers_keep_errors_unlabelled_and_no_conflict_apart():
 # -- end to end on the bench world ------------------------------------------------------------------------
 
 
-def test_the_conflict_experiment_end_to_end(world, isolated):  # noqa: F811 - the fixture
+def test_the_conflict_experiment_end_to_end(world, isolated):
     config = bench_config(
         isolated,
         tasks=[],

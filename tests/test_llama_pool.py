@@ -127,6 +127,27 @@ def fake_contexts(monkeypatch):
     llama_engine.close_pools()
 
 
+def test_a_released_model_is_loaded_again_on_its_next_call(fake_contexts):
+    """A bench stage starts with the models it does not use released (experiments.bench.stages): their
+    contexts close, and a later call to one makes a new context as if it had never loaded."""
+    _, made = fake_contexts
+    split = CoreSplit(contexts=1, threads=2, cores=2)
+
+    def call(name):
+        with llama_engine.context_pool(name, 512, split).context() as context:
+            return context
+
+    first, kept = call("qwen2.5-0.5b"), call("smollm2-135m")
+    assert llama_engine.release_models(keep={"smollm2-135m"}) == ["qwen2.5-0.5b"]
+    assert first.closed and not kept.closed
+    assert call("smollm2-135m") is kept  # a kept model keeps its context
+    again = call("qwen2.5-0.5b")
+    assert again is not first and not again.closed and len(made) == 3  # loaded again, transparently
+    assert llama_engine.release_models() == ["qwen2.5-0.5b", "smollm2-135m"]
+    assert again.closed and kept.closed
+    assert llama_engine.release_models() == []  # nothing left loaded
+
+
 def local_config(tmp_path, threads):
     path = tmp_path / f"local{threads}.yaml"
     path.write_text(

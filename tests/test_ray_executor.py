@@ -1,7 +1,10 @@
 """The Ray executor on a local Ray instance (2 CPUs, loopback only, no dashboard, no usage stats),
 with scripted DummyLM pivots built inside each actor: the same records as the local executor, a
-killed driver resumed with every case exactly once, and a dying worker costing only its case."""
+killed driver resumed with every case exactly once, and a dying worker costing only its case. The
+bench on Ray (its stages' items on actors that build the stage's models): the local bench's cases,
+ledger and tables, and a local bench killed mid-stage finished on Ray."""
 
+import json
 import os
 import signal
 import subprocess
@@ -22,10 +25,14 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'reeval[ray]' (scripts/install.sh does)")
 
-from experiments import runner  # noqa: E402
+from experiments import launch, runner  # noqa: E402
+from experiments.bench import driver  # noqa: E402
+from experiments.config import RunConfig  # noqa: E402
 from experiments.config_loader import load_config  # noqa: E402
 from experiments.run_store import RunStore  # noqa: E402
+from tests.bench_fakes import ActorModels  # noqa: E402
 from tests.fakes import scripted_pivot  # noqa: E402
+from tests.test_bench import bench_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -240,3 +247,68 @@ def test_ray_data_workers_read_a_memory_mapped_corpus_themselves(ray_cluster, tm
     spread = PassageRetriever(mapped, FakeEmbedder(), "2" * 64).build_or_load(tmp_path / "ray", encoder)
     np.testing.assert_allclose(spread.index.reconstruct_n(0, 300), local.index.reconstruct_n(0, 300), atol=1e-6)
     assert [h.id for h in spread.search("subject 4", k=4)] == [h.id for h in local.search("subject 4", k=4)]
+
+
+def _stage_records(run_id: str, stages) -> dict[str, list[dict]]:
+    return {stage: comparable(RunStore(f"{run_id}/{stage}").records()) for stage in stages}
+
+
+def _ledger(run_id: str) -> dict[str, dict]:
+    """stages.json without what a clock measures."""
+    ledger = json.loads((RunStore(run_id).dir / "stages.json").read_text())
+    return {
+        stage: {
+            "inputs": entry["inputs"],
+            "metrics": {k: v for k, v in entry["metrics"].items() if not k.endswith("seconds")},
+        }
+        for stage, entry in ledger.items()
+    }
+
+
+def test_the_bench_on_ray_makes_the_local_cases_ledger_and_tables(world, isolated, ray_cluster, monkeypatch):
+    """Each stage's items on 2 actors that build the stage's models themselves: the same checkpointed
+    cases and answers, the same stage ledger (inputs, items, LM calls and tokens), the same tables. A local
+    bench killed within a stage is then finished on Ray: nothing done is redone, the tables are the same."""
+    monkeypatch.setattr(driver, "build_lm", ActorModels(isolated))
+    config = bench_config(isolated, cache=False, tasks=["answer_swap", "unanswerable"])  # no call cache
+    on_ray = config.model_copy(update={"run": RunConfig(executor="ray", ray={"workers": 2})})
+    local = launch.run_experiment(config, run_id="bench-local", progress=False)
+    calls = {name: len(model.calls) for name, model in world.items()}
+    ray_run = launch.run_experiment(on_ray, run_id="bench-ray", progress=False)
+
+    assert {name: len(model.calls) for name, model in world.items()} == calls  # every call made by an actor
+    stages = sorted(_ledger("bench-local"))
+    assert stages == [
+        "evaluate.qwen2.5-0.5b",
+        "evaluate.smollm2-135m",
+        "generate.answer_swap.qwen2.5-1.5b",
+        "generate.unanswerable.qwen2.5-1.5b",
+        "seeds.qwen2.5-1.5b",
+    ]
+    assert _ledger("bench-ray") == _ledger("bench-local")
+    assert _ledger("bench-ray")["evaluate.qwen2.5-0.5b"]["metrics"]["lm.calls"] > 0  # the actors' calls counted
+    assert _stage_records("bench-ray", stages) == _stage_records("bench-local", stages)
+    assert ray_run.task.tables == local.task.tables
+    assert ray_run.task.tables["main"]["smollm2-135m"]["answer_swap"]["drop"] == 1.0
+    children = mlflow.search_runs(
+        filter_string=f"tags.mlflow.parentRunId = '{ray_run.mlflow_run_id}'",
+        search_all_experiments=True,
+        output_format="list",
+    )
+    executors = {
+        c.data.tags["reeval.stage"]: (c.data.params["executor"], c.data.params["executor.ray.workers"])
+        for c in children
+    }
+    assert executors == dict.fromkeys(stages, ("ray", "2"))
+
+    follower = world["qwen2.5-0.5b"]
+    follower.interrupt_after = len(follower.calls) + 2  # killed while the first target answers, after two
+    with pytest.raises(KeyboardInterrupt):
+        launch.run_experiment(config, run_id="bench-resumed", progress=False)
+    follower.interrupt_after = None
+    resumed = launch.run_experiment(on_ray, run_id="bench-resumed", progress=False)
+    assert resumed.metrics["stages_reused"] == 3 and resumed.metrics["stages_run"] == 2
+    answers = RunStore("bench-resumed/evaluate.qwen2.5-0.5b").cases_path.read_text().splitlines()
+    assert len(answers) == len({json.loads(line)["id"] for line in answers})  # the two answers were kept
+    assert _stage_records("bench-resumed", stages) == _stage_records("bench-local", stages)
+    assert resumed.task.tables == local.task.tables

@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from functools import partial
 
+from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
 from experiments.bench.conflict import (
@@ -29,6 +30,7 @@ from experiments.bench.conflict import (
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, scan_order, scan_summary, scan_until_known
+from experiments.bench.placement import UnitRecipe
 from experiments.bench.render import Section
 from experiments.bench.stages import digest
 from experiments.bench.summary import validity_figure
@@ -85,11 +87,12 @@ class ConflictRun:
         for task in CONFLICT_TASKS:
             cases[task] = []
             for pivot_name, pivot in self.bench.pivots.items():
-                stage = self.generate(task, pivot_name, pivot, [self.by_id[s] for s in wanted[task]])
+                examples = [self.by_id[s] for s in wanted[task]]
+                stage = self.generate(task, pivot_name, pivot, examples)
                 store = self.bench.stages.store(stage)
                 result.generation[f"{task}.{pivot_name}"] = self.bench.stages.ledger.stages[stage]["metrics"]
                 result.validity[f"{task}.{pivot_name}"] = validity_figure(store.run_id, calibration)
-                cases[task].extend(accepted_cases(store))
+                cases[task].extend(accepted_cases(store, examples))
             result.cases[task] = len(cases[task])
         book = DemoBook(
             {f"conflict.{t}": c for t, c in cases.items()}, self.bench.options.k_shots, self.bench.options.seed
@@ -108,22 +111,27 @@ class ConflictRun:
         inputs = digest(
             [VERSION, READER_VERSION, self.data.sha256, self.order, kc.known_per_target, kc.table_rows, kc.block]
         )
-        self.bench.stages.run(stage, inputs, partial(self._scan_stage, stage=stage, target=target))
+        self.bench.stages.run(stage, inputs, partial(self._scan_stage, stage=stage, target=target), uses=[target])
         return self.bench.stages.store(stage).records()
 
     def _scan_stage(self, store, *, stage: str, target) -> dict[str, float]:
         kc, b = self.options, self.bench
-        probe = KnowledgeProbe.for_target(target, set(self.order[: kc.table_rows]))
-        records, new = scan_until_known(
-            probe,
-            self.ordered,
-            store,
-            b.loop_config(stage),
-            block=kc.block,
-            enough=kc.known_per_target,
-            retry_errors=b.retry_errors,
-            progress=b.progress,
-        )
+        table_ids = set(self.order[: kc.table_rows])
+        probe = KnowledgeProbe.for_target(target, table_ids)
+        recipe = UnitRecipe(partial(units.probe_unit, table_ids=table_ids), {"target": f"target/{target.config.name}"})
+        # one executor for every block: on Ray the actors keep the target loaded from block to block
+        with b.placement.executor(probe, recipe) as executor:
+            records, new = scan_until_known(
+                probe,
+                self.ordered,
+                store,
+                b.loop_config(stage),
+                block=kc.block,
+                enough=kc.known_per_target,
+                retry_errors=b.retry_errors,
+                progress=b.progress,
+                executor=executor,
+            )
         return {**scan_summary(records, len(self.ordered)), "items": len(records), "new_items": new}
 
     def generate(self, task: str, pivot_name: str, pivot, examples: list) -> str:
@@ -144,6 +152,7 @@ class ConflictRun:
                 examples=examples,
                 data=self.data_config,
             ),
+            uses=[pivot, b.judge_lm] if b.judge_lm else [pivot],
         )
         return stage
 
@@ -155,6 +164,7 @@ class ConflictRun:
             stage,
             digest([READER_VERSION, *(a.id for a in asks)]),
             partial(b._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks),
+            uses=[target],
         )
         return {r["id"]: r for r in b.stages.store(stage).records()}
 

@@ -10,6 +10,10 @@ Stages, in order (each a nested MLflow run, its items checkpointed in runs/<benc
 
 then the report (always rebuilt: it makes no LM call). runs/<bench id>/stages.json records which
 stages finished on which inputs.
+
+A stage's items run in this process or, with `run.executor: ray`, on Ray actors that load only that
+stage's models (experiments.bench.placement). Either way a stage that runs starts with every model no
+longer in use released, so the process holds the models of one stage at a time.
 """
 
 from __future__ import annotations
@@ -19,23 +23,26 @@ import time
 from functools import partial
 
 from experiments import tracking
+from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
 from experiments.bench.conflict_run import ConflictRun, conflict_sections, write_conflict_files
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import build_task, generation_metrics, program_version, stage_config
 from experiments.bench.options import SEEDED_TASKS, BenchOptions
+from experiments.bench.placement import Placement, UnitRecipe
 from experiments.bench.records import evaluation_records
 from experiments.bench.report import BenchReport, write_bench_report
 from experiments.bench.seeds import SeedStage
 from experiments.bench.sharing import Plan, plan
-from experiments.bench.stages import StageRunner, clean_metrics, digest, run_cases
+from experiments.bench.stages import StageRunner, clean_metrics, digest, in_order, run_cases
 from experiments.bench.summary import stage_rows, task_rows, validity_figure
 from experiments.config import DataConfig, ExperimentConfig
 from experiments.executors import local_split
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, judge_from, resolve_params
-from experiments.lm import registry
+from experiments.lm.engine import release_models
+from experiments.lm.registry import build_lm  # a name of this module: tests swap in a builder Ray actors use too
 from experiments.run_store import RunStore
 from experiments.runner import RunResult, load_data
 from programs.target_reader import VERSION as READER_VERSION
@@ -62,12 +69,6 @@ def _pivot_configs(config: ExperimentConfig) -> list:
 
 def check_config(config: ExperimentConfig) -> None:
     _pivot_configs(config)
-    if config.run.executor != "local":
-        # the stages map their cases in this process; a Ray pool per stage is not built yet
-        raise BenchConfigError(
-            "run.executor: the bench runs its stages with the local executor; "
-            "remove `executor: ray` (run.threads and run.local_contexts parallelise it)"
-        )
 
 
 def _errors(records: list[dict]) -> int:
@@ -77,7 +78,9 @@ def _errors(records: list[dict]) -> int:
 class Bench:
     """One invocation of a bench: its data and models, and what each stage hands the next."""
 
-    def __init__(self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool):
+    def __init__(
+        self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool, ray_address: str | None = None
+    ):
 
         self.config, self.run_id, self.retry_errors, self.progress = config, run_id, retry_errors, progress
         self.options = options = BenchOptions.model_validate(config.options)
@@ -95,14 +98,15 @@ class Bench:
             if data is not None and not data.examples:
                 raise BenchConfigError(f"{name}: no cases left to run (filter counts: {data.filter_counts})")
         split = local_split(config.run)
-        self.pivots = {c.name: registry.build_lm(c, "pivot", split) for c in _pivot_configs(config)}
-        self.judge_lm = registry.build_lm(config.models.judge, "judge", split) if config.models.judge else None
-        self.targets = {c.name: registry.build_lm(c, "target", split) for c in config.models.targets}
+        self.pivots = {c.name: build_lm(c, "pivot", split) for c in _pivot_configs(config)}
+        self.judge_lm = build_lm(config.models.judge, "judge", split) if config.models.judge else None
+        self.targets = {c.name: build_lm(c, "target", split) for c in config.models.targets}
         self.judge = self.judge_params = None
         if self.judge_lm is not None:
             self.judge_params = resolve_params(self.judge_lm, config.validation.judge_params)
             self.judge = judge_from(self.judge_params)
         self.stages: StageRunner | None = None
+        self.placement = Placement(config.run, self.labelled, build_lm, ray_address)
 
     @property
     def labelled(self) -> dict:
@@ -118,6 +122,13 @@ class Bench:
     def loop_config(self, stage: str) -> ExperimentConfig:
         """What the runner's case loop reads: error budget, threads, and the stage's name for its bar."""
         return self.config.model_copy(update={"task": stage})
+
+    def map_stage(self, stage: str, store: RunStore, unit, recipe: UnitRecipe, items: list) -> tuple[list[dict], int]:
+        """A stage's items through `unit` here, or on Ray actors that build theirs from `recipe`."""
+        with self.placement.executor(unit, recipe) as executor:
+            return run_cases(
+                unit, items, store, self.loop_config(stage), self.retry_errors, self.progress, executor=executor
+            )
 
     # -- stages ---------------------------------------------------------------------------------------
 
@@ -137,7 +148,8 @@ class Bench:
             )
             return {**metrics, "items": sum(v for k, v in metrics.items() if k.endswith(".n"))}
 
-        return self.stages.run("calibration", digest([v.calibration_controls, v.calibration_source]), work)
+        inputs = digest([v.calibration_controls, v.calibration_source])
+        return self.stages.run("calibration", inputs, work, uses=[self.judge_lm])
 
     def select_seeds(self) -> dict[str, list[dict]]:
         """Per pivot, the seed-selection records the NQ generators replay."""
@@ -145,15 +157,17 @@ class Bench:
         for name, pivot in self.pivots.items() if self.seeded else ():
             stage = f"seeds.{name}"
             self.stages.run(
-                stage, digest([e.id for e in self.nq.examples]), partial(self._seeds_stage, stage=stage, pivot=pivot)
+                stage,
+                digest([e.id for e in self.nq.examples]),
+                partial(self._seeds_stage, stage=stage, pivot=pivot),
+                uses=[pivot],
             )
-            out[name] = self.stages.store(stage).records()
+            out[name] = in_order(self.stages.store(stage).records(), self.nq.examples)
         return out
 
     def _seeds_stage(self, store: RunStore, *, stage: str, pivot) -> dict[str, float]:
-        records, new = run_cases(
-            SeedStage(pivot), self.nq.examples, store, self.loop_config(stage), self.retry_errors, self.progress
-        )
+        recipe = UnitRecipe(units.seed_unit, {"pivot": f"pivot/{pivot.config.name}"})
+        records, new = self.map_stage(stage, store, SeedStage(pivot), recipe, self.nq.examples)
         return {
             "items": len(records),
             "new_items": new,
@@ -185,10 +199,11 @@ class Bench:
                     stage,
                     inputs,
                     partial(self._generate_stage, stage=stage, task=task, pivot=pivot, options=options, replay=replay),
+                    uses=[pivot, self.judge_lm] if self.judge_lm else [pivot],
                 )
                 store = self.stages.store(stage)
                 validity[(task, name)] = validity_figure(store.run_id, calibration)
-                cases.setdefault(task, []).extend(accepted_cases(store))
+                cases.setdefault(task, []).extend(accepted_cases(store, self.data_of(task).examples))
         return cases, metrics, validity
 
     def _generate_stage(
@@ -206,14 +221,12 @@ class Bench:
         data = data or (self.cf_data if task == "counterfactual" else self.config.data)
         store.write_config(stage_config(self.config, task, data, pivot.config, options).model_dump(mode="json"))
         generator = build_task(task, pivot, self.judge_lm, self.judge, options, replay)
-        records, new = run_cases(
-            generator,
-            self.data_of(task).examples if examples is None else examples,
-            store,
-            self.loop_config(stage),
-            self.retry_errors,
-            self.progress,
+        recipe = UnitRecipe(
+            partial(units.generator_unit, task=task, options=options, judge_params=self.judge_params, replay=replay),
+            {"pivot": f"pivot/{pivot.config.name}", **({"judge_lm": "judge"} if self.judge_lm else {})},
         )
+        items = self.data_of(task).examples if examples is None else examples
+        records, new = self.map_stage(stage, store, generator, recipe, items)
         tracking.log_programs(generator.programs(), {"": pivot.adapter()})
         return {**generation_metrics(generator, records), "items": len(records), "new_items": new}
 
@@ -226,12 +239,18 @@ class Bench:
                 stage,
                 digest([READER_VERSION, *(a.id for a in asks)]),
                 partial(self._evaluate_stage, stage=stage, asker=TargetAsker(target, book), asks=asks),
+                uses=[target],
             )
             answers.update({r["id"]: r for r in self.stages.store(stage).records()})
         return answers
 
     def _evaluate_stage(self, store: RunStore, *, stage: str, asker: TargetAsker, asks: list) -> dict[str, float]:
-        records, new = run_cases(asker, asks, store, self.loop_config(stage), self.retry_errors, self.progress)
+        recipe = UnitRecipe(
+            partial(units.asker_unit, book=asker.book), {"target": f"target/{asker.target.config.name}"}
+        )
+        records, new = self.map_stage(stage, store, asker, recipe, asks)
+        for ask in asks:  # the readers the asks use, whichever process answered them
+            asker.reader(ask.demos)
         if asker.readers:
             tracking.log_programs(
                 {f"reader.{k or 'zero_shot'}".replace(":", "_"): r for k, r in asker.readers.items()},
@@ -249,13 +268,15 @@ class Bench:
         with tracking.parent_run(f"reeval/{self.config.name}", self.run_id, tags) as parent:
             self._log_inputs()
             self.stages = StageRunner(self.store, self.labelled, self.run_id, self.retry_errors)
-            calibration = self.calibrate()
-            seeds = self.select_seeds()
-            cases, generation, validity = self.generate(seeds, calibration)
-            book = DemoBook(cases, self.options.k_shots, self.options.seed)
-            the_plan = plan(cases, self.options, list(self.targets), book)
-            records = evaluation_records(the_plan, self.evaluate(the_plan, book))
-            conflict = ConflictRun(self).run(calibration) if self.options.knowledge_conflict.enabled else None
+            with self.placement.session():
+                calibration = self.calibrate()
+                seeds = self.select_seeds()
+                cases, generation, validity = self.generate(seeds, calibration)
+                book = DemoBook(cases, self.options.k_shots, self.options.seed)
+                the_plan = plan(cases, self.options, list(self.targets), book)
+                records = evaluation_records(the_plan, self.evaluate(the_plan, book))
+                conflict = ConflictRun(self).run(calibration) if self.options.knowledge_conflict.enabled else None
+            release_models()  # the report makes no LM call
             metrics, report = self._report(
                 records, the_plan, cases, generation, validity, time.perf_counter() - started, conflict
             )
@@ -354,11 +375,12 @@ def run_bench(
     fresh: bool = False,
     retry_errors: bool = False,
     progress: bool = True,
+    ray_address: str | None = None,
 ):
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
         raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
-    bench = Bench(config, run_id, retry_errors, progress)
+    bench = Bench(config, run_id, retry_errors, progress, ray_address)
     store.write_config(config.model_dump(mode="json"))
     return bench.run()

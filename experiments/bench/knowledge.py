@@ -95,13 +95,14 @@ def scan_until_known(
     enough: int,
     retry_errors: bool = False,
     progress: bool = True,
+    executor=None,
 ) -> tuple[list[dict], int]:
     """The scan order in blocks (the table rows at least) until the target knows `enough` seeds or the rows run
     out: every record so far, and how many rows were asked now (the rest came from the checkpoint)."""
     upto, records, new = 0, [], 0
     while upto < len(ordered):
         upto = min(len(ordered), max(upto + block, len(probe.table_ids)))
-        records, done_now = run_cases(probe, ordered[:upto], store, loop_config, retry_errors, progress)
+        records, done_now = run_cases(probe, ordered[:upto], store, loop_config, retry_errors, progress, executor)
         new += done_now
         if sum(is_known(r) for r in records) >= enough:
             break

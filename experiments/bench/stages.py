@@ -23,6 +23,7 @@ from typing import Any
 from experiments import tracking
 from experiments.errors import check_budget
 from experiments.executors.local import LocalExecutor
+from experiments.lm.engine import release_models
 from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore, stage_run_id
 from experiments.runner import _map_cases
@@ -101,8 +102,12 @@ class StageRunner:
     def store(self, stage: str) -> RunStore:
         return RunStore(stage_run_id(self.bench.run_id, stage), root=self.bench.dir.parent)
 
-    def run(self, stage: str, inputs: str, work: Callable[[RunStore], dict[str, float]]) -> dict[str, float]:
-        """`work(store)` does what is left (its store holds the checkpoint) and returns the stage's metrics."""
+    def run(
+        self, stage: str, inputs: str, work: Callable[[RunStore], dict[str, float]], uses: Iterable[Any] = ()
+    ) -> dict[str, float]:
+        """`work(store)` does what is left (its store holds the checkpoint) and returns the stage's metrics.
+        `uses`: the models (ResolvedLMs) the stage calls; a stage that runs starts with every other local
+        model of this process released, so the process holds one stage's models at a time."""
         import mlflow
 
         store = self.store(stage)
@@ -119,6 +124,9 @@ class StageRunner:
             self.ran[stage] = False
             logger.info("stage %s: finished earlier, reused", stage)
             return done["metrics"]
+        released = release_models(keep={lm.config.name for lm in uses})
+        if released:
+            logger.info("stage %s: released %s (no model of this stage)", stage, ", ".join(released))
         before = usage_totals(self.lms)
         started = time.perf_counter()
         with tracking.nested_run(
@@ -159,18 +167,28 @@ class StageRunner:
 
 
 def run_cases(
-    unit, examples: list, store: RunStore, config, retry_errors: bool, progress: bool
+    unit, examples: list, store: RunStore, config, retry_errors: bool, progress: bool, executor=None
 ) -> tuple[list[dict], int]:
-    """Map `unit.process` over the examples not yet checkpointed; the store's records of all of them, and
-    how many were done now."""
+    """Map `unit.process` over the examples not yet checkpointed (on `executor`, else in this process); the
+    store's records of all of them in the order of `examples`, and how many were done now."""
 
     done = store.finished_ids(retry_errors=retry_errors)
     todo = [e for e in examples if e.id not in done]
     ids, todo_ids = {e.id for e in examples}, {e.id for e in todo}
     earlier = [r for r in store.records() if r["seed_id"] in ids and r["seed_id"] not in todo_ids]
-    with LocalExecutor(unit, config.run.threads) as executor:
+    if executor is None:
+        with LocalExecutor(unit, config.run.threads) as local:
+            _map_cases(local, todo, store, config, progress, earlier, len(examples))
+    else:
         _map_cases(executor, todo, store, config, progress, earlier, len(examples))
-    records = [r for r in store.records() if r["seed_id"] in ids]
+    records = in_order([r for r in store.records() if r["seed_id"] in ids], examples)
     # A stage resumed near its end must still respect the budget over everything it holds.
     check_budget(records, config.run.error_budget, config.run.min_cases_before_budget, len(examples))
     return records, len(todo)
+
+
+def in_order(records: list[dict], examples: list) -> list[dict]:
+    """Records in the order of their seeds in `examples` (a seed's own records keep theirs): a Ray stage
+    checkpoints its items as they finish, a local one in order, and what follows must not tell them apart."""
+    position = {str(e.id): i for i, e in enumerate(examples)}
+    return sorted(records, key=lambda r: position.get(str(r.get("seed_id", r["id"])), len(position)))

@@ -7,18 +7,21 @@ from __future__ import annotations
 from experiments.config import RunConfig
 from experiments.executors.errors import ExecutorError
 from experiments.executors.local import LocalExecutor
-from experiments.executors.ray_actors import RayExecutor
+from experiments.executors.ray_actors import RayExecutor, ray_session
 from experiments.executors.worker import WorkerSpec, build_task, process_case, role_lms
 from experiments.lm.pool import CoreSplit, plan_split
 
 __all__ = [
     "ExecutorError",
+    "LocalExecutor",
+    "RayExecutor",
     "WorkerSpec",
     "build_task",
     "local_split",
     "make_executor",
     "merge_usage",
     "process_case",
+    "ray_session",
     "role_lms",
 ]
 

@@ -31,7 +31,8 @@ class LocalExecutor:
         if self.threads <= 1:
             yield from (process_case(self.task, example) for example in todo)
             return
-        self._pool = ThreadPoolExecutor(max_workers=self.threads)
+        if self._pool is None:  # a later map (a bench stage that maps in blocks) reuses the pool
+            self._pool = ThreadPoolExecutor(max_workers=self.threads)
         yield from self._pool.map(lambda example: process_case(self.task, example), todo)
 
     def usage(self) -> dict[str, dict]:

@@ -18,6 +18,7 @@ import os
 import socket
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from experiments.config import RunConfig
 from experiments.executors.errors import ExecutorError
@@ -64,6 +65,46 @@ def worker_error(example, exc: BaseException) -> list[dict]:
     ]
 
 
+def connect(address: str | None) -> bool:
+    """Join the cluster at `address` (None: RAY_ADDRESS, else the cluster last started on this machine, else
+    a new local instance); True when this call started Ray, so the caller shuts it down."""
+    for key, value in RAY_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    try:
+        import ray
+    except ImportError:
+        raise ExecutorError(
+            "run.executor: ray needs Ray installed: pip install 'reeval[ray]' (or run with run.executor: local)"
+        ) from None
+    if ray.is_initialized():
+        return False
+    if address:
+        check_reachable(address)
+    try:
+        ray.init(address=address, include_dashboard=False, configure_logging=False)
+    except ConnectionError as exc:
+        raise ExecutorError(
+            f"--ray-address {address}: cannot join the Ray cluster ({exc}). "
+            "Start one with `ray start --head`, or leave the option out for a local "
+            "instance."
+        ) from None
+    return True
+
+
+@contextmanager
+def ray_session(address: str | None) -> Iterator[None]:
+    """One connection for several executors in a row (a bench's stages): a local instance starts once,
+    not once per stage, and stops at the end."""
+    owns = connect(address)
+    try:
+        yield
+    finally:
+        if owns:
+            import ray
+
+            ray.shutdown()
+
+
 class RayExecutor:
     kind = "ray"
 
@@ -80,28 +121,7 @@ class RayExecutor:
         self._owns_ray = False
 
     def __enter__(self) -> RayExecutor:
-        for key, value in RAY_DEFAULTS.items():
-            os.environ.setdefault(key, value)
-        try:
-            import ray
-        except ImportError:
-            raise ExecutorError(
-                "run.executor: ray needs Ray installed: pip install 'reeval[ray]' (or run with run.executor: local)"
-            ) from None
-        if not ray.is_initialized():
-            if self.address:
-                check_reachable(self.address)
-            try:
-                # address None: RAY_ADDRESS, else the cluster last started on this machine, else a new
-                # local instance that lives as long as this run.
-                ray.init(address=self.address, include_dashboard=False, configure_logging=False)
-            except ConnectionError as exc:
-                raise ExecutorError(
-                    f"--ray-address {self.address}: cannot join the Ray cluster ({exc}). "
-                    "Start one with `ray start --head`, or leave the option out for a local "
-                    "instance."
-                ) from None
-            self._owns_ray = True
+        self._owns_ray = connect(self.address)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -136,18 +156,21 @@ class RayExecutor:
 
         if not todo:
             return
-        cpus = ray.cluster_resources().get("CPU", 1)
-        self.workers = min(self.run.ray.workers or max(1, int(cpus // self.run.ray.worker_cpus)), len(todo))
-        self._spec_ref = ray.put(self.spec)
-        self._actors = self._start(self.workers)
-        try:
-            # A worker that cannot even start (weights missing on a node, an import error) fails the
-            # run here with its reason, not as one error:worker per case.
-            for info in ray.get([actor.ready.remote() for actor in self._actors]):
-                self.nodes.add(info["host"])
-        except ray.exceptions.RayError as exc:
-            raise ExecutorError(f"a Ray worker failed to start: {exc}") from None
-        logger.info("ray: %d workers × %d CPU on %d node(s)", self.workers, self.run.ray.worker_cpus, len(self.nodes))
+        if not self._actors:  # a later map (a bench stage that maps in blocks) reuses the actors and their models
+            cpus = ray.cluster_resources().get("CPU", 1)
+            self.workers = min(self.run.ray.workers or max(1, int(cpus // self.run.ray.worker_cpus)), len(todo))
+            self._spec_ref = ray.put(self.spec)
+            self._actors = self._start(self.workers)
+            try:
+                # A worker that cannot even start (weights missing on a node, an import error) fails the
+                # run here with its reason, not as one error:worker per case.
+                for info in ray.get([actor.ready.remote() for actor in self._actors]):
+                    self.nodes.add(info["host"])
+            except ray.exceptions.RayError as exc:
+                raise ExecutorError(f"a Ray worker failed to start: {exc}") from None
+            logger.info(
+                "ray: %d workers × %d CPU on %d node(s)", self.workers, self.run.ray.worker_cpus, len(self.nodes)
+            )
 
         queue = deque(todo)
         running = self._running

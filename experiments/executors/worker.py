@@ -29,6 +29,19 @@ class WorkerSpec:
     run_dir: str
     build_lms: Callable  # experiments.runner.build_lms; tests swap in fakes
 
+    def build(self) -> tuple[dict, object]:
+        """The run's models and task in this process (models load on their first call)."""
+        from experiments.config import ExperimentConfig
+        from experiments.tasks import TASKS
+
+        config = ExperimentConfig.model_validate(self.config)
+        task_cls = TASKS[config.task]
+        lms = self.build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
+        task, _ = build_task(config, lms, self.judge_params)
+        if hasattr(task, "prepare"):
+            task.prepare(self.examples, Path(self.run_dir))
+        return lms, task
+
 
 def build_task(config, lms: dict, judge_params: dict | None):
     """The task with the run's judge, and that judge (the one the opening calibration measures)."""
@@ -76,21 +89,16 @@ def role_lms(lms: dict):
 
 
 class CaseWorker:
-    """A Ray actor's body: builds the task once (models load on their first call), runs cases."""
+    """A Ray actor's body: builds the task once (models load on their first call), runs cases.
 
-    def __init__(self, spec: WorkerSpec):
+    `spec` is anything with `build() -> (lms, task)`: a run's WorkerSpec, or a bench stage's
+    (experiments.bench.placement.StageSpec), whose task is the stage's per-item unit."""
+
+    def __init__(self, spec):
         from experiments.lm.offline import apply_offline_defaults
 
         apply_offline_defaults()
-        from experiments.config import ExperimentConfig
-        from experiments.tasks import TASKS
-
-        config = ExperimentConfig.model_validate(spec.config)
-        task_cls = TASKS[config.task]
-        self.lms = spec.build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
-        self.task, _ = build_task(config, self.lms, spec.judge_params)
-        if hasattr(self.task, "prepare"):
-            self.task.prepare(spec.examples, Path(spec.run_dir))
+        self.lms, self.task = spec.build()
 
     def ready(self) -> dict:
         import experiments

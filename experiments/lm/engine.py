@@ -13,6 +13,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from experiments.lm.pool import ContextPool, CoreSplit, decoding_slots
@@ -82,6 +83,20 @@ def context_pool(name: str, n_ctx: int, split: CoreSplit) -> ContextPool:
         else:
             pool.grow(split.contexts)
         return pool
+
+
+def release_models(keep: Collection[str] = ()) -> list[str]:
+    """Close the contexts of every local model not named in `keep`: their KV caches, saved prefix states
+    and mapped weights leave the process. Nothing else holds a pool, so the next call to a released
+    model makes a new one (the weights reload from the page cache, usually in about a second). The
+    models that had contexts, by name."""
+    with _POOLS_LOCK:
+        gone = [key for key in _POOLS if key[0] not in keep]
+        pools = [_POOLS.pop(key) for key in gone]
+    loaded = sorted({pool.label for pool in pools if pool.contexts})
+    for pool in pools:
+        pool.close()
+    return loaded
 
 
 def close_pools() -> None:

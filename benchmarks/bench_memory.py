@@ -1,0 +1,282 @@
+"""Peak memory of a bench run, and the prompt tokens each local LM call sends and llama.cpp reads.
+
+    python benchmarks/bench_memory.py experiments/configs/bench_local.yaml      # cold: new run, empty call cache
+    python benchmarks/bench_memory.py experiments/configs/bench_local.yaml --limit 10
+    python benchmarks/bench_memory.py CONFIG --run-id <id>     # resume or re-run that run, with the call cache
+
+The bench runs in a child process (this script with --child), so what is measured is the bench's own:
+
+- peak RSS: the child's `ru_maxrss` (its largest resident set, read when it exits), and the resident
+  sets of the child and every process under it (Ray's, with `executor: ray`) summed every half second;
+- per stage, in running order: resident set at its end and the child's peak so far, so the stage that
+  set the peak shows;
+- per real (uncached) local LM call: prompt tokens sent (the prompt's length) and read (the tokens
+  llama.cpp evaluated before sampling the first reply token; the rest came from the KV state its
+  context kept from the previous call or from the prefix-state cache). A target's answers are its
+  calls in `evaluate.*`, `conflict.evaluate.*` and `knowledge.*` stages. Calls made in Ray actors are
+  not seen here: count tokens with `executor: local`.
+
+Cold (the default) means a new run id and an empty DSPy call cache in a temporary directory, so every
+call reaches a model; the retrieval index stays where REEVAL_CACHE_DIR keeps it. Prints a table and
+one JSON line (with date, commit, machine and command, as docs/results pages record them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TARGET_STAGES = ("evaluate.", "conflict.evaluate.", "knowledge.")
+
+
+# -- in the child: the bench, counted ----------------------------------------------------------------------
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return 0.0
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+class PromptReads:
+    """Wraps llama.cpp contexts as the engine makes them: per completion, the prompt tokens sent and the
+    tokens evaluated before the first sample (llama-cpp-python's generate evaluates only the part of the
+    prompt its context does not already hold)."""
+
+    def __init__(self):
+        self.stage = ""
+        self.calls: list[dict] = []
+        self._lock = threading.Lock()
+
+    def wrap(self, llama, model: str):
+        state = {"reading": False, "read": 0}
+        evaluate, sample, complete = llama.eval, llama.sample, llama.create_completion
+
+        def counted_eval(tokens):
+            if state["reading"]:
+                state["read"] += len(tokens)
+            return evaluate(tokens)
+
+        def counted_sample(*args, **kwargs):
+            state["reading"] = False
+            return sample(*args, **kwargs)
+
+        # create_chat_completion formats the chat and calls create_completion: one count per call either way
+        def counted_complete(*args, **kwargs):
+            state.update(reading=True, read=0)
+            try:
+                out = complete(*args, **kwargs)
+            finally:
+                state["reading"] = False
+            usage = out.get("usage") or {}
+            with self._lock:
+                self.calls.append(
+                    {
+                        "stage": self.stage,
+                        "model": model,
+                        "sent": int(usage.get("prompt_tokens", 0)),
+                        "read": state["read"],
+                        "completion": int(usage.get("completion_tokens", 0)),
+                    }
+                )
+            return out
+
+        llama.eval, llama.sample, llama.create_completion = counted_eval, counted_sample, counted_complete
+        return llama
+
+
+def stage_kind(stage: str) -> str:
+    """A stage's name without its model (model names hold dots): generate.answer_swap, evaluate, seeds, …"""
+    parts = stage.split(".")
+    if parts[0] == "conflict":
+        return ".".join(parts[:3] if parts[1] == "generate" else parts[:2])
+    return ".".join(parts[:2] if parts[0] == "generate" else parts[:1])
+
+
+def token_summary(calls: list[dict]) -> dict:
+    """Per stage kind and model: calls, tokens sent and read, and per call; target answers on their own."""
+    groups: dict[str, dict[str, float]] = defaultdict(lambda: {"calls": 0, "sent": 0, "read": 0})
+    for call in calls:
+        stage = call["stage"]
+        kind = stage_kind(stage)
+        for key in (f"{kind}|{call['model']}", "all") + (
+            (f"target_answers|{call['model']}", "target_answers") if stage.startswith(TARGET_STAGES) else ()
+        ):
+            group = groups[key]
+            group["calls"] += 1
+            group["sent"] += call["sent"]
+            group["read"] += call["read"]
+    for group in groups.values():
+        group["sent_per_call"] = round(group["sent"] / group["calls"], 1)
+        group["read_per_call"] = round(group["read"] / group["calls"], 1)
+        group["read_share"] = round(group["read"] / group["sent"], 3) if group["sent"] else None
+    return dict(sorted(groups.items()))
+
+
+def child(args) -> int:
+    from experiments.lm.offline import apply_offline_defaults
+
+    apply_offline_defaults()
+    from experiments import launch
+    from experiments.bench.stages import StageRunner
+    from experiments.config_loader import load_config
+    from experiments.lm import engine
+
+    reads = PromptReads()
+    make = engine.new_llama
+    engine.new_llama = lambda name, *a, **k: reads.wrap(make(name, *a, **k), name)
+
+    stages: list[dict] = []
+    run_stage = StageRunner.run
+
+    def timed_stage(self, stage, *args, **kwargs):
+        reads.stage, started = stage, time.perf_counter()
+        try:
+            return run_stage(self, stage, *args, **kwargs)
+        finally:
+            stages.append(
+                {
+                    "stage": stage,
+                    "ran": self.ran.get(stage),
+                    "seconds": round(time.perf_counter() - started, 1),
+                    "rss_end_mb": round(rss_mb(), 1),
+                    "peak_so_far_mb": round(peak_mb(), 1),
+                }
+            )
+            reads.stage = ""
+
+    StageRunner.run = timed_stage
+    overrides = {"data.limit": args.limit} if args.limit is not None else {}
+    if args.executor:
+        overrides["run.executor"] = args.executor
+    config = load_config(Path(args.config), overrides)
+    started = time.perf_counter()
+    result = launch.run_experiment(config, run_id=args.run_id, fresh=not args.warm and not args.run_id, progress=False)
+    out = {
+        "run_id": result.run_id,
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "peak_rss_mb": round(peak_mb(), 1),
+        "stages": stages,
+        "tokens": token_summary(reads.calls),
+        "calls_counted": len(reads.calls),
+    }
+    Path(args.child).write_text(json.dumps(out))
+    return 0
+
+
+# -- in the parent: the child's memory from outside ----------------------------------------------------------
+
+
+def tree_rss_mb(root: int) -> float:
+    """Resident sets of `root` and every process under it (Ray's raylet and workers)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, frontier = {root}, [root]
+    while frontier:
+        pid = frontier.pop()
+        children = [p for p, parent in parents.items() if parent == pid and p not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(rss_mb(pid) for pid in tree)
+
+
+def machine() -> str:
+    model = ""
+    try:
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+    except (OSError, StopIteration):
+        pass
+    return f"{model or platform.processor()}, {os.cpu_count()} cores, {platform.node()}"
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", help="a bench config (task: bench)")
+    parser.add_argument("--limit", type=int, help="override data.limit")
+    parser.add_argument("--executor", choices=("local", "ray"), help="override run.executor")
+    parser.add_argument("--run-id", help="run (or resume) this run id; implies the call cache is kept")
+    parser.add_argument("--warm", action="store_true", help="keep the call cache and the config's run id")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args)
+
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+        if not args.warm and not args.run_id:
+            env["DSPY_CACHEDIR"] = str(Path(tmp) / "dspy")  # cold: every call reaches a model
+        out = Path(tmp) / "result.json"
+        command = [sys.executable, __file__, "--child", str(out), *(argv if argv is not None else sys.argv[1:])]
+        proc = subprocess.Popen(command, cwd=ROOT, env=env)
+        tree_peak = 0.0
+        while proc.poll() is None:
+            tree_peak = max(tree_peak, tree_rss_mb(proc.pid))
+            time.sleep(0.5)
+        child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        if proc.returncode != 0 or not out.exists():
+            print(f"the bench exited with code {proc.returncode}", file=sys.stderr)
+            return proc.returncode or 1
+        result = json.loads(out.read_text())
+
+    result.update(
+        {
+            "child_peak_rss_mb": round(child_peak, 1),
+            "tree_peak_rss_mb_sampled": round(tree_peak, 1),
+            "date": date.today().isoformat(),
+            "commit": commit(),
+            "machine": machine(),
+            "command": "python3 benchmarks/bench_memory.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        }
+    )
+    print(f"run {result['run_id']}: {result['wall_seconds']} s")
+    print(f"peak RSS: bench process {result['child_peak_rss_mb']} MB; with its children (sampled) {tree_peak:.1f} MB")
+    print(f"{'stage':48} {'ran':>5} {'seconds':>9} {'RSS at end':>11} {'peak so far':>12}")
+    for s in result["stages"]:
+        print(f"{s['stage']:48} {s['ran']!s:>5} {s['seconds']:>9} {s['rss_end_mb']:>11} {s['peak_so_far_mb']:>12}")
+    print(f"{'calls (stage kind | model)':48} {'calls':>6} {'sent/call':>10} {'read/call':>10} {'read share':>11}")
+    for key, g in result["tokens"].items():
+        print(f"{key:48} {g['calls']:>6} {g['sent_per_call']:>10} {g['read_per_call']:>10} {g['read_share']!s:>11}")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
