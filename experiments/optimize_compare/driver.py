@@ -272,6 +272,7 @@ def run_comparison(
     fresh: bool = False,
     retry_errors: bool = False,
     progress: bool = True,
+    ray_address: str | None = None,  # never set: check_config refuses `executor: ray` (compiling is one process)
 ):
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
