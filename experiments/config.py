@@ -122,6 +122,12 @@ class ValidationConfig(Strict):
         description="judge method and parameters: auto (fitted for this judge "
         "model, shipped), reasoned, run:<judge_calibration run id>, or a judge_params.json path",
     )
+    judge_method: Literal["auto", "reasoned", "checks", "extract", "choose", "stacked"] = Field(
+        "auto",
+        description="which fitted judge method judges: auto (the one measured for the task, else the "
+        "study's choice: for qwen2.5-1.5b one extraction call on answer swap, inconsistent, unanswerable "
+        "and context enriching) or a method name, with the parameters judge_params fitted for it",
+    )
     min_judge_accuracy: float = Field(0.7, ge=0, le=1, description="below this the run warns loudly")
 
 

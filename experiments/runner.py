@@ -190,6 +190,14 @@ class _Run:
     todo: list
 
 
+def judged_task(config: ExperimentConfig) -> str:
+    """The generator whose cases a run's judge validates: the task, or the one a pivot comparison or an
+    optimisation attacks with."""
+    if config.task in ("compare_pivots", "optimize"):
+        return config.options.get("generator", "answer_swap")
+    return config.task
+
+
 def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_errors: bool) -> _Run:
     task_cls = TASKS[config.task]
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
@@ -213,7 +221,8 @@ def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_er
     lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
     judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
-        judge_params = resolve_params(lms["judge"], config.validation.judge_params)
+        v = config.validation
+        judge_params = resolve_params(lms["judge"], v.judge_params, judged_task(config), v.judge_method)
     task, run_judge = build_task(config, lms, judge_params)
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)

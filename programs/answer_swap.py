@@ -28,6 +28,7 @@ from metrics.checks import (
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
 from metrics.traces import descriptions_left, gloss_traces, inside_words
 from metrics.word_traces import anaphors, inflected_forms, inside_names, letter_counts, name_talk
+from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 
@@ -59,7 +60,9 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # "abbreviated CONJ" gloss is a code. A proposal that translates the gold ("The Parliament of Brittany")
 # is refused, and so is one outside the question's either-or ("german or english" → "Spain"): the other
 # alternative, which the question states, is proposed first and may stand in the question.
-VERSION = "answer_swap/10"
+# 11: each sampled retry of the proposal with a seed of its own (programs/retries.py); with one seed the
+# retries drew the same numbers, and a pivot that named the gold once named it on every retry.
+VERSION = "answer_swap/11"
 TRACE_KINDS = (
     "pronunciation",
     "script",
@@ -76,7 +79,6 @@ TRACE_KINDS = (
     "elapsed_years",
     "share",
 )
-RETRY_TEMPERATURE = 0.8
 
 
 def proposal_problem(
@@ -200,9 +202,8 @@ class AnswerSwap(dspy.Module):
         for attempt in range(self.max_attempts if new_answer is None else 0):
             avoid = [*answers, *(p["proposal"] for p in proposals)]
             # Greedy first; a small model that repeats the gold under greedy decoding needs sampling
-            # to move. Seeded, and the rollout id keeps each attempt's cache entry apart.
-            retry = {"temperature": RETRY_TEMPERATURE, "rollout_id": attempt} if attempt else {}
-            out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry)
+            # to move, each retry with a seed of its own (programs/retries.py).
+            out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt))
             proposal = " ".join(str(out.wrong_answer).split())
             problem = proposal_problem(proposal, answers, context=context, question=question)
             proposals.append(

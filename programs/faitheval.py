@@ -19,6 +19,7 @@ from metrics.checks import echoes_option, mentions_any_form, old_name_part_left,
 from metrics.normalize import answer_tokens
 from metrics.traces import descriptions_left
 from programs.answer_swap import AnswerSwap
+from programs.retries import retry_config
 from programs.sentences import split_sentences
 from signatures.faitheval import (
     ProposeConflictingAnswer,
@@ -40,10 +41,11 @@ from signatures.faitheval import (
 # no majority that gives a count answer ("172 seats ... majority" for a chamber of 332); rejections
 # `old_answer_trace:description` and `old_answer_trace:majority`. Inconsistent: as answer_swap/9.
 # 10: inconsistent as answer_swap/10 (more traces of the old answer; no translated or third-alternative swap).
-VERSION = "faitheval/10"
+# 11: each sampled retry with a seed of its own (programs/retries.py): a counterfactual paragraph's third try
+# repeated its second word for word; inconsistent as answer_swap/11.
+VERSION = "faitheval/11"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
-RETRY_TEMPERATURE = 0.8
 GENERATION_TOKENS = 256
 
 
@@ -190,8 +192,7 @@ class Counterfactual(dspy.Module):
     def _paragraph(self, attempts: list[dict], step: str, ok, **inputs) -> tuple[str | None, str]:
         predictor = self.support if step == "support" else self.background
         for attempt in range(self.max_attempts):
-            retry = {"temperature": RETRY_TEMPERATURE, "rollout_id": attempt} if attempt else {}
-            out = predictor(**inputs, config=retry)
+            out = predictor(**inputs, config=retry_config(attempt))
             paragraph = " ".join(str(out.paragraph).split())
             passed = bool(paragraph) and ok(paragraph)
             attempts.append({"step": step, "paragraph": paragraph, "passed": passed})

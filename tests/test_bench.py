@@ -72,6 +72,13 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
         "counterfactual": 3,
     }
     assert info["answer_swap"]["validity"] == "judge accepted 3/3 (100%)"
+    # context enriching is left to the string checks, as nq_context_enrich.yaml leaves it: no verdict, and
+    # its stage reads as an unjudged run to `reeval review` / `validity`
+    enrich = RunStore(f"{result.run_id}/generate.context_enrich.qwen2.5-1.5b")
+    assert enrich.records() and not any(r.get("judge") for r in enrich.records())
+    assert enrich.experiment_config().models.judge is None
+    assert info["context_enrich"]["validity"] == "string checks only: 6 accepted, no judge"
+    assert all(r.get("judge") for r in RunStore(f"{result.run_id}/generate.unanswerable.qwen2.5-1.5b").records())
     # the follower reads the evidence: nothing drops, except counterfactual, where it knew nothing closed-book
     for task in TASKS[:4]:
         assert cell("qwen2.5-0.5b", task) == (1.0, 1.0, 0.0, 3)

@@ -525,6 +525,92 @@ def test_params_resolution(tmp_path, monkeypatch):
     assert describe(auto)["judge.threshold.answer"] == 0.75 and describe(auto)["judge.method"] == "extract"
 
 
+def test_params_per_task_and_per_method(tmp_path, monkeypatch):
+    from experiments.judging import params as params_module
+    from experiments.lm.registry import build_lm
+
+    local = build_lm(LMConfig(name="qwen2.5-1.5b"), "judge")
+    fitted = {
+        "judge": {"file_sha256": local.identity()["file_sha256"]},
+        "params": {"method": "stacked", "weights": {"answer": [0.0] * 5}, "thresholds": {"answer": 0.7}},
+        "task_methods": {"answer_swap": "extract"},
+        "methods": {
+            "extract": {"params": {"method": "extract", "thresholds": {"answer": 0.75}}},
+            "choose": {"params": {"method": "choose", "thresholds": {"answer": 0.56}}},
+        },
+    }
+    monkeypatch.setattr(params_module, "SHIPPED", tmp_path / "experiments" / "judging" / "params")
+    params_module.SHIPPED.mkdir(parents=True)
+    (params_module.SHIPPED / "qwen2.5-1.5b.json").write_text(json.dumps(fitted))
+    # auto: the method measured for the task, else the study's choice
+    swap = resolve_params(local, "auto", "answer_swap")
+    assert swap["method"] == "extract" and swap["thresholds"] == {"answer": 0.75}
+    assert "measured for answer_swap" in swap["source"]
+    assert resolve_params(local, "auto", "counterfactual")["method"] == "stacked"
+    assert resolve_params(local, "auto")["method"] == "stacked"
+    # a method asked for by name: that method's fitted parameters, whatever the task
+    assert resolve_params(local, "auto", "answer_swap", "stacked")["thresholds"] == {"answer": 0.7}
+    assert resolve_params(local, "auto", "unanswerable", "choose")["thresholds"] == {"answer": 0.56}
+    assert resolve_params(local, "auto", "answer_swap", "reasoned")["method"] == "reasoned"
+    with pytest.raises(JudgeParamsError, match="no fitted parameters for judge method 'checks'"):
+        resolve_params(local, "auto", "answer_swap", "checks")
+    with pytest.raises(JudgeParamsError, match="judge_params: reasoned"):
+        resolve_params(local, "reasoned", "answer_swap", "extract")
+    # a calibration run's file has no task_methods: its choice judges every task
+    study = tmp_path / "judge_params.json"
+    study.write_text(json.dumps({k: v for k, v in fitted.items() if k != "task_methods"}))
+    assert resolve_params(local, str(study), "answer_swap")["method"] == "stacked"
+    assert resolve_params(local, str(study), "answer_swap", "extract")["method"] == "extract"
+
+
+def test_shipped_judge_reads_answer_swaps_and_unanswerable_cases_with_one_call():
+    """The shipped qwen2.5-1.5b parameters judge the tasks where the extraction carries the stacked judge's
+    decision with that one call (docs/results/judge.md); counterfactual keeps the study's choice."""
+    from experiments.judging.params import judge_from
+    from experiments.lm.registry import build_lm
+
+    local = build_lm(LMConfig(name="qwen2.5-1.5b"), "judge")
+    for task in ("answer_swap", "inconsistent", "unanswerable", "context_enrich"):
+        assert resolve_params(local, "auto", task)["method"] == "extract"
+    assert resolve_params(local, "auto", "counterfactual")["method"] == "stacked"
+    swap = {"id": "x", "question": "when was the tower finished", "context": CONTEXT, "answers": ["1889"]}
+    removed = CONTEXT.replace("The Eiffel Tower was finished in 1889 . ", "")
+    cases = [
+        ("answer_swap", {**swap, "status": "accepted"}, ["1889"], "accepted"),
+        ("answer_swap", {**swap, "status": "accepted"}, ["1889", "1930"], "rejected:judge_only_if"),
+        (
+            "unanswerable",
+            {
+                **swap,
+                "context": removed,
+                "answers": ["unknown"],
+                "original_answers": ["1889"],
+                "status": "accepted",
+                "judge_kind": "unanswerable",
+            },
+            [],
+            "accepted",
+        ),
+        (
+            "unanswerable",
+            {
+                **swap,
+                "answers": ["unknown"],
+                "original_answers": ["1889"],
+                "status": "accepted",
+                "judge_kind": "unanswerable",
+            },
+            ["1889"],
+            "rejected:judge_if",
+        ),
+    ]
+    for task, record, extracted, status in cases:
+        lm = dspy.utils.DummyLM([{"answers": extracted}] * 3, adapter=dspy.JSONAdapter())
+        judged = judge_record(_resolved(lm), judge_from(resolve_params(local, "auto", task)), record)
+        assert judged["status"] == status, (task, extracted, judged["judge"])
+        assert len(lm.history) == 1  # one extraction call, no choice and no second extraction
+
+
 def test_shipped_parameters_are_what_the_shipped_study_fits():
     """The default judge's parameters are reproducible from the recorded study, with no LM call."""
     from experiments.judging.params import SHIPPED
@@ -545,3 +631,17 @@ def test_shipped_parameters_are_what_the_shipped_study_fits():
         for condition, accuracy in result["held_out"].items():
             assert refit["results"][variant]["held_out"][condition]["n"] == accuracy["n"]
             assert refit["results"][variant]["held_out"][condition]["accuracy"] == pytest.approx(accuracy["accuracy"])
+
+
+def test_a_run_judges_with_the_method_of_the_generator_it_runs():
+    from experiments.config import CONFIG_DIR
+    from experiments.config_loader import load_config
+    from experiments.runner import judged_task
+
+    assert judged_task(load_config(CONFIG_DIR / "nq_unanswerable.yaml")) == "unanswerable"
+    compare = load_config(CONFIG_DIR / "nq_compare_pivots.yaml")
+    assert judged_task(compare) == compare.options.get("generator", "answer_swap") == "answer_swap"
+    optimize = load_config(CONFIG_DIR / "nq_optimize_answer_swap.yaml")
+    assert judged_task(optimize.model_copy(update={"options": {**optimize.options, "generator": "unanswerable"}})) == (
+        "unanswerable"
+    )

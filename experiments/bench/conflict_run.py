@@ -91,7 +91,9 @@ class ConflictRun:
                 stage = self.generate(task, pivot_name, pivot, examples)
                 store = self.bench.stages.store(stage)
                 result.generation[f"{task}.{pivot_name}"] = self.bench.stages.ledger.stages[stage]["metrics"]
-                result.validity[f"{task}.{pivot_name}"] = validity_figure(store.run_id, calibration)
+                result.validity[f"{task}.{pivot_name}"] = validity_figure(
+                    store.run_id, self.bench.calibration_of(task, calibration)
+                )
                 cases[task].extend(accepted_cases(store, examples))
             result.cases[task] = len(cases[task])
         book = DemoBook(
@@ -138,7 +140,7 @@ class ConflictRun:
         b = self.bench
         stage = f"conflict.generate.{task}.{pivot_name}"
         options = {**self.options.generators.get(task, {}), "seeds": "all"}
-        inputs = digest([[e.id for e in examples], options, program_version(task), b.judge_params])
+        inputs = digest([[e.id for e in examples], options, program_version(task), b.judge_params_for(task)])
         b.stages.run(
             stage,
             inputs,
@@ -152,7 +154,7 @@ class ConflictRun:
                 examples=examples,
                 data=self.data_config,
             ),
-            uses=[pivot, b.judge_lm] if b.judge_lm else [pivot],
+            uses=[pivot, b.judge_lm_for(task)] if b.judge_lm_for(task) else [pivot],
         )
         return stage
 

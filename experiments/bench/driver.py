@@ -5,7 +5,8 @@ Stages, in order (each a nested MLflow run, its items checkpointed in runs/<benc
 
 1. `calibration` — the judge on held-out control cases (when validation.calibration_controls > 0);
 2. `seeds.<pivot>` — seed selection once per NQ seed and pivot;
-3. `generate.<task>.<pivot>` — each generator with the judge, the seed selection replayed;
+3. `generate.<task>.<pivot>` — each generator, the seed selection replayed; the judge validates the
+   cases of `options.judged_tasks` (not context enriching), with the method measured for the task;
 4. `evaluate.<target>` — every distinct call the evaluation needs from that target (experiments.bench.sharing);
 
 then the report (always rebuilt: it makes no LM call). runs/<bench id>/stages.json records which
@@ -26,6 +27,7 @@ from experiments import tracking
 from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
+from experiments.bench.conflict import CONFLICT_TASKS as CONFLICT_GENERATORS
 from experiments.bench.conflict_run import ConflictRun, conflict_sections, write_conflict_files
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import build_task, generation_metrics, program_version, stage_config
@@ -101,10 +103,19 @@ class Bench:
         self.pivots = {c.name: build_lm(c, "pivot", split) for c in _pivot_configs(config)}
         self.judge_lm = build_lm(config.models.judge, "judge", split) if config.models.judge else None
         self.targets = {c.name: build_lm(c, "target", split) for c in config.models.targets}
+        # The study's own choice: what the calibration stage measures. Each generator's judge is
+        # judge_params_for(task).
         self.judge = self.judge_params = None
+        self._task_judges: dict[str, dict | None] = {}
         if self.judge_lm is not None:
-            self.judge_params = resolve_params(self.judge_lm, config.validation.judge_params)
+            v = config.validation
+            self.judge_params = resolve_params(self.judge_lm, v.judge_params, None, v.judge_method)
             self.judge = judge_from(self.judge_params)
+            for task in {*options.tasks, *CONFLICT_GENERATORS}:
+                judged = task in options.judged_tasks
+                self._task_judges[task] = (
+                    resolve_params(self.judge_lm, v.judge_params, task, v.judge_method) if judged else None
+                )
         self.stages: StageRunner | None = None
         self.placement = Placement(config.run, self.labelled, build_lm, ray_address)
 
@@ -115,6 +126,13 @@ class Bench:
             **({"judge": self.judge_lm} if self.judge_lm else {}),
             **{f"target/{n}": lm for n, lm in self.targets.items()},
         }
+
+    def judge_params_for(self, task: str) -> dict | None:
+        """The judge's parameters for a generator's cases; None: the string checks alone decide."""
+        return self._task_judges.get(task)
+
+    def judge_lm_for(self, task: str):
+        return self.judge_lm if self.judge_params_for(task) is not None else None
 
     def data_of(self, task: str):
         return self.arc if task == "counterfactual" else self.nq
@@ -192,19 +210,26 @@ class Bench:
                         options,
                         [[r["id"], r["status"]] for r in replay or []],
                         program_version(task),
-                        self.judge_params,
+                        self.judge_params_for(task),
                     ]
                 )
+                judge_lm = self.judge_lm_for(task)
                 metrics[(task, name)] = self.stages.run(
                     stage,
                     inputs,
                     partial(self._generate_stage, stage=stage, task=task, pivot=pivot, options=options, replay=replay),
-                    uses=[pivot, self.judge_lm] if self.judge_lm else [pivot],
+                    uses=[pivot, judge_lm] if judge_lm else [pivot],
                 )
                 store = self.stages.store(stage)
-                validity[(task, name)] = validity_figure(store.run_id, calibration)
+                validity[(task, name)] = validity_figure(store.run_id, self.calibration_of(task, calibration))
                 cases.setdefault(task, []).extend(accepted_cases(store, self.data_of(task).examples))
         return cases, metrics, validity
+
+    def calibration_of(self, task: str, calibration: dict[str, float]) -> dict[str, float]:
+        """The calibration stage's accuracy, where it measured the judge that judged this task's cases."""
+        params = self.judge_params_for(task)
+        same = params is not None and self.judge_params is not None and params["method"] == self.judge_params["method"]
+        return calibration if same else {}
 
     def _generate_stage(
         self,
@@ -219,11 +244,13 @@ class Bench:
         data=None,
     ) -> dict[str, float]:
         data = data or (self.cf_data if task == "counterfactual" else self.config.data)
-        store.write_config(stage_config(self.config, task, data, pivot.config, options).model_dump(mode="json"))
-        generator = build_task(task, pivot, self.judge_lm, self.judge, options, replay)
+        params, judge_lm = self.judge_params_for(task), self.judge_lm_for(task)
+        judged = judge_lm is not None
+        store.write_config(stage_config(self.config, task, data, pivot.config, options, judged).model_dump(mode="json"))
+        generator = build_task(task, pivot, judge_lm, judge_from(params) if judged else None, options, replay)
         recipe = UnitRecipe(
-            partial(units.generator_unit, task=task, options=options, judge_params=self.judge_params, replay=replay),
-            {"pivot": f"pivot/{pivot.config.name}", **({"judge_lm": "judge"} if self.judge_lm else {})},
+            partial(units.generator_unit, task=task, options=options, judge_params=params, replay=replay),
+            {"pivot": f"pivot/{pivot.config.name}", **({"judge_lm": "judge"} if judged else {})},
         )
         items = self.data_of(task).examples if examples is None else examples
         records, new = self.map_stage(stage, store, generator, recipe, items)
@@ -301,6 +328,12 @@ class Bench:
                 tracking.log_dataset(data.examples, source, str(data.path), data.sha256, label)
         if self.judge_params is not None:
             tracking.log_params(describe(self.judge_params))
+            tracking.log_params(
+                {
+                    f"judge.method.{t}": (p or {}).get("method", "none (string checks only)")
+                    for t, p in self._task_judges.items()
+                }
+            )
 
     def _report(self, records, the_plan: Plan, cases, generation, validity, seconds: float, conflict=None):
         ran = self.stages.ran

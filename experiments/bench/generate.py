@@ -14,13 +14,16 @@ from metrics.status import status_counts
 from programs import answer_swap, context_enrich, faitheval, sentences
 
 
-def stage_config(config: ExperimentConfig, task: str, data, pivot, options: dict) -> ExperimentConfig:
-    """The single-task config this stage's cases are equivalent to."""
+def stage_config(
+    config: ExperimentConfig, task: str, data, pivot, options: dict, judged: bool = True
+) -> ExperimentConfig:
+    """The single-task config this stage's cases are equivalent to (without a judge where the bench
+    leaves the task to the string checks)."""
     return ExperimentConfig(
         name=f"{config.name}.{task}",
         task=task,
         data=data,
-        models=ModelsConfig(pivot=pivot, judge=config.models.judge),
+        models=ModelsConfig(pivot=pivot, judge=config.models.judge if judged else None),
         run=config.run,
         validation=config.validation,
         options=options,

@@ -5,6 +5,11 @@ study fitted for this judge model, shipped in experiments/judging/params/<model>
 model file's hash matches; "reasoned" forces the plain reasoned judge; "run:<run id>" or a path
 takes a calibration run's judge_params.json. A provider or server judge without shipped
 parameters uses the reasoned judge until a calibration run has fitted one.
+
+`validation.judge_method` picks which of the fitted methods judges: "auto" (the default) takes the
+method the shipped file names for the run's task under `task_methods` (measured on the reviewed runs:
+docs/results/judge.md, "One call per task"), else the method the calibration study chose; a method
+name takes that method with the parameters the same study fitted for it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from experiments.lm.registry import ResolvedLM
 from experiments.paths import runs_dir
 from programs.judge import DEFAULT_PARAMS, METHODS, CaseJudge
 
+AUTO = "auto"
+
 logger = logging.getLogger(__name__)
 
 SHIPPED = Path(__file__).parent / "params"
@@ -29,7 +36,8 @@ class JudgeParamsError(ValueError):
     """Judge parameters that cannot be used; the message names the file or run."""
 
 
-def _shipped(judge_lm: ResolvedLM) -> dict[str, Any] | None:
+def _shipped(judge_lm: ResolvedLM) -> tuple[dict[str, Any], str] | None:
+    """The shipped fitted file for this judge model (and where it is), when its file hash matches."""
     path = SHIPPED / f"{judge_lm.config.name}.json"
     if not path.exists():
         return None
@@ -44,10 +52,10 @@ def _shipped(judge_lm: ResolvedLM) -> dict[str, Any] | None:
             str(want)[:12],
         )
         return None
-    return {**fitted["params"], "source": str(path.relative_to(SHIPPED.parents[1]))}
+    return fitted, str(path.relative_to(SHIPPED.parents[1]))
 
 
-def _from_file(path: Path) -> dict[str, Any]:
+def _from_file(path: Path) -> tuple[dict[str, Any], str]:
     try:
         fitted = json.loads(path.read_text())
         params = dict(fitted["params"])
@@ -57,17 +65,56 @@ def _from_file(path: Path) -> dict[str, Any]:
         raise JudgeParamsError(f"{path}: not a judge parameters file ({exc})") from None
     if params.get("method") not in METHODS:
         raise JudgeParamsError(f"{path}: field 'params.method': {params.get('method')!r} is not one of {METHODS}")
-    return {**params, "source": str(path)}
+    return fitted, str(path)
 
 
-def resolve_params(judge_lm: ResolvedLM | None, spec: str = "auto") -> dict[str, Any]:
+def _pick(fitted: dict[str, Any], source: str, task: str | None, method: str) -> dict[str, Any]:
+    """The fitted parameters of the method that judges `task`: the one asked for, else the file's
+    measured choice for the task, else the study's overall choice."""
+    chosen = dict(fitted["params"])
+    want = method if method != AUTO else (fitted.get("task_methods") or {}).get(task or "", chosen["method"])
+    if want == chosen["method"]:
+        return {**chosen, "source": source}
+    if want == DEFAULT_PARAMS["method"]:
+        return {**DEFAULT_PARAMS, "source": f"{source} (method {want})"}
+    try:
+        params = dict(fitted["methods"][want]["params"])
+    except (KeyError, TypeError):
+        fitted_methods = ", ".join(sorted((fitted.get("methods") or {}).keys())) or "none"
+        raise JudgeParamsError(
+            f"{source}: no fitted parameters for judge method {want!r} (fitted: {fitted_methods}); "
+            "set validation.judge_method to one of those, or run the judge study with that method"
+        ) from None
+    how = f"measured for {task}" if method == AUTO else "validation.judge_method"
+    return {**params, "source": f"{source} (method {want}: {how})"}
+
+
+def resolve_params(
+    judge_lm: ResolvedLM | None, spec: str = "auto", task: str | None = None, method: str = AUTO
+) -> dict[str, Any]:
+    """The judge's method and parameters for the cases of `task` (a generator's name)."""
+    if method != AUTO and method not in METHODS:
+        raise JudgeParamsError(f"validation.judge_method: {method!r} is not auto or one of {METHODS}")
     if spec == "reasoned" or judge_lm is None:
+        if method not in (AUTO, DEFAULT_PARAMS["method"]):
+            raise JudgeParamsError(
+                f"validation.judge_method: {method!r} with validation.judge_params: reasoned; the reasoned "
+                "judge has no other method (set judge_params to auto or a judge study's run:<id>)"
+            )
         return {**DEFAULT_PARAMS, "source": "reasoned"}
     if spec == "auto":
-        return _shipped(judge_lm) or {**DEFAULT_PARAMS, "source": "reasoned (no fitted parameters for this judge)"}
+        shipped = _shipped(judge_lm)
+        if shipped is None:
+            if method not in (AUTO, DEFAULT_PARAMS["method"]):
+                raise JudgeParamsError(
+                    f"validation.judge_method: {method!r} needs fitted parameters, and none ship for "
+                    f"{judge_lm.config.name}; set validation.judge_params to a judge study's run:<id>"
+                )
+            return {**DEFAULT_PARAMS, "source": "reasoned (no fitted parameters for this judge)"}
+        return _pick(*shipped, task, method)
     if spec.startswith("run:"):
-        return _from_file(runs_dir() / spec[4:] / PARAMS_FILE)
-    return _from_file(Path(spec))
+        return _pick(*_from_file(runs_dir() / spec[4:] / PARAMS_FILE), task, method)
+    return _pick(*_from_file(Path(spec)), task, method)
 
 
 def judge_from(params: dict[str, Any]) -> CaseJudge:

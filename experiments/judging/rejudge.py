@@ -80,7 +80,7 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
     if config.models.judge is None:
         raise RejudgeError(f"run {run_id}: its config has no models.judge; add one to judge it")
     judge_lm = registry.build_lm(config.models.judge, "judge")
-    params = resolve_params(judge_lm, spec)
+    params = resolve_params(judge_lm, spec, config.task, config.validation.judge_method)
     digest = params_digest(params)
     judge = judge_from(params)
     records = store.records()
