@@ -563,51 +563,27 @@ def test_params_per_task_and_per_method(tmp_path, monkeypatch):
     assert resolve_params(local, str(study), "answer_swap", "extract")["method"] == "extract"
 
 
-def test_shipped_judge_reads_answer_swaps_and_unanswerable_cases_with_one_call():
+def test_shipped_judge_reads_answer_swaps_with_one_call_and_keeps_the_stacked_judge_for_unanswerable():
     """The shipped qwen2.5-1.5b parameters judge the tasks where the extraction carries the stacked judge's
-    decision with that one call (docs/results/judge.md); counterfactual keeps the study's choice."""
+    decision with that one call (docs/results/judge.md); unanswerable keeps the stacked judge (it catches
+    more rewrites that still give the answer) and counterfactual the study's choice."""
     from experiments.judging.params import judge_from
     from experiments.lm.registry import build_lm
 
     local = build_lm(LMConfig(name="qwen2.5-1.5b"), "judge")
-    for task in ("answer_swap", "inconsistent", "unanswerable", "context_enrich"):
+    for task in ("answer_swap", "inconsistent", "context_enrich"):
         assert resolve_params(local, "auto", task)["method"] == "extract"
-    assert resolve_params(local, "auto", "counterfactual")["method"] == "stacked"
+    for task in ("unanswerable", "counterfactual"):
+        assert resolve_params(local, "auto", task)["method"] == "stacked"
     swap = {"id": "x", "question": "when was the tower finished", "context": CONTEXT, "answers": ["1889"]}
-    removed = CONTEXT.replace("The Eiffel Tower was finished in 1889 . ", "")
     cases = [
-        ("answer_swap", {**swap, "status": "accepted"}, ["1889"], "accepted"),
-        ("answer_swap", {**swap, "status": "accepted"}, ["1889", "1930"], "rejected:judge_only_if"),
-        (
-            "unanswerable",
-            {
-                **swap,
-                "context": removed,
-                "answers": ["unknown"],
-                "original_answers": ["1889"],
-                "status": "accepted",
-                "judge_kind": "unanswerable",
-            },
-            [],
-            "accepted",
-        ),
-        (
-            "unanswerable",
-            {
-                **swap,
-                "answers": ["unknown"],
-                "original_answers": ["1889"],
-                "status": "accepted",
-                "judge_kind": "unanswerable",
-            },
-            ["1889"],
-            "rejected:judge_if",
-        ),
+        ({**swap, "status": "accepted"}, ["1889"], "accepted"),
+        ({**swap, "status": "accepted"}, ["1889", "1930"], "rejected:judge_only_if"),
     ]
-    for task, record, extracted, status in cases:
+    for record, extracted, status in cases:
         lm = dspy.utils.DummyLM([{"answers": extracted}] * 3, adapter=dspy.JSONAdapter())
-        judged = judge_record(_resolved(lm), judge_from(resolve_params(local, "auto", task)), record)
-        assert judged["status"] == status, (task, extracted, judged["judge"])
+        judged = judge_record(_resolved(lm), judge_from(resolve_params(local, "auto", "answer_swap")), record)
+        assert judged["status"] == status, (extracted, judged["judge"])
         assert len(lm.history) == 1  # one extraction call, no choice and no second extraction
 
 
