@@ -255,16 +255,20 @@ def test_qualifiers_and_the_words_they_qualify():
     assert relation_words("what is the capital of the west of france") == []
 
 
-def test_a_qualifier_out_of_reach_is_not_asked_and_one_in_reach_that_cannot_be_kept_refuses():
+def test_a_qualifier_out_of_reach_is_not_asked_and_one_no_run_can_keep_refuses():
     evidence = (
-        "Ann Lee was the first mayor of Springfield . She served from 1901 to 1905 . Tom Ray was mayor next . "
-        "Ray served longer than anyone else . Ray is the longest serving mayor of Springfield ."
+        "Ann Lee was the first mayor of Springfield . Ann Lee held office from 1901 to 1905 . Tom Ray was mayor "
+        "next . Ray is the longest serving mayor of Springfield ."
     )
     kept = kept_evidence(evidence, "", "who was the first mayor of springfield", ["Ann Lee"], 0)
     assert kept.problem is None and kept.text == "Ann Lee was the first mayor of Springfield ."
-    # "longest" stands beside "Ray", not the gold; the only runs reaching it open on "She" / lean on Ann.
-    refused = kept_evidence(evidence, "", "who was the longest serving mayor of springfield", ["Ann Lee"], 0)
-    assert refused.problem in ("supporting_sentence_lacks_relation", None)
-    far = evidence + " " + " ".join(f"Filler sentence {i} about the town hall ." for i in range(6))
-    far += " Springfield had its longest drought in 1950 ."
-    assert kept_evidence(far, "", "who was the first mayor of springfield", ["Ann Lee"], 0).sentences == 1
+    # In reach: the run grows to the sentence holding "longest serving".
+    extended = kept_evidence(evidence, "", "who was the longest serving mayor of springfield", ["Ann Lee"], 0)
+    assert extended.problem is None and extended.sentences == 4
+    # Out of reach (more than four sentences away): not asked.
+    far = evidence.replace("Tom Ray was mayor next .", "Tom Ray was mayor next . " + "The hall was rebuilt . " * 4)
+    assert kept_evidence(far, "", "who was the longest serving mayor of springfield", ["Ann Lee"], 0).sentences == 1
+    # In reach only through the excerpt's first sentence, which leans on text nobody kept: refused.
+    leaning = "This office was held longest by Tom Ray . Ann Lee was the first mayor of Springfield ."
+    refused = kept_evidence(leaning, "", "who was the longest mayor of springfield", ["Ann Lee"], 38)
+    assert refused.problem == "supporting_sentence_lacks_relation"
