@@ -2,7 +2,7 @@
 the answer's evidence, or as another answer (issue 30's invalid copies).
 
 The copy sets the kept evidence first and the background after it (`programs.context_enrich`), so a
-background sentence is read against the evidence before it. Three kinds are dropped:
+background sentence is read against the evidence before it. Four kinds are dropped:
 
 - *leaning*: a sentence whose subject is the evidence's, not its own: the background's first sentence
   opening on a pronoun ("It was recorded ..."), or any sentence opening on "The <noun>" where the noun
@@ -13,6 +13,16 @@ background sentence is read against the evidence before it. Three kinds are drop
   claiming priority for a name that is not the answer ("The oldest known recording of the song ... is
   by Clarence Ashley and Gwen Foster"; "The Satavahanas are among the earliest Indian rulers to issue
   their own coins");
+- *work*: a sentence referring to a work — "the single / the lyrics / the song / the album / the show /
+  the film", "its lyrics", "Springfield 's version" — before any background sentence kept ahead of it,
+  or its own words ahead of the reference, named a work of its own (a quoted title or a work noun).
+  Read after a song's evidence, another song's facts become this one's: "Springfield 's version ... her
+  first album", "The single became a gold record ... from 1969", "The lyrics were written by ... the song
+  was performed by Thurl Ravenscroft", "In a later interview , Hendrix commented that the lyrics
+  represent ..." (issue 30, read invalid on held-out rows). Unlike *leaning* it applies anywhere in the
+  sentence and whether or not the evidence uses the noun: the evidence is a work the reference can take
+  ("the show" after Dr. Crusher's evidence reads as her series). A reference followed by its own name
+  ("the film Pat Garrett", "the season of Game of Thrones") is not one;
 - *date*: a sentence naming a question name of the evidence ("Nashville") with a year the evidence's
   own dates do not hold, when the evidence dates something.
 
@@ -29,6 +39,19 @@ from .evidence_checks import opens_with_pronoun
 
 _PRIORITY = re.compile(r"\b(first|oldest|earliest|original|originally|pioneer\w*|invent\w*)\b", re.IGNORECASE)
 _ASKS_PRIORITY = re.compile(r"\b(first|oldest|earliest|original|originally)\b", re.IGNORECASE)
+# Nouns naming a work, whose definite reference a reader resolves to the work the evidence is about.
+_WORK_NOUNS = (
+    "song|songs|single|lyrics|lyric|record(?!\\s+(?:for|of)\\b)|recording|album|version|track|show|series|film|"
+    "movie|episode|season|novel|book|musical|sitcom|soundtrack|poem|opera|video|sequel|remake"
+)
+_MODIFIER = r"(?!(?:a|an|the)\b)[a-z][\w-]*"
+_WORK_REFERENCE = re.compile(
+    r"(?:\b(?:[Tt]he|[Tt]his|[Tt]hat|[Tt]hese|[Ii]ts)|\b[A-Z][\w.-]*\s?'s)"
+    rf"(?:\s+(?:{_MODIFIER}|'s))??(?:\s+{_MODIFIER})??"
+    rf"\s+(?:{_WORK_NOUNS})\b(?!\s+(?:of\s+)?(?:[A-Z]|``|\"|“|'[A-Z]))"
+)
+_PREDICATE_BEFORE = re.compile(r"\b(?:is|was|are|were|be|been|as|became|becomes|remains)\s*$", re.IGNORECASE)
+_WORK_NAMED = re.compile(rf"``|\"|“|'[A-Z]|\b(?:{_WORK_NOUNS})\b", re.IGNORECASE)
 _DEFINITE_OPENING = re.compile(r"^\W*The\s+([a-z][\w-]*)")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _NAME = re.compile(r"[A-Z][\w'’-]*")
@@ -38,8 +61,23 @@ _NOT_NAMES = frozenset(
 )
 
 
+# A break after an initial or a title's abbreviation is not a sentence's end: dropping "The lyrics were
+# written by Theodor `` Dr." left "Seuss '' Geisel , ... the song was performed by" to be read alone.
+_ABBREVIATION_END = re.compile(
+    r"(?:\b[A-Z]|\b(?:No|Nos|Dr|Mr|Mrs|Ms|St|Ste|Jr|Sr|Mt|Ft|vs|Inc|Co|Ltd|Gen|Col|Lt|Sgt|Rev|Prof))\.$"
+)
+
+
 def _sentences(text: str) -> list[str]:
-    return [s for s in SENTENCE_BREAK.split(text) if s.strip()]
+    joined: list[str] = []
+    for piece in SENTENCE_BREAK.split(text):
+        if not piece.strip():
+            continue
+        if joined and _ABBREVIATION_END.search(joined[-1].rstrip()):
+            joined[-1] = f"{joined[-1]} {piece}"
+        else:
+            joined.append(piece)
+    return joined
 
 
 def _names(sentence: str) -> list[str]:
@@ -62,6 +100,18 @@ def leans_on_evidence(sentence: str, before: list[str], evidence: str, first: bo
     return noun in content_stems(evidence) and noun not in introduced
 
 
+def refers_to_unintroduced_work(sentence: str, before: list[str]) -> bool:
+    if any(_WORK_NAMED.search(s) for s in before):
+        return False
+    for reference in _WORK_REFERENCE.finditer(sentence):
+        if _WORK_NAMED.search(sentence[: reference.start()]):
+            return False
+        # A predicate names what its subject is ("Slasher was the first original series"), it does not refer.
+        if not _PREDICATE_BEFORE.search(sentence[: reference.start()]):
+            return True
+    return False
+
+
 def claims_priority(sentence: str, question: str, answers: list[str]) -> bool:
     if not _ASKS_PRIORITY.search(question) or not _PRIORITY.search(sentence) or mentions_any_form(sentence, answers):
         return False
@@ -80,12 +130,14 @@ def contradicts_dates(sentence: str, evidence: str, names: list[frozenset[str]])
 def background_drops(
     background: str, evidence: str, question: str, answers: list[str], names: list[frozenset[str]] = ()
 ) -> list[tuple[str, str]]:
-    """(rule, sentence) for every background sentence to drop; rules: leaning, priority, date."""
+    """(rule, sentence) for every background sentence to drop; rules: leaning, work, priority, date."""
     drops, kept = [], []
     for sentence in _sentences(background):
         rule = (
             "leaning"
             if leans_on_evidence(sentence, kept, evidence, first=not kept)
+            else "work"
+            if refers_to_unintroduced_work(sentence, kept)
             else "priority"
             if claims_priority(sentence, question, answers)
             else "date"

@@ -29,6 +29,7 @@ from metrics.evidence_checks import (
     unintroduced_pronoun,
 )
 from metrics.normalize import normalize_answer
+from metrics.question_relation import holds, missing_relation, relation_words
 from metrics.surface_forms import answer_kind
 from programs.sentences import sentence_at, split_sentences
 from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSupportingSentence
@@ -55,7 +56,12 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # holds ("Pakistan"), up to five sentences; background sentences leaning on the evidence, claiming
 # priority for another name where the question asks "first", or dating the subject against the evidence
 # are dropped (`metrics.background_checks`).
-VERSION = "context_enrich/10"
+# 11 (issue 30, held-out reading): background sentences referring to a work ("the single", "the lyrics",
+# "Springfield 's version", "the show") before the background has named one of its own are dropped
+# (`work`), and a background sentence is not cut after "Dr." or an initial; the kept run holds the
+# question's qualifiers and the word they qualify ("longest serving", "last win") when the evidence holds
+# them within reach of the answer sentence, or the seed is refused (`supporting_sentence_lacks_relation`).
+VERSION = "context_enrich/11"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: docs/guides/generate.md, the string checks).
@@ -98,7 +104,8 @@ def supporting_sentence(
 class KeptEvidence:
     text: str | None  # verbatim evidence: the answer sentence, with its antecedent / subject sentence
     fallback: bool  # not the sentence the LM picked
-    problem: str | None  # "no_supporting_sentence" | "supporting_sentence_off_topic" | None
+    # "no_supporting_sentence" | "supporting_sentence_off_topic" | "supporting_sentence_lacks_relation" | None
+    problem: str | None
     sentences: int = 0
 
 
@@ -128,7 +135,14 @@ def kept_evidence(
         # The title's words the evidence holds are named too: "The National Assembly ... 332 members" kept
         # without "Pakistan" read as India's parliament inside background about it (issue 30, read invalid).
         names.append(titled & content_stems(evidence))
+    relation = relation_words(question)
+    lacking_relation = False
     for index in [first, *(i for i in holding if i != first)]:
+        # The question's qualifiers ("longest serving", "last win") are asked of the kept run when the
+        # evidence holds them within its reach of the answer sentence: the gold alone ("The first was
+        # Jawaharlal Nehru") answers another question (issue 30, read invalid on held-out rows).
+        reach = sentences[max(0, index - MAX_KEPT_SENTENCES + 1) : index + MAX_KEPT_SENTENCES]
+        required = [forms for forms in relation if any(holds(s.text, forms) for s in reach)]
         for size in range(1, MAX_KEPT_SENTENCES + 1):
             # backwards first: a subject is usually named before what is said about it
             for start in range(index - size + 1, index + 1):
@@ -147,9 +161,15 @@ def kept_evidence(
                 span = evidence[sentences[start].start : sentences[end].end].strip()
                 if unintroduced_pronoun(span, evidence):
                     continue
-                if carries_subject_by_name(span, question) and names_all(span, names):
-                    return KeptEvidence(span, fallback or index != first, None, size)
-    return KeptEvidence(None, True, "supporting_sentence_off_topic")
+                if not (carries_subject_by_name(span, question) and names_all(span, names)):
+                    continue
+                if missing_relation(span, required):
+                    lacking_relation = True
+                    continue
+                return KeptEvidence(span, fallback or index != first, None, size)
+    return KeptEvidence(
+        None, True, "supporting_sentence_lacks_relation" if lacking_relation else "supporting_sentence_off_topic"
+    )
 
 
 _CLOSED = re.compile(r"[.!?…][\"'”’)\]]*$")

@@ -1,9 +1,17 @@
-"""How many archived, blind-read cases each rule of context_enrich/10, faitheval/9 and answer_swap/9
-would remove, and how the removed ones were read (docs/reviews/: one maintainer's blind reading of
-each run's review sample). No model runs: the rules are applied to the texts the runs recorded.
+"""How many archived, blind-read cases each rule of context_enrich/11, faitheval/9 and answer_swap/9
+would change or remove, and how those were read (docs/reviews/: one maintainer's blind reading of each
+run's review sample). No model runs: the rules are applied to the texts the runs recorded.
 
-Every archived run is on NQ *development* rows (the first rows of the file), so these counts say what
-the rules cost and catch where they were developed, not how they do on held-out rows.
+Each run is labelled by the split its seeds come from. The context_enrich/11 rules were built from the
+held-out run's invalid copies (`nq-context-enrich-f6b021e81d`), so on it as on the development runs
+these counts say what the rules cost and catch where they were developed; they are not a held-out
+measurement of the rules.
+
+For context enriching, each rule new in /11 is switched on alone over the rules before it: `work`
+(background referring to a work nobody introduced), `relation` (the kept evidence holds the question's
+qualifiers), `abbreviation` (a background sentence is not cut after "Dr." or an initial). A copy is
+*changed* when its kept evidence or background differs, *removed* when it no longer passes the
+generator's checks (the background left too short, the kept evidence refused).
 
     python scripts/measure_new_checks.py
 """
@@ -11,20 +19,25 @@ the rules cost and catch where they were developed, not how they do on held-out 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter, defaultdict
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from experiments.splits import is_development  # noqa: E402
+from metrics import background_checks  # noqa: E402
 from metrics.arithmetic import majority_size  # noqa: E402
-from metrics.background_checks import background_drops  # noqa: E402
+from metrics.background_checks import background_drops, without  # noqa: E402
 from metrics.evidence_checks import question_names  # noqa: E402
 from metrics.traces import descriptions_left, gloss_traces, inside_words  # noqa: E402
+from programs import context_enrich  # noqa: E402
 from programs.answer_swap import misplaced_articles  # noqa: E402
-from programs.context_enrich import kept_evidence  # noqa: E402
+from programs.context_enrich import enrich_checks, evidence_first, failed_check, kept_evidence  # noqa: E402
 from programs.span_edit import replace_forms  # noqa: E402
 
 REVIEWS = ROOT / "docs" / "reviews"
@@ -64,8 +77,25 @@ def unanswerable_rules(case: dict) -> list[str]:
     return fired
 
 
-def enrich_rules(case: dict, rows: dict[str, dict]) -> list[str]:
-    row = rows.get(case["seed_id"], {})
+NEW_ENRICH_RULES = ("work", "relation", "abbreviation")
+
+
+@contextmanager
+def enrich_rules_on(rules: tuple[str, ...]):
+    """Switch off each context_enrich/11 rule not in `rules`."""
+    with ExitStack() as stack:
+        if "work" not in rules:
+            stack.enter_context(mock.patch.object(background_checks, "refers_to_unintroduced_work", lambda *a: False))
+        if "relation" not in rules:
+            stack.enter_context(mock.patch.object(context_enrich, "relation_words", lambda question: []))
+        if "abbreviation" not in rules:
+            stack.enter_context(mock.patch.object(background_checks, "_ABBREVIATION_END", re.compile(r"(?!)")))
+        yield
+
+
+def enrich_copy(case: dict, row: dict) -> tuple[str | None, str, str | None, list[str]]:
+    """(kept evidence, background, rejection, drop rules) of the copy the current rules make from the
+    texts the run recorded (its condensed background, its source evidence)."""
     starts = [s for s in row.get("answer_starts") or [] if s is not None]
     kept = kept_evidence(
         case["original_context"],
@@ -75,20 +105,39 @@ def enrich_rules(case: dict, rows: dict[str, dict]) -> list[str]:
         starts[0] if starts else None,
         row.get("title", ""),
     )
-    fired = []
     if kept.problem:
-        fired.append("kept_evidence:refused")
-    elif kept.text != case.get("supporting_sentence"):
-        fired.append("kept_evidence:changed")
+        return None, "", kept.problem, []
     names = question_names(case["question"], case["original_context"])
-    for rule, _ in background_drops(
-        case.get("background") or "",
-        case.get("supporting_sentence") or "",
-        case["question"],
-        case["original_answers"],
-        names,
-    ):
-        fired.append(f"background_dropped:{rule}")
+    drops = background_drops(case.get("background") or "", kept.text, case["question"], case["original_answers"], names)
+    background = without(case.get("background") or "", drops)
+    merged = evidence_first(background, kept.text)
+    checks = enrich_checks(merged, kept.text, case["original_answers"], [], case["question"])
+    return kept.text, background, failed_check(checks), [rule for rule, _ in drops]
+
+
+def enrich_rules(case: dict, rows: dict[str, dict]) -> list[str]:
+    row = rows.get(case["seed_id"], {})
+    with enrich_rules_on(()):
+        base = enrich_copy(case, row)
+    fired = []
+    if base[2] in ("no_supporting_sentence", "supporting_sentence_off_topic"):
+        fired.append("kept_evidence:refused")
+    elif base[0] != case.get("supporting_sentence"):
+        fired.append("kept_evidence:changed")
+    fired += [f"background_dropped:{rule}" for rule in base[3]]
+    for rule in NEW_ENRICH_RULES:
+        with enrich_rules_on((rule,)):
+            new = enrich_copy(case, row)
+        if new[:2] != base[:2] or new[2] != base[2]:
+            fired.append(f"new:{rule}")
+            if new[2] and not base[2]:
+                fired.append(f"new:{rule}:removed")
+    with enrich_rules_on(NEW_ENRICH_RULES):
+        new = enrich_copy(case, row)
+    if new[:3] != base[:3]:
+        fired.append("new:any")
+        if new[2] and not base[2]:
+            fired.append("new:any:removed")
     return sorted(set(fired))
 
 
@@ -103,31 +152,42 @@ def main() -> None:
     totals: dict[str, Counter] = defaultdict(Counter)
     for run in sorted(p for p in REVIEWS.iterdir() if (p / "cases.jsonl").exists()):
         read = verdicts(run)
+        split = None
         for line in (run / "cases.jsonl").read_text().splitlines():
             case = json.loads(line)
-            if "original_context" not in case or case.get("context") is None or case["id"] not in read:
+            if "original_context" not in case or case.get("context") is None:
                 continue
-            assert is_development("nq", position[case["seed_id"]]), case["seed_id"]
-            task = case["task"]
+            # Context-enriching copies the run accepted count read or not: what a rule costs in yield.
+            unread_counted = case["task"] == "context_enrich" and case.get("status") == "accepted"
+            if case["id"] not in read and not unread_counted:
+                continue
+            seed_split = "development" if is_development("nq", position[case["seed_id"]]) else "held-out"
+            assert split in (None, seed_split), (run.name, case["seed_id"])
+            split = seed_split
+            task = f"{case['task']} ({split}, {run.name})" if case["task"] == "context_enrich" else case["task"]
             fired = (
                 swap_rules(case)
-                if task == "answer_swap"
+                if case["task"] == "answer_swap"
                 else unanswerable_rules(case)
-                if task == "unanswerable"
+                if case["task"] == "unanswerable"
                 else enrich_rules(case, rows)
             )
-            verdict = read[case["id"]]
+            verdict = read.get(case["id"], "unread")
             totals[task][verdict] += 1
             for rule in fired:
                 table[(task, rule)][verdict] += 1
             if fired:
                 table[(task, "any rule")][verdict] += 1
-    print("Archived blind-read cases, NQ development rows (docs/reviews/), one maintainer's blind reading")
+    print("Archived blind-read cases (docs/reviews/), one maintainer's blind reading")
     for task, counts in sorted(totals.items()):
-        print(f"\n{task}: {sum(counts.values())} read ({counts['valid']} valid, {counts['invalid']} invalid)")
+        read_n = sum(n for v, n in counts.items() if v != "unread")
+        extra = f"; {read_n + counts['unread']} read or accepted copies" if counts["unread"] else ""
+        print(f"\n{task}: {read_n} read ({counts['valid']} valid, {counts['invalid']} invalid){extra}")
         for (t, rule), c in sorted(table.items()):
             if t == task:
-                print(f"  {rule:34s} fires on {sum(c.values()):3d}: {c['invalid']} read invalid, {c['valid']} valid")
+                read_c = sum(n for v, n in c.items() if v != "unread")
+                also = f" (of {read_c + c['unread']} read or accepted)" if counts["unread"] else ""
+                print(f"  {rule:34s} on {read_c:3d} read{also}: {c['invalid']} invalid, {c['valid']} valid")
 
 
 if __name__ == "__main__":
