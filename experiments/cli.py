@@ -115,6 +115,9 @@ def run(
     resume: Annotated[str | None, typer.Option(help="continue this run id")] = None,
     fresh: Annotated[bool, typer.Option(help="start a new run even if this config ran before")] = False,
     limit: Annotated[int | None, typer.Option(min=0, help="override data.limit")] = None,
+    offset: Annotated[
+        int | None, typer.Option(min=0, help="override data.offset (rows skipped, after the split)")
+    ] = None,
     split: Annotated[
         str | None,
         typer.Option(help="override data.split: all, development or held_out (measure validity on held_out)"),
@@ -140,6 +143,8 @@ def run(
     overrides = {}
     if limit is not None:
         overrides["data.limit"] = limit
+    if offset is not None:
+        overrides["data.offset"] = offset
     if split is not None:
         overrides["data.split"] = split
     if pivot is not None:

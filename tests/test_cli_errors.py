@@ -306,3 +306,8 @@ def test_split_override_reaches_the_config(isolated):
     path = isolated / "held-out.yaml"
     path.write_text("name: held-out\ntask: seed_selection\ndata: {source: nq}\nmodels: {pivot: {name: qwen2.5-0.5b}}\n")
     assert load_config(path, {"data.split": "held_out"}).data.split == "held_out"
+
+
+def test_offset_override_is_checked_like_the_field(isolated):
+    result = invoke("run", eval_config(isolated, "nq"), "--offset", "-1", "--log-level", "WARNING")
+    assert result.exit_code == 2 and "--offset" in result.output
