@@ -23,26 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from programs.judge import score  # noqa: E402
+from scripts.archived_runs import latest_records, run_dirs  # noqa: E402
 
 PARAMS = ROOT / "experiments" / "judging" / "params" / "qwen2.5-1.5b.json"
 SINGLE = ("extract", "choose")
-
-
-def run_dirs(args: list[str]) -> list[Path]:
-    if args:
-        return [Path(a) for a in args]
-    found = sorted(p.parent for p in (ROOT / "docs" / "reviews").rglob("cases.jsonl"))
-    return [d for d in found if ".superseded-" not in d.name]
-
-
-def latest_records(path: Path) -> list[dict]:
-    """Each seed's latest attempt, as the run store reads it."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    latest: dict[str, int] = {}
-    for r in rows:
-        seed = r.get("seed_id", r["id"])
-        latest[seed] = max(latest.get(seed, 0), r.get("attempt", 1))
-    return [r for r in rows if r.get("attempt", 1) == latest[r.get("seed_id", r["id"])]]
 
 
 def verdicts(run: Path) -> dict[str, bool]:
@@ -71,7 +55,7 @@ def kappa(pairs: list[tuple[bool, bool]]) -> float:
 
 
 def measure(run: Path, fitted: dict) -> dict | None:
-    records = latest_records(run / "cases.jsonl")
+    records = latest_records(run)
     judged = [r for r in records if (r.get("judge") or {}).get("signals") and r["judge"].get("method") == "stacked"]
     if not judged:
         return None

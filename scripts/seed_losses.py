@@ -14,28 +14,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scripts.archived_runs import latest_records, run_dirs  # noqa: E402
+
 NOT_SELECTED = "rejected:seed_not_selected"
-
-
-def run_dirs(args: list[str]) -> list[Path]:
-    if args:
-        return [Path(a).resolve() for a in args]
-    found = sorted(p.parent for p in (ROOT / "docs" / "reviews").rglob("cases.jsonl"))
-    return [d for d in found if ".superseded-" not in d.name]
-
-
-def latest_records(path: Path) -> list[dict]:
-    """Each seed's latest attempt, as the run store reads it."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    latest: dict[str, int] = {}
-    for r in rows:
-        seed = r.get("seed_id", r["id"])
-        latest[seed] = max(latest.get(seed, 0), r.get("attempt", 1))
-    return [r for r in rows if r.get("attempt", 1) == latest[r.get("seed_id", r["id"])]]
 
 
 def step(reason: str) -> str:
@@ -73,7 +61,7 @@ def run_label(run: Path) -> str:
 
 
 def measure(run: Path) -> dict | None:
-    records = latest_records(run / "cases.jsonl")
+    records = latest_records(run)
     if not records or not records[0].get("task"):
         return None
     outcomes = seed_outcomes(records)
