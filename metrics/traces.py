@@ -10,7 +10,11 @@ Each finder returns what it found, so a check can name its kind in the case's st
 - `pronunciation`, `script`, `symbol`, `code`: the parenthetical gloss after the replaced answer ("The
   won ( / wʌn / ; Korean : 원 ; symbol : ₩ ; code : KRW )");
 - `inside_word`: a name part of the old answer inside a longer capitalised word ("Chandragupta II" after
-  "Gupta kings" became "British kings").
+  "Gupta kings" became "British kings");
+- `date_year`: the year of a full-date answer left in the text ("on [-1-] March 1994" for "1 March 1994"):
+  a "when" question is still answered at the year's granularity. Outside the rewritten sentence a full
+  date of another day is not counted, so "It was then ratified in … San José on November 1 , 1821" (for
+  "October 29 , 1821", read invalid) is not caught.
 
 What these do not see: a description that fits only the old answer without standing in apposition to
 it or in a gold alias ("the only territory on the Iberian Peninsula ruled from London").
@@ -24,7 +28,7 @@ from collections.abc import Iterable
 
 from .normalize import answer_tokens
 from .qa import _contains_run
-from .surface_forms import find_forms, name_parts
+from .surface_forms import _year_like, date_parts, find_forms, name_parts, units_of
 
 # A description in apposition: a determiner- or possessive-led phrase of up to six words right before
 # ", <answer>" or right after "<answer> ,".
@@ -149,3 +153,35 @@ def inside_words(text: str, answers: Iterable[str], keep: Iterable[str] = ()) ->
                 ):
                     found.append(word)
     return list(dict.fromkeys(found))
+
+
+def date_year_left(text: str, answers: Iterable[str], question: str = "", dated: bool = True) -> list[str]:
+    """The spans of `text` that give the year of an answer that is a full date (a year with a month or a
+    day). A year the question itself names ("hell in a cell 2018") tells nothing the question does not.
+    With `dated=False` a full date of another day in that year does not count: in a passage's other
+    sentences it is usually another event ("premiered on April 25 , 2018" beside a finale of July 18 ,
+    2018); in the sentence that carried the answer it is kept counted."""
+    found = []
+    for answer in answers:
+        parts = date_parts(answer)
+        if parts is None or not parts[0] or not (parts[1] or parts[2]):
+            continue
+        year = next(u.value[0] for u in units_of(answer) if u.kind == "date")
+        if year in _years(question):
+            continue
+        found += [
+            text[u.start : u.end]
+            for u in units_of(text)
+            if year in _years_of(u) and (dated or u.kind != "date" or u.value[2] is None)
+        ]
+    return found
+
+
+def _years(text: str) -> set[int]:
+    return {y for u in units_of(text) for y in _years_of(u)}
+
+
+def _years_of(unit) -> set[int]:
+    if unit.kind == "date":
+        return {unit.value[0]} if unit.value[0] is not None else set()
+    return {int(unit.value)} if _year_like(unit) else set()

@@ -17,7 +17,7 @@ import dspy
 from metrics.arithmetic import derivation, majority_size
 from metrics.checks import echoes_option, mentions_any_form, old_name_part_left, talks_about_the_test
 from metrics.normalize import answer_tokens
-from metrics.traces import descriptions_left
+from metrics.traces import date_year_left, descriptions_left
 from programs.answer_swap import AnswerSwap
 from programs.retries import retry_config
 from programs.sentences import split_sentences
@@ -43,7 +43,10 @@ from signatures.faitheval import (
 # 10: inconsistent as answer_swap/10 (more traces of the old answer; no translated or third-alternative swap).
 # 11: each sampled retry with a seed of its own (programs/retries.py): a counterfactual paragraph's third try
 # repeated its second word for word; inconsistent as answer_swap/11.
-VERSION = "faitheval/11"
+# 12: an unanswerable rewrite leaves no year of a full-date answer (`old_answer_trace:date_year`: "on March
+# 1994" for "1 March 1994", read invalid on held-out rows): a rewritten sentence keeping it is dropped, a
+# context keeping it as a bare year or month and year is rejected.
+VERSION = "faitheval/12"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -73,7 +76,12 @@ class Unanswerable(dspy.Module):
                 continue
             out = self.rewrite(question=question, sentence=sentence.text, answer=answers[0])
             new = " ".join(str(out.rewritten_sentence).split())
-            if new and not gives_answer(new, answers) and not descriptions_left(new, sentence.text, answers):
+            if (
+                new
+                and not gives_answer(new, answers)
+                and not descriptions_left(new, sentence.text, answers)
+                and not date_year_left(new, answers, question)
+            ):
                 parts.append(new)
                 edits.append({"from": sentence.text, "to": new, "justification": out.justification})
             else:
@@ -86,6 +94,7 @@ class Unanswerable(dspy.Module):
             # Named "old_answer_trace:<kind>" so that a run's rejection table counts each kind.
             "old_answer_trace:description": not descriptions_left(edited, context, answers),
             "old_answer_trace:majority": not any(majority_size(edited, a) for a in answers),
+            "old_answer_trace:date_year": not date_year_left(edited, answers, question, dated=False),
             "rest_kept": len(edited) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)

@@ -278,3 +278,66 @@ def test_a_majority_that_gives_the_chamber_size_rejects_the_context():
         answers=row["answers"],
     )
     assert out.rejection == "old_answer_trace:majority"
+
+
+def test_a_rewrite_keeping_the_year_of_a_date_answer_is_dropped():
+    """Read invalid on held-out rows: only the day removed, "… to Namibia on March 1994" left."""
+    from tests.shipped import nq_row
+
+    row = nq_row("when did walvis bay become part of namibia")
+    carrying = next(s for s in row["context"].split(" . ") if "1 March 1994" in s)
+    out = run(
+        [{"justification": "no day", "rewritten_sentence": carrying.replace("1 March 1994", "March 1994") + " ."}],
+        Unanswerable(),
+        question=row["question"],
+        context=row["context"],
+        answers=row["answers"],
+    )
+    assert out.edits[0]["to"] is None
+    assert "1994" not in out.context and out.rejection is None
+
+
+def test_the_year_of_a_date_answer_left_in_another_sentence_rejects_the_context():
+    """Read invalid (development rows): "17 May 1928" removed, the founding year left elsewhere."""
+    context = (
+        "The Royal Flying Doctor Service was founded on 17 May 1928 by John Flynn . "
+        "Its first flight left Cloncurry in 1928 , carrying Dr Kenyon St Vincent Welch ."
+    )
+    out = run(
+        [
+            {
+                "justification": "no date",
+                "rewritten_sentence": "The Royal Flying Doctor Service was founded by John Flynn .",
+            }
+        ],
+        Unanswerable(),
+        question="when did the royal flying doctor service start",
+        context=context,
+        answers=["17 May 1928"],
+    )
+    assert out.rejection == "old_answer_trace:date_year"
+
+
+def test_another_day_of_the_answer_year_elsewhere_is_not_a_trace():
+    """ "premiered on April 25 , 2018" is another event than the finale of July 18 , 2018 (read valid)."""
+    context = "The third season premiered on April 25 , 2018 . The last episode aired on July 18 , 2018 , on CBS ."
+    out = run(
+        [{"justification": "no date", "rewritten_sentence": "The last episode aired on CBS ."}],
+        Unanswerable(min_kept=0.1),
+        question="when did the last episode of code black air",
+        context=context,
+        answers=["July 18 , 2018"],
+    )
+    assert out.rejection is None and "April 25 , 2018" in out.context
+
+
+def test_a_year_the_question_names_is_not_a_trace():
+    context = "Hell in a Cell ( 2018 ) was a wrestling event . It took place on September 16 , 2018 , in San Antonio ."
+    out = run(
+        [{"justification": "no date", "rewritten_sentence": "It took place in San Antonio ."}],
+        Unanswerable(min_kept=0.1),
+        question="when does hell in a cell come on 2018",
+        context=context,
+        answers=["September 16 , 2018"],
+    )
+    assert out.rejection is None and "September" not in out.context
