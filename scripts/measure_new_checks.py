@@ -196,12 +196,18 @@ def main() -> None:
                 continue
             # Context-enriching copies the run accepted count read or not: what a rule costs in yield.
             unread_counted = case["task"] == "context_enrich" and case.get("status") == "accepted"
-            if case["id"] not in read and not unread_counted:
+            # Rejected copies count only in the sentences a rule drops from their backgrounds.
+            rejected_counted = case["task"] == "context_enrich" and bool(case.get("background"))
+            if case["id"] not in read and not unread_counted and not rejected_counted:
                 continue
             seed_split = "development" if is_development("nq", position[case["seed_id"]]) else "held-out"
             assert split in (None, seed_split), (run.name, case["seed_id"])
             split = seed_split
             task = f"{case['task']} ({split}, {run.name})" if case["task"] == "context_enrich" else case["task"]
+            if case["id"] not in read and not unread_counted:
+                for rule, n in enrich_rules(case, rows)[1].items():
+                    dropped[(task, rule)]["rejected"] += n
+                continue
             sentences: Counter = Counter()
             if case["task"] == "answer_swap":
                 fired = swap_rules(case)
@@ -232,7 +238,7 @@ def main() -> None:
             if t == task and sum(c.values()):
                 print(
                     f"  {rule + ' sentences dropped':34s} {sum(c.values()):3d}: in {c['invalid']} invalid, "
-                    f"{c['valid']} valid, {c['unread']} unread copies' backgrounds"
+                    f"{c['valid']} valid, {c['unread']} unread, {c['rejected']} rejected copies' backgrounds"
                 )
 
 
