@@ -61,7 +61,10 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # (`work`), and a background sentence is not cut after "Dr." or an initial; the kept run holds the
 # question's qualifiers and the word they qualify ("longest serving", "last win") when the evidence holds
 # them within reach of the answer sentence, or the seed is refused (`supporting_sentence_lacks_relation`).
-VERSION = "context_enrich/11"
+# 12 (issue 30, held-out reading of /11): "James ' version" is a possessive and "version of the song" no work
+# of its own (`work`); for a when-question, another date of the thing the evidence dates, or the evidence's
+# people set at another time, and for a purpose question another purpose of its subject, are dropped.
+VERSION = "context_enrich/12"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: docs/guides/generate.md, the string checks).

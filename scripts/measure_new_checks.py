@@ -1,17 +1,22 @@
-"""How many archived, blind-read cases each rule of context_enrich/11, faitheval/9 and answer_swap/9
+"""How many archived, blind-read cases each rule of context_enrich/11 and /12, faitheval/9 and answer_swap/9
 would change or remove, and how those were read (docs/reviews/: one maintainer's blind reading of each
 run's review sample). No model runs: the rules are applied to the texts the runs recorded.
 
 Each run is labelled by the split its seeds come from. The context_enrich/11 rules were built from the
-held-out run's invalid copies (`nq-context-enrich-f6b021e81d`), so on it as on the development runs
-these counts say what the rules cost and catch where they were developed; they are not a held-out
-measurement of the rules.
+held-out run's invalid copies (`nq-context-enrich-f6b021e81d`), the /12 rules from those of the next
+held-out run (`nq-context-enrich-08f109b83e`), so on those runs as on the development runs these counts
+say what the rules cost and catch where they were developed; they are not a held-out measurement of the
+rules.
 
-For context enriching, each rule new in /11 is switched on alone over the rules before it: `work`
-(background referring to a work nobody introduced), `relation` (the kept evidence holds the question's
-qualifiers), `abbreviation` (a background sentence is not cut after "Dr." or an initial). A copy is
-*changed* when its kept evidence or background differs, *removed* when it no longer passes the
-generator's checks (the background left too short, the kept evidence refused).
+For context enriching, each rule new in a version is switched on alone over all the rules of the versions
+before it. /11: `work` (background referring to a work nobody introduced), `relation` (the kept evidence
+holds the question's qualifiers), `abbreviation` (a background sentence is not cut after "Dr." or an
+initial). /12: `work_possessive` ("James ' version" is a possessive), `work_part_of` ("version of the
+song" names no work of its own), `rival_date`, `setting`, `purpose` (`metrics.background_checks`). A copy
+is *changed* when its kept evidence or background differs, *removed* when it no longer passes the
+generator's checks (the background left too short, the kept evidence refused). For /12, the background
+sentences each rule drops are counted too, with those dropped in turn by another rule once it has
+(a pronoun left leading the background).
 
     python scripts/measure_new_checks.py
 """
@@ -77,25 +82,45 @@ def unanswerable_rules(case: dict) -> list[str]:
     return fired
 
 
-NEW_ENRICH_RULES = ("work", "relation", "abbreviation")
+# The rules of each generator version, in order; each is measured switched on alone over all the rules of
+# the versions before it.
+ENRICH_RULES = {
+    "11": ("work", "relation", "abbreviation"),
+    "12": ("work_possessive", "work_part_of", "rival_date", "setting", "purpose"),
+}
+ALL_ENRICH_RULES = tuple(rule for rules in ENRICH_RULES.values() for rule in rules)
+# What each /12 rule switches off to: the /11 possessive ("Springfield 's" only), no part-of reading.
+_OLD_WORK_REFERENCE = re.compile(
+    background_checks._WORK_REFERENCE.pattern.replace(background_checks._POSSESSIVE, r"\s?'s")
+)
+_OFF = {
+    "work": ("refers_to_unintroduced_work", lambda *a: False),
+    "abbreviation": ("_ABBREVIATION_END", re.compile(r"(?!)")),
+    "work_possessive": ("_WORK_REFERENCE", _OLD_WORK_REFERENCE),
+    "work_part_of": ("_PART_OF_REFERENCE", re.compile(r"(?!)")),
+    "rival_date": ("dates_rival", lambda *a: False),
+    "setting": ("sets_another_time", lambda *a: False),
+    "purpose": ("states_purpose", lambda *a: False),
+}
 
 
 @contextmanager
 def enrich_rules_on(rules: tuple[str, ...]):
-    """Switch off each context_enrich/11 rule not in `rules`."""
+    """Switch off each context_enrich/11 and /12 rule not in `rules`."""
     with ExitStack() as stack:
-        if "work" not in rules:
-            stack.enter_context(mock.patch.object(background_checks, "refers_to_unintroduced_work", lambda *a: False))
-        if "relation" not in rules:
-            stack.enter_context(mock.patch.object(context_enrich, "relation_words", lambda question: []))
-        if "abbreviation" not in rules:
-            stack.enter_context(mock.patch.object(background_checks, "_ABBREVIATION_END", re.compile(r"(?!)")))
+        for rule in ALL_ENRICH_RULES:
+            if rule in rules:
+                continue
+            if rule == "relation":
+                stack.enter_context(mock.patch.object(context_enrich, "relation_words", lambda question: []))
+            else:
+                stack.enter_context(mock.patch.object(background_checks, *_OFF[rule]))
         yield
 
 
-def enrich_copy(case: dict, row: dict) -> tuple[str | None, str, str | None, list[str]]:
-    """(kept evidence, background, rejection, drop rules) of the copy the current rules make from the
-    texts the run recorded (its condensed background, its source evidence)."""
+def enrich_copy(case: dict, row: dict) -> tuple[str | None, str, str | None, list[tuple[str, str]]]:
+    """(kept evidence, background, rejection, drops) of the copy the current rules make from the texts the
+    run recorded (its condensed background, its source evidence)."""
     starts = [s for s in row.get("answer_starts") or [] if s is not None]
     kept = kept_evidence(
         case["original_context"],
@@ -112,10 +137,11 @@ def enrich_copy(case: dict, row: dict) -> tuple[str | None, str, str | None, lis
     background = without(case.get("background") or "", drops)
     merged = evidence_first(background, kept.text)
     checks = enrich_checks(merged, kept.text, case["original_answers"], [], case["question"])
-    return kept.text, background, failed_check(checks), [rule for rule, _ in drops]
+    return kept.text, background, failed_check(checks), drops
 
 
-def enrich_rules(case: dict, rows: dict[str, dict]) -> list[str]:
+def enrich_rules(case: dict, rows: dict[str, dict]) -> tuple[list[str], Counter]:
+    """The labels of what fires on the copy, and how many background sentences each /12 rule drops."""
     row = rows.get(case["seed_id"], {})
     with enrich_rules_on(()):
         base = enrich_copy(case, row)
@@ -124,21 +150,31 @@ def enrich_rules(case: dict, rows: dict[str, dict]) -> list[str]:
         fired.append("kept_evidence:refused")
     elif base[0] != case.get("supporting_sentence"):
         fired.append("kept_evidence:changed")
-    fired += [f"background_dropped:{rule}" for rule in base[3]]
-    for rule in NEW_ENRICH_RULES:
-        with enrich_rules_on((rule,)):
+    fired += [f"background_dropped:{rule}" for rule, _ in base[3]]
+    sentences: Counter = Counter()
+    earlier: tuple[str, ...] = ()
+    for version, rules in ENRICH_RULES.items():
+        with enrich_rules_on(earlier):
+            before = enrich_copy(case, row)
+        for rule in rules:
+            with enrich_rules_on((*earlier, rule)):
+                new = enrich_copy(case, row)
+            if new[:3] != before[:3]:
+                fired.append(f"/{version} {rule}")
+                if new[2] and not before[2]:
+                    fired.append(f"/{version} {rule}:removed")
+            if version != "11":
+                sentences[f"/{version} {rule}"] += len(set(new[3]) - set(before[3]))
+        with enrich_rules_on((*earlier, *rules)):
             new = enrich_copy(case, row)
-        if new[:2] != base[:2] or new[2] != base[2]:
-            fired.append(f"new:{rule}")
-            if new[2] and not base[2]:
-                fired.append(f"new:{rule}:removed")
-    with enrich_rules_on(NEW_ENRICH_RULES):
-        new = enrich_copy(case, row)
-    if new[:3] != base[:3]:
-        fired.append("new:any")
-        if new[2] and not base[2]:
-            fired.append("new:any:removed")
-    return sorted(set(fired))
+        if new[:3] != before[:3]:
+            fired.append(f"/{version} any")
+            if new[2] and not before[2]:
+                fired.append(f"/{version} any:removed")
+        if version != "11":
+            sentences[f"/{version} any"] += len(set(new[3]) - set(before[3]))
+        earlier = (*earlier, *rules)
+    return sorted(set(fired)), sentences
 
 
 def main() -> None:
@@ -149,6 +185,7 @@ def main() -> None:
     rows = {r["id"]: r for r in ordered}
     position = {r["id"]: i for i, r in enumerate(ordered)}
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    dropped: dict[tuple[str, str], Counter] = defaultdict(Counter)
     totals: dict[str, Counter] = defaultdict(Counter)
     for run in sorted(p for p in REVIEWS.iterdir() if (p / "cases.jsonl").exists()):
         read = verdicts(run)
@@ -159,20 +196,28 @@ def main() -> None:
                 continue
             # Context-enriching copies the run accepted count read or not: what a rule costs in yield.
             unread_counted = case["task"] == "context_enrich" and case.get("status") == "accepted"
-            if case["id"] not in read and not unread_counted:
+            # Rejected copies count only in the sentences a rule drops from their backgrounds.
+            rejected_counted = case["task"] == "context_enrich" and bool(case.get("background"))
+            if case["id"] not in read and not unread_counted and not rejected_counted:
                 continue
             seed_split = "development" if is_development("nq", position[case["seed_id"]]) else "held-out"
             assert split in (None, seed_split), (run.name, case["seed_id"])
             split = seed_split
             task = f"{case['task']} ({split}, {run.name})" if case["task"] == "context_enrich" else case["task"]
-            fired = (
-                swap_rules(case)
-                if case["task"] == "answer_swap"
-                else unanswerable_rules(case)
-                if case["task"] == "unanswerable"
-                else enrich_rules(case, rows)
-            )
+            if case["id"] not in read and not unread_counted:
+                for rule, n in enrich_rules(case, rows)[1].items():
+                    dropped[(task, rule)]["rejected"] += n
+                continue
+            sentences: Counter = Counter()
+            if case["task"] == "answer_swap":
+                fired = swap_rules(case)
+            elif case["task"] == "unanswerable":
+                fired = unanswerable_rules(case)
+            else:
+                fired, sentences = enrich_rules(case, rows)
             verdict = read.get(case["id"], "unread")
+            for rule, n in sentences.items():
+                dropped[(task, rule)][verdict] += n
             totals[task][verdict] += 1
             for rule in fired:
                 table[(task, rule)][verdict] += 1
@@ -187,7 +232,14 @@ def main() -> None:
             if t == task:
                 read_c = sum(n for v, n in c.items() if v != "unread")
                 also = f" (of {read_c + c['unread']} read or accepted)" if counts["unread"] else ""
-                print(f"  {rule:34s} on {read_c:3d} read{also}: {c['invalid']} invalid, {c['valid']} valid")
+                unread = f", {c['unread']} unread" if counts["unread"] else ""
+                print(f"  {rule:34s} on {read_c:3d} read{also}: {c['invalid']} invalid, {c['valid']} valid{unread}")
+        for (t, rule), c in sorted(dropped.items()):
+            if t == task and sum(c.values()):
+                print(
+                    f"  {rule + ' sentences dropped':34s} {sum(c.values()):3d}: in {c['invalid']} invalid, "
+                    f"{c['valid']} valid, {c['unread']} unread, {c['rejected']} rejected copies' backgrounds"
+                )
 
 
 if __name__ == "__main__":
