@@ -1,6 +1,8 @@
 """Prompt tokens read against sent (experiments/lm/prompt_reads.py), through the real engine, pool and
 PrefixStateCache on llama-cpp-python's own completion code (tests/llama_stand_in.py; no model)."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from experiments.lm import engine as llama_engine
@@ -157,3 +159,64 @@ def test_reads_some_call_did_not_count_are_left_out_not_zero():
     uncounted = EngineStats()
     uncounted.add(10, 3, 0.1, False)  # a context that does not count (a test's stand-in without the mixin)
     assert "prompt_tokens_read" not in uncounted.as_dict()
+
+
+class _Local:
+    """A ResolvedLM's usage as a local engine reports it."""
+
+    def __init__(self, name):
+        self.config, self.stats = SimpleNamespace(name=name), EngineStats()
+
+    def usage(self):
+        return self.stats.as_dict()
+
+
+class _Provider:
+    """... and as a provider LM's meter does: prompt tokens sent, nothing read."""
+
+    def __init__(self):
+        self.config, self.sent = SimpleNamespace(name="openai/gpt-4o-mini"), 0
+
+    def usage(self):
+        return {"calls": 1, "prompt_tokens": self.sent}
+
+
+def test_a_bench_stage_reports_the_share_of_prompt_tokens_read_per_model(tmp_path, monkeypatch):
+    import contextlib
+
+    import mlflow
+
+    from experiments.bench.stages import StageRunner
+    from experiments.bench.summary import stage_rows
+    from experiments.run_store import RunStore
+
+    monkeypatch.setattr(mlflow, "log_metrics", lambda *a, **k: None)
+    monkeypatch.setattr("experiments.tracking.nested_run", lambda *a, **k: contextlib.nullcontext())
+    target, judge, provider = _Local("qwen2.5-0.5b"), _Local("qwen2.5-1.5b"), _Provider()
+    target.stats.add(100, 3, 1.0, False, PromptCount(100, 100, None))  # before the stage: not the stage's
+    lms = {"target/qwen2.5-0.5b": target, "judge": judge, "target/openai/gpt-4o-mini": provider}
+    runner = StageRunner(RunStore("bench-x", root=tmp_path), lms, "bench-x")
+
+    def work(store):
+        target.stats.add(200, 3, 1.0, False, PromptCount(200, 50, CONTEXT))
+        judge.stats.add(100, 3, 1.0, False, PromptCount(100, 25, STATE_CACHE))
+        provider.sent = 1000  # sent to a provider: neither read nor unread as far as llama.cpp goes
+        return {"items": 1}
+
+    metrics = runner.run("evaluate.x", "inputs", work)
+    assert metrics["lm.prompt_read_share"] == 0.25  # (50 + 25) / (200 + 100)
+    assert metrics["lm.target/qwen2.5-0.5b.prompt_read_share"] == 0.25
+    assert metrics["lm.judge.prompt_read_share"] == 0.25
+    assert "lm.target/openai/gpt-4o-mini.prompt_read_share" not in metrics
+    assert metrics["lm.prompt_tokens"] == 1300 and metrics["lm.prompt_tokens_read"] == 75
+    [row] = stage_rows({"evaluate.x": metrics}, {"evaluate.x": True})
+    assert row["prompt_read_share"] == 0.25
+    [old] = stage_rows({"seeds.p": {"lm.calls": 3.0}}, {"seeds.p": False})  # a ledger written before the count
+    assert old["prompt_read_share"] is None
+
+
+def test_a_runs_metrics_give_each_local_models_share():
+    from experiments.lm.usage import prompt_read_shares
+
+    metrics = {"lm.pivot.prompt_read_share": 0.31, "lm.target/qwen2.5-0.5b.prompt_read_share": 0.5, "lm.pivot.calls": 9}
+    assert prompt_read_shares(metrics) == {"pivot": 0.31, "target/qwen2.5-0.5b": 0.5}
