@@ -2,18 +2,19 @@
 
 llama-cpp-python (0.3.36) decodes only the part of a prompt its context does not already hold. Before
 generating, `Llama._create_completion` may load a saved state from the context's cache (the pool's
-`PrefixStateCache`), and `Llama.generate` keeps the longest common prefix of the context's tokens and
-the prompt and evaluates the rest (docs/guides/scale.md#what-llamacpp-reuses-between-calls has the lines).
-Both go through two methods, which `PromptCounting` observes:
+`PrefixStateCache`; llama.py 1370-1385), and `Llama.generate` keeps the longest common prefix of the
+context's tokens and the prompt and evaluates the rest (llama.py 916-967; docs/guides/scale.md, "What
+llama.cpp reuses between calls"). Both go through two methods, which `PromptCounting` observes:
 
-- every token decoded goes through `Llama.eval(tokens)`, which writes them at positions `n_tokens`,
-  `n_tokens + 1`, … of the context. A prompt of `sent` tokens sits at positions 0 … sent − 1 and the
-  reply after it, so the prompt tokens read in a call are the positions below `sent` that its evals
-  wrote. Within a call no prompt position is decoded twice (generate's only rewind is to a sampled
-  position, past the prompt), so `sent − read` positions were already held: reused.
-- a saved state is restored only through `Llama.load_state`, which replaces the context's KV state and
-  tokens whole: when it ran, the reused prefix came from the cache, otherwise from the context's own
-  previous call.
+- every token decoded goes through `Llama.eval(tokens)` (llama.py 666-702), which writes them at
+  positions `n_tokens`, `n_tokens + 1`, … of the context. A prompt of `sent` tokens sits at positions
+  0 … sent − 1 and the reply after it, so the prompt tokens read in a call are the positions below
+  `sent` that its evals wrote. Within a call no prompt position is decoded twice (generate's only
+  rewind, llama.py 1010-1014, is to a sampled position, past the prompt), so the other `sent − read`
+  positions were already held: reused.
+- a saved state is restored only through `Llama.load_state` (llama.py 2244-2261), which replaces the
+  context's KV state and tokens whole: when it ran, the reused prefix came from the cache, otherwise
+  from the context's own previous call.
 
 `choice_logprobs` evaluates again after the reply (the reply text up to a verdict's value); those
 positions are past the prompt, and are counted apart when the engine asks (`tokens_decoded`).
