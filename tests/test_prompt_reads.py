@@ -29,12 +29,12 @@ def world(monkeypatch, tmp_path):
     llama_engine.close_pools()
 
 
-def ask(engine, system, user, reply, schema=None, logprobs=None):
+def ask(engine, system, user, reply, schema=None, logprobs=None, max_tokens=64):
     from dspy.lm15 import Config, Message, Request
 
     StandInLlama.replies.append(reply)
     config = Config(
-        max_tokens=64,
+        max_tokens=max_tokens,
         temperature=0.0,
         seed=0,
         response_format={"type": "json_schema", "schema": schema} if schema else None,
@@ -91,6 +91,23 @@ def test_a_prefix_saved_two_calls_back_is_restored_from_the_state_cache(world):
     assert stats["prompt_tokens_read"] == len(a) + len(b) - lcp(a, b) + len(a2) - lcp(a, a2)
     assert stats["prompt_tokens"] == stats["prompt_tokens_read"] + lcp(a, b) + lcp(a, a2)
     assert llama._ctx.decoded - decoded == len(a2) - lcp(a, a2) + third.usage.output_tokens
+
+
+def test_a_state_saved_after_a_reply_cut_by_max_tokens_is_counted_as_it_holds(world):
+    """Its key ends with the last sampled token, which the state never decoded: the count is what it held."""
+    engine = LlamaCppEngine("qwen2.5-0.5b", n_ctx=512, n_threads=1)
+    user = "Passage: The tower was built by Alice Smith. Question: who built it?"
+    first = ask(engine, INSTRUCTIONS, user, "Alice Smith built it long ago", max_tokens=3)
+    assert first.finish_reason == "length"
+    ask(engine, "Reply with one word.", "Is the sky blue?", "yes")
+    llama = the_context(engine)
+    # the first prompt again: its saved state holds the whole prompt, so one token is read again
+    third = ask(engine, INSTRUCTIONS, user, "Alice")
+    a, b, a2 = llama.prompts
+    assert a2 == a and third.usage.input_tokens == len(a)
+    stats = engine.stats.as_dict()
+    assert (stats["prefix_hits_state_cache"], stats["prefix_tokens_state_cache"]) == (1, len(a) - 1)
+    assert stats["prompt_tokens"] == stats["prompt_tokens_read"] + lcp(a, b) + len(a) - 1
 
 
 def test_the_same_prompt_again_reads_its_last_token_only(world):
