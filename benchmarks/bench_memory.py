@@ -14,7 +14,9 @@ The bench runs in a child process (this script with --child), so what is measure
   llama.cpp evaluated before sampling the first reply token; the rest came from the KV state its
   context kept from the previous call or from the prefix-state cache). A target's answers are its
   calls in `evaluate.*`, `conflict.evaluate.*` and `knowledge.*` stages. Calls made in Ray actors are
-  not seen here: count tokens with `executor: local`.
+  not seen here: count tokens with `executor: local`. (Every run also records the engine's own count
+  per model and bench stage, `lm.<label>.prompt_tokens_read` and `prompt_read_share`:
+  experiments/lm/prompt_reads.py.)
 
 Cold (the default) means a new run id and an empty DSPy call cache in a temporary directory, so every
 call reaches a model; the retrieval index stays where REEVAL_CACHE_DIR keeps it. Prints a table and

@@ -54,6 +54,7 @@ def main() -> None:
     from experiments.config_loader import load_config
     from experiments.lm import engine as llama_engine
     from experiments.lm.pool import available_cores
+    from experiments.lm.usage import prompt_read_shares
     from experiments.runner import run_experiment
 
     cores = available_cores()
@@ -87,6 +88,7 @@ def main() -> None:
                 "cases_per_min": round(60 * result.new_cases / wall, 2),
                 "lm_calls": int(calls),
                 "lm_engine_s": round(lm_seconds, 1),
+                "prompt_read_share": prompt_read_shares(result.metrics),  # per local model: read ÷ sent
                 "anon_mb_added": round((memory["Anonymous"] - baseline["Anonymous"]) / 1024),
                 "file_rss_mb_added": round((memory["File"] - baseline["File"]) / 1024),
             }

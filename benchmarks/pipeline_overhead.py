@@ -30,6 +30,7 @@ def main() -> None:
     os.environ.setdefault("REEVAL_RUNS_DIR", tempfile.mkdtemp(prefix="reeval-bench-runs-"))
 
     from experiments.config_loader import load_config
+    from experiments.lm.usage import prompt_read_shares
     from experiments.runner import run_experiment
 
     config = load_config(args.config, {"data.limit": args.limit})
@@ -52,6 +53,7 @@ def main() -> None:
                 "lm_engine_s": round(lm_seconds, 2),
                 "real_lm_calls": int(calls),
                 "new_cases": result.new_cases,
+                "prompt_read_share": prompt_read_shares(result.metrics),  # per local model: read ÷ sent
             }
         )
     cold = rows[0]
@@ -64,7 +66,8 @@ def main() -> None:
     for row in rows:
         print(
             f"{row['run']:>7}: wall {row['wall_s']:8.2f}s  LM {row['lm_engine_s']:8.2f}s  "
-            f"real LM calls {row['real_lm_calls']:4d}  new cases {row['new_cases']}"
+            f"real LM calls {row['real_lm_calls']:4d}  new cases {row['new_cases']}  "
+            f"prompt read/sent {row['prompt_read_share'] or '—'}"
         )
     print(json.dumps(summary, indent=2))
 

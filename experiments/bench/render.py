@@ -230,7 +230,16 @@ def sections(
     out.append(
         Section(
             "Cost",
-            ["stage", "this run", "items", "LM calls", "calls per item", "LM seconds", "wall seconds"],
+            [
+                "stage",
+                "this run",
+                "items",
+                "LM calls",
+                "calls per item",
+                "prompt read / sent",
+                "LM seconds",
+                "wall seconds",
+            ],
             [
                 [
                     s["stage"],
@@ -238,6 +247,7 @@ def sections(
                     str(s["items"]),
                     f"{s['calls']:.0f}",
                     "—" if not s["items"] else f"{s['calls'] / s['items']:.2f}",
+                    "—" if s.get("prompt_read_share") is None else f"{s['prompt_read_share']:.2f}",
                     f"{s['lm_seconds']:.0f}",
                     f"{s['wall_seconds']:.0f}",
                 ]
@@ -245,7 +255,8 @@ def sections(
             ],
             note="LM calls are real (uncached) calls of local models (providers report none here), counted by the "
             "invocation that finished the stage: a reused stage shows what it cost then, a stage resumed after a "
-            "kill what it cost after the kill.",
+            "kill what it cost after the kill. Prompt read / sent: the prompt tokens llama.cpp decoded over those "
+            "sent; the rest was a prefix its context or a saved state already held (docs/guides/scale.md).",
             extra=_sharing_lines(sharing),
         )
     )

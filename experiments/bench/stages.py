@@ -77,14 +77,33 @@ def clean_metrics(metrics: dict[str, float]) -> dict[str, float]:
 
 def usage_totals(lms: dict[str, Any]) -> dict[str, float]:
     """Real (uncached) LM work so far, per LM label and in total; local engines count it, cached calls
-    never reach them. Provider LMs report nothing here."""
+    never reach them. Provider LMs report nothing here. `lm.prompt_tokens_read` are the prompt tokens
+    llama.cpp decoded, `lm.prompt_tokens_counted` the prompt tokens sent to the models that count them."""
     out: dict[str, float] = dict.fromkeys((f"lm.{k}" for k in USAGE_KEYS), 0.0)
+    out["lm.prompt_tokens_read"] = out["lm.prompt_tokens_counted"] = 0.0
     for label, resolved in lms.items():
         usage = resolved.usage()
         for key in USAGE_KEYS:
             value = float(usage.get(key, 0.0))
             out[f"lm.{label}.{key}"] = value
             out[f"lm.{key}"] += value
+        if "prompt_tokens_read" in usage:
+            out[f"lm.{label}.prompt_tokens_read"] = float(usage["prompt_tokens_read"])
+            out["lm.prompt_tokens_read"] += float(usage["prompt_tokens_read"])
+            out["lm.prompt_tokens_counted"] += float(usage.get("prompt_tokens", 0.0))
+    return out
+
+
+def read_shares(diffs: dict[str, float]) -> dict[str, float]:
+    """Prompt tokens read ÷ sent over a stage, in total and per model label, from its usage differences
+    (`usage_totals` after − before): only the models that count their reads, only where prompts were sent."""
+    out = {}
+    if diffs.get("lm.prompt_tokens_counted"):
+        out["lm.prompt_read_share"] = round(diffs["lm.prompt_tokens_read"] / diffs["lm.prompt_tokens_counted"], 4)
+    for key, read in diffs.items():
+        label = key[len("lm.") : -len(".prompt_tokens_read")]
+        if key.endswith(".prompt_tokens_read") and label and diffs.get(f"lm.{label}.prompt_tokens"):
+            out[f"lm.{label}.prompt_read_share"] = round(read / diffs[f"lm.{label}.prompt_tokens"], 4)
     return out
 
 
@@ -139,7 +158,9 @@ class StageRunner:
             if superseded is not None:
                 carry_reviews(superseded, store.dir)
             after = usage_totals(self.lms)
-            metrics.update({k: round(after[k] - before.get(k, 0.0), 3) for k in after if after[k] - before.get(k, 0.0)})
+            diffs = {k: after[k] - before.get(k, 0.0) for k in after}
+            metrics.update({k: round(v, 3) for k, v in diffs.items() if v})
+            metrics.update(read_shares(diffs))
             metrics.setdefault("lm.calls", 0.0)
             metrics["wall_seconds"] = round(time.perf_counter() - started, 3)
             mlflow.log_metrics(clean_metrics(metrics))

@@ -74,6 +74,7 @@ def stage_rows(stages: Mapping[str, Mapping[str, float]], ran: Mapping[str, bool
             "items": int(m.get("items", 0)),
             "calls": float(m.get("lm.calls", 0.0)),
             "lm_seconds": float(m.get("lm.seconds", 0.0)),
+            "prompt_read_share": m.get("lm.prompt_read_share"),  # absent: no counted call, or a ledger from before
             "wall_seconds": float(m.get("wall_seconds", 0.0)),
         }
         for name, m in stages.items()

@@ -17,6 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from experiments.lm.pool import ContextPool, CoreSplit, decoding_slots
+from experiments.lm.prompt_reads import CONTEXT, STATE_CACHE, PromptCount, PromptCounting, counting_class
 from experiments.lm.roster import get_spec, model_path
 
 logger = logging.getLogger(__name__)
@@ -41,13 +42,14 @@ def build_features() -> str:
 
 def new_llama(name: str, n_ctx: int, n_threads: int, cache):
     """One llama.cpp context. The weights are memory-mapped (llama-cpp-python's default load mode),
-    so further contexts of the same file share their pages instead of loading a copy."""
-    from llama_cpp import Llama
+    so further contexts of the same file share their pages instead of loading a copy. It counts the
+    prompt tokens it reads (experiments/lm/prompt_reads.py)."""
+    import llama_cpp
 
     path = model_path(name)
     logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
     with _LOAD_LOCK:
-        llama = Llama(
+        llama = counting_class(llama_cpp.Llama)(
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
@@ -144,24 +146,66 @@ def PrefixStateCache(capacity_bytes: int):  # noqa: N802 - a lazy class: llama_c
     return _prefix_state_cache_class()(capacity_bytes=capacity_bytes)
 
 
+# What a context reads of the prompts it is sent (experiments/lm/prompt_reads.py): prompt tokens decoded,
+# prefixes reused from the context's previous call or from a restored state (calls and tokens), and the
+# tokens choice_logprobs decodes after a reply.
+READ_KEYS = (
+    "prompt_tokens_read",
+    "prefix_hits_context",
+    "prefix_tokens_context",
+    "prefix_hits_state_cache",
+    "prefix_tokens_state_cache",
+    "logprob_tokens_read",
+)
+
+
 @dataclass
 class EngineStats:
-    """Counts of real (uncached) calls: what benchmarks divide by."""
+    """Counts of real (uncached) calls: what benchmarks divide by. prompt_tokens are those sent;
+    prompt_tokens_read those llama.cpp decoded, the rest came as a prefix from the context's last call
+    or from a saved state: prompt_tokens = prompt_tokens_read + prefix_tokens_context +
+    prefix_tokens_state_cache."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     truncated: int = 0
+    prompt_tokens_read: int = 0
+    prefix_hits_context: int = 0
+    prefix_tokens_context: int = 0
+    prefix_hits_state_cache: int = 0
+    prefix_tokens_state_cache: int = 0
+    logprob_tokens_read: int = 0
+    uncounted_calls: int = 0  # calls on a context that does not count its reads (a test's stand-in)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, prompt: int, completion: int, seconds: float, truncated: bool) -> None:
+    def add(
+        self,
+        prompt: int,
+        completion: int,
+        seconds: float,
+        truncated: bool,
+        read: PromptCount | None = None,
+        logprob_tokens: int = 0,
+    ) -> None:
         with self.lock:
             self.calls += 1
             self.prompt_tokens += prompt
             self.completion_tokens += completion
             self.seconds += seconds
             self.truncated += int(truncated)
+            if read is None:
+                self.uncounted_calls += 1
+                return
+            self.prompt_tokens_read += read.read
+            self.logprob_tokens_read += logprob_tokens
+            if read.source == CONTEXT:
+                self.prefix_hits_context += 1
+                self.prefix_tokens_context += read.reused
+            elif read.source == STATE_CACHE:
+                self.prefix_hits_state_cache += 1
+                self.prefix_tokens_state_cache += read.reused
 
     def merge(self, other: dict[str, float]) -> None:
         """Add the counts another process (a Ray worker) made with the same model."""
@@ -171,15 +215,26 @@ class EngineStats:
             self.completion_tokens += int(other.get("completion_tokens", 0))
             self.seconds += float(other.get("seconds", 0.0))
             self.truncated += int(other.get("truncated", 0))
+            if "prompt_tokens_read" not in other:
+                self.uncounted_calls += int(other.get("calls", 0))
+                return
+            for key in READ_KEYS:
+                setattr(self, key, getattr(self, key) + int(other.get(key, 0)))
 
     def as_dict(self) -> dict[str, float]:
-        return {
+        out = {
             "calls": self.calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "seconds": round(self.seconds, 3),
             "truncated": self.truncated,
         }
+        # Reads some call did not count are unknown, not zero: no read figure unless every call counted them.
+        if not self.uncounted_calls:
+            out.update({key: getattr(self, key) for key in READ_KEYS})
+            if self.prompt_tokens:
+                out["prompt_read_share"] = round(self.prompt_tokens_read / self.prompt_tokens, 4)
+        return out
 
 
 def _flatten_system(system) -> str | None:
@@ -338,16 +393,18 @@ class LlamaCppEngine:
         messages = _chat_messages(request)
         pool = context_pool(self.name, self.n_ctx, self.split)
         logprobs = None
+        logprob_tokens = 0
         with pool.context() as llama:
+            counting = isinstance(llama, PromptCounting)
             started = time.perf_counter()  # time decoding, not waiting for a free context
+            if counting:
+                llama.begin_count()
             if self.spec.chat:
                 kwargs = dict(sampling)
                 if schema is not None:
                     kwargs["response_format"] = {"type": "json_object", "schema": schema}
                 out = llama.create_chat_completion(messages=messages, **kwargs)
                 text = out["choices"][0]["message"].get("content") or ""
-                if config.logprobs is not None and schema is not None:
-                    logprobs = choice_logprobs(llama, (out.get("usage") or {}).get("prompt_tokens", 0), text, schema)
             else:
                 kwargs = dict(sampling)
                 if schema is not None:
@@ -356,10 +413,24 @@ class LlamaCppEngine:
                     kwargs["grammar"] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
                 out = llama.create_completion(prompt=completion_prompt(messages), **kwargs)
                 text = out["choices"][0].get("text") or ""
+            usage = out.get("usage") or {}
+            # read now: the next call on this context (another thread's, once it is returned) starts a new count
+            read = llama.prompt_count(usage.get("prompt_tokens", 0)) if counting else None
+            if self.spec.chat and config.logprobs is not None and schema is not None:
+                if counting:
+                    llama.begin_count()
+                logprobs = choice_logprobs(llama, usage.get("prompt_tokens", 0), text, schema)
+                logprob_tokens = llama.tokens_decoded() if counting else 0
             elapsed = time.perf_counter() - started
-        usage = out.get("usage") or {}
         finish = out["choices"][0].get("finish_reason") or "stop"
-        self.stats.add(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), elapsed, finish == "length")
+        self.stats.add(
+            usage.get("prompt_tokens", 0),
+            usage.get("completion_tokens", 0),
+            elapsed,
+            finish == "length",
+            read,
+            logprob_tokens,
+        )
         return Response(
             id=out.get("id"),
             model=request.model,

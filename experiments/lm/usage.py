@@ -32,6 +32,13 @@ def total_tokens(entry: dict) -> int:
     )
 
 
+def prompt_read_shares(metrics: dict[str, float]) -> dict[str, float]:
+    """A run's `lm.<label>.prompt_read_share` metrics by label: per local model, the prompt tokens its llama.cpp
+    contexts decoded ÷ those sent (experiments/lm/prompt_reads.py)."""
+    suffix = ".prompt_read_share"
+    return {k[len("lm.") : -len(suffix)]: v for k, v in metrics.items() if k.startswith("lm.") and k.endswith(suffix)}
+
+
 @contextmanager
 def measured(model: str) -> Iterator[dict]:
     """Yields a dict that holds {"tokens", "seconds"} for `model` once the block ends."""
