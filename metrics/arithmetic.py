@@ -155,19 +155,31 @@ def remainder(text: str, answer: str, new: str) -> str | None:
     return None
 
 
-_YEARS_SPAN = re.compile(r"\b(\d{1,3})\s*(?:-\s*)?years?\b", re.IGNORECASE)
+_YEARS_SPAN = re.compile(
+    rf"({_NUMBER.pattern})\s*(?:-\s*)?years?\b(\s+(?:later|earlier|after|before)\b)?", re.IGNORECASE
+)
 
 
 def elapsed_years(text: str, answer: str, new: str) -> str | None:
     """How a stated span of years from another year still gives the old year answer ("aired for 54 years
-    from April 2 , 1956 , to September 17 , 2011" with 2011 swapped for 2010: 1956 + 54), or None."""
+    from April 2 , 1956 , to September 17 , 2011" with 2011 swapped for 2010: 1956 + 54), or None. A span
+    that counts from an earlier sentence ("In 1966 , … . Six years later , … in 1972" with 1972 swapped
+    for 1971) may take its year from the sentence before."""
     target = answer_number(answer)
     if target is None or not _year_like(target):
         return None
+    sentences = SENTENCE_BREAK.split(text)
     for sentence in _sentences_with(text, new):
-        spans = [Decimal(m.group(1)) for m in _YEARS_SPAN.finditer(sentence)]
-        starts = [v for v in numbers_in(sentence) if _year_like(v) and v != target]
-        for span in spans:
+        # two pieces back: the split breaks at initials ("Lyndon B. Johnson")
+        at = sentences.index(sentence)
+        before = " ".join(sentences[max(0, at - 2) : at])
+        for m in _YEARS_SPAN.finditer(sentence):
+            span = _value(m.group(1))
+            if span is None or _year_like(span):
+                continue
+            starts = [v for v in numbers_in(sentence) if _year_like(v) and v != target]
+            if m.group(2):
+                starts += [v for v in numbers_in(before) if _year_like(v) and v != target]
             for year in starts:
                 if year + span == target or year - span == target:
                     return f"{year} {'+' if year + span == target else '−'} {span} years = {target}"

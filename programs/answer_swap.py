@@ -62,7 +62,9 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # alternative, which the question states, is proposed first and may stand in the question.
 # 11: each sampled retry of the proposal with a seed of its own (programs/retries.py); with one seed the
 # retries drew the same numbers, and a pivot that named the gold once named it on every retry.
-VERSION = "answer_swap/11"
+# 12: the elapsed-years trace reads a span in words and counts one that says "later / earlier" from the
+# sentence before ("In 1966 , … . Six years later , … in 1971", read invalid on held-out rows).
+VERSION = "answer_swap/12"
 TRACE_KINDS = (
     "pronunciation",
     "script",

@@ -45,7 +45,7 @@ from signatures.faitheval import (
 # repeated its second word for word; inconsistent as answer_swap/11.
 # 12: an unanswerable rewrite leaves no year of a full-date answer (`old_answer_trace:date_year`: "on March
 # 1994" for "1 March 1994", read invalid on held-out rows): a rewritten sentence keeping it is dropped, a
-# context keeping it as a bare year or month and year is rejected.
+# context keeping it as a bare year or month and year is rejected. Inconsistent as answer_swap/12.
 VERSION = "faitheval/12"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"

@@ -191,6 +191,15 @@ def test_arithmetic_that_still_gives_the_old_answer():
     aired = "It aired for 54 years from April 2 , 1956 , to September 17 , 2011 ."
     assert elapsed_years(aired, "2010", "2011") == "1956 + 54 years = 2010"
     assert elapsed_years(aired.replace("54", "55"), "2010", "2011") is None
+    # Read invalid on held-out rows: the span in words, counted from the sentence before.
+    fathers = (
+        "In 1966 , President Lyndon B. Johnson issued the first presidential proclamation honoring fathers . "
+        "Six years later , the day was made a permanent national holiday when President Richard Nixon signed "
+        "it into law in 1971 ."
+    )
+    assert elapsed_years(fathers, "1972", "1971") == "1966 + 6 years = 1972"
+    assert elapsed_years(fathers.replace("Six years later", "Years later"), "1972", "1971") is None
+    assert elapsed_years("In 1966 , it began . It passed in 1971 after six years of work .", "1972", "1971") is None
     population = "They had 179,948,346 or 62.5 % of the total population of 308,745,358 ."
     assert share(population, "58.28 %", "62.5")
     assert share(population, "58.29 %", "62.5") is None  # matched to the answer's precision
