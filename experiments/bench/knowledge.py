@@ -133,6 +133,7 @@ def scan_summary(records: list[dict], rows_available: int) -> dict[str, float]:
         "rows_scanned": float(len(records)),
         "rows_available": float(rows_available),
         "errors": float(len(records) - len(ok)),
+        "from_archive": float(sum(bool(r.get("archived")) for r in records)),
         "closed_correct": float(sum(bool(r.get("closed_correct")) for r in ok)),
         "closed_book_accuracy": sum(bool(r.get("closed_correct")) for r in ok) / len(ok) if ok else float("nan"),
         "known": float(sum(is_known(r) for r in ok)),

@@ -1,0 +1,51 @@
+"""Archive the knowledge scans of a bench run under data/knowledge_scans/, so a later scan with the same
+reader, model, decoding and build starts from them (experiments/bench/scan_archive.py).
+
+    python3 scripts/archive_knowledge_scan.py <bench-run-id> [--runs-dir runs]
+
+Rows already archived are kept; rows the run added are merged in. The header records when, from which
+commit and on which machine the rows were asked (the run's own records hold each answer's seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+from experiments.bench.scan_archive import archive_path, archived_rows, read_key, write_archive
+from experiments.paths import runs_dir
+from experiments.run_store import RunStore
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run_id")
+    parser.add_argument("--runs-dir", type=Path, default=None)
+    args = parser.parse_args()
+    root = args.runs_dir or runs_dir()
+    stages = sorted(p for p in (root / args.run_id).glob("knowledge.*") if (p / "scan_key.json").exists())
+    if not stages:
+        raise SystemExit(f"no knowledge scan stage with a scan_key.json under {root / args.run_id}")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    for stage in stages:
+        described = read_key(stage)
+        records = RunStore(f"{args.run_id}/{stage.name}", root=root).records()
+        rows = [r for r in archived_rows(records) if r]
+        header = {
+            "kind": "knowledge_scan",
+            **described,
+            "last_run": args.run_id,
+            "archived_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "commit": commit,
+            "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        }
+        path = archive_path(described["source"], described["split"], described["target"])
+        total = write_archive(path, header, rows)
+        print(f"{path}: {total} rows ({len(rows)} from {stage.name})")
+
+
+if __name__ == "__main__":
+    main()
