@@ -189,7 +189,8 @@ def conflict_sections(result: ConflictResult) -> list:
         scan_rows.append(
             [
                 target,
-                f"{int(s['rows_scanned'])} of {int(s['rows_available'])}",
+                f"{int(s['rows_scanned'])} of {int(s['rows_available'])}"
+                + (f" ({int(s['from_archive'])} from the archive)" if s.get("from_archive") else ""),
                 f"{s['closed_book_accuracy']:.3f}",
                 str(int(s["known"])),
                 str(len(result.seeds[target].unknown)),
