@@ -123,6 +123,13 @@ def run(
         typer.Option(help="override data.split: all, development or held_out (measure validity on held_out)"),
     ] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
+    target: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="keep only this one of the config's models.targets (repeat for several): one target's "
+            "knowledge scan on this machine, another's elsewhere, both archived for a later full run"
+        ),
+    ] = None,
     retry_errors: Annotated[
         bool,
         typer.Option(
@@ -154,7 +161,18 @@ def run(
     from experiments.launch import run_experiment
 
     cfg = _load_config(config, overrides)
+    if target:
+        cfg = _only_targets(cfg, target)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
+
+
+def _only_targets(cfg, names: list[str]):
+    known = [t.name for t in cfg.models.targets]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(f"--target {', '.join(unknown)}: not a target of this config (its targets: {', '.join(known)})")
+    kept = [t for t in cfg.models.targets if t.name in names]
+    return cfg.model_copy(update={"models": cfg.models.model_copy(update={"targets": kept})})
 
 
 def _end_runs_on_sigterm() -> None:

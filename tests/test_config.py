@@ -110,3 +110,16 @@ def test_schema_knows_which_tasks_evaluate_files_as_given():
 
     given = {name for name, task in TASKS.items() if getattr(task, "evaluates_files_as_given", False)}
     assert given == EVALUATES_FILES_AS_GIVEN
+
+
+def test_run_target_keeps_the_named_targets_and_refuses_others():
+    from experiments.cli import _only_targets
+    from experiments.failures import UserError
+
+    cfg = load_config("experiments/configs/knowledge_conflict.yaml")
+    kept = _only_targets(cfg, ["qwen2.5-0.5b", "gemma3-270m"])
+    assert [t.name for t in kept.models.targets] == ["qwen2.5-0.5b", "gemma3-270m"]
+    assert kept.models.targets[0].max_tokens == 48  # the config's own settings of that target
+    assert [t.name for t in cfg.models.targets][0] == "qwen2.5-1.5b"  # the loaded config is left as it was
+    with pytest.raises(UserError, match="qwen2.5-7b: not a target of this config"):
+        _only_targets(cfg, ["qwen2.5-7b"])
