@@ -10,6 +10,7 @@ from experiments.bench.scan_archive import (
     archived_rows,
     prefill,
     prefill_records,
+    prompt_fingerprint,
     read_archive,
     scan_key,
     write_archive,
@@ -25,7 +26,7 @@ IDENTITY = {
     "llama_cpp_features": "AVX2",
     "n_threads": 1,
 }
-KEY = scan_key("knowledge_scan/2", "target_reader/3", IDENTITY, "d" * 64)
+KEY = scan_key("p" * 16, IDENTITY, "d" * 64)
 
 
 def example(i, answer):
@@ -40,8 +41,20 @@ def header(**extra):
 
 
 def test_key_ignores_how_many_threads_asked():
-    assert scan_key("knowledge_scan/2", "target_reader/3", {**IDENTITY, "n_threads": 2}, "d" * 64) == KEY
-    assert scan_key("knowledge_scan/2", "target_reader/3", {**IDENTITY, "max_tokens": 64}, "d" * 64) != KEY
+    assert scan_key("p" * 16, {**IDENTITY, "n_threads": 2}, "d" * 64) == KEY
+    assert scan_key("p" * 16, {**IDENTITY, "max_tokens": 64}, "d" * 64) != KEY
+
+
+def test_the_prompt_fingerprint_follows_what_the_scan_sends(monkeypatch):
+    import dspy
+
+    from signatures.target import ClosedBookAnswer
+
+    chat, as_json = prompt_fingerprint(dspy.ChatAdapter()), prompt_fingerprint(dspy.JSONAdapter())
+    assert chat == prompt_fingerprint(dspy.ChatAdapter()) and chat != as_json
+    changed = ClosedBookAnswer.with_instructions("Answer from memory.")
+    monkeypatch.setattr("programs.target_reader.ClosedBookAnswer", changed)
+    assert prompt_fingerprint(dspy.ChatAdapter()) != chat
 
 
 def test_rows_merge_and_keep_the_fuller_answer(tmp_path):

@@ -1,7 +1,7 @@
 """Knowledge scans that ship: a target's raw closed- and open-book answers, kept under `data/knowledge_scans/`.
 
 A full scan of the held-out NQ split costs hours per target on a 2-core CPU, longer than a machine may
-live, so the answers a scan got are archived in the repository and a later scan with the same reader,
+live, so the answers a scan got are archived in the repository and a later scan with the same prompts,
 model, decoding and llama.cpp build starts from them (`prefill`), asking only the rows the archive lacks.
 Only the raw answers are kept: whether an answer counts as known is recomputed with today's metrics, so a
 change to `metrics.conflict.knows` or `metrics.qa.is_correct` applies to archived rows too. An archive
@@ -14,14 +14,19 @@ Archive a run's scans with `python3 scripts/archive_knowledge_scan.py <run-id>`.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+import dspy
+
 from experiments.paths import project_root
+from experiments.readers import DECODINGS
 from metrics.conflict import knows
 from metrics.qa import is_correct
+from programs.target_reader import TargetReader
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +52,23 @@ def archive_path(source: str, split: str, target: str, root: Path | None = None)
     return (root or archive_dir()) / f"{source}-{split}-{target}.jsonl.gz"
 
 
-def scan_key(scan_version: str, reader_version: str, identity: dict, data_sha256: str) -> dict:
-    """What must match for archived answers to stand for asking again."""
-    key = {"scan_version": scan_version, "reader_version": reader_version, "data_sha256": data_sha256}
+def prompt_fingerprint(adapter) -> str:
+    """The hash of the closed- and open-book prompts as the adapter renders them, and of the greedy decoding:
+    any change to what a scan sends changes it, a change elsewhere in the reader does not."""
+    reader = TargetReader()
+    rendered = [
+        adapter.format(reader.closed_book.signature, [], {"question": "{question}"}),
+        adapter.format(reader.open_book.signature, [], {"question": "{question}", "context": "{context}"}),
+        DECODINGS["greedy"],
+        dspy.__version__,
+    ]
+    return hashlib.sha256(json.dumps(rendered, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def scan_key(prompts: str, identity: dict, data_sha256: str) -> dict:
+    """What must match for archived answers to stand for asking again: the prompts sent, the model file,
+    its decoding and llama.cpp build, and the data file."""
+    key = {"prompts": prompts, "data_sha256": data_sha256}
     key.update({f: identity.get(f) for f in KEY_FIELDS if f not in key})
     return key
 
