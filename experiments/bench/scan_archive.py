@@ -31,8 +31,7 @@ from programs.target_reader import TargetReader
 logger = logging.getLogger(__name__)
 
 KEY_FIELDS = (
-    "scan_version",
-    "reader_version",
+    "prompts",
     "model_string",
     "temperature",
     "max_tokens",
