@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import dspy
+from dspy.utils.exceptions import AdapterParseError
 
 from metrics import is_correct
 from metrics.arithmetic import derivation, elapsed_years, remainder, share
@@ -30,7 +31,7 @@ from metrics.traces import descriptions_left, gloss_traces, inside_words
 from metrics.word_traces import anaphors, inflected_forms, inside_names, letter_counts, name_talk
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
-from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
+from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswer, RepairSwappedPassage
 
 # 2: the old answer is looked for and replaced in every surface form (dates, numbers, a name's
 # distinctive word); proposals that are placeholders, overlap the old answer or already occur in the
@@ -64,7 +65,12 @@ from signatures.answer_swap import ProposeWrongAnswer, RepairSwappedPassage
 # retries drew the same numbers, and a pivot that named the gold once named it on every retry.
 # 12: the elapsed-years trace reads a span in words and counts one that says "later / earlier" from the
 # sentence before ("In 1966 , … . Six years later , … in 1971", read invalid on held-out rows).
-VERSION = "answer_swap/12"
+# 13: a retry asks for five answers of the first try's answer type without being shown the gold, and takes
+# the first that passes the checks: shown the gold, a small pivot copies it, even sampled and even when asked
+# for a list of wrong answers (19 of 112 selected held-out seeds were lost to `proposal_is_gold` under 12,
+# the same gold proposed three times; a five-item list of wrong answers was the gold alone on 17 of 19).
+VERSION = "answer_swap/13"
+CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
     "script",
@@ -183,6 +189,7 @@ class AnswerSwap(dspy.Module):
         super().__init__()
         budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
         self.propose = dspy.Predict(propose_signature, **budget)
+        self.propose_many = dspy.Predict(ProposeAnswers, max_tokens=max(propose_max_tokens or 0, 160))
         # Only a program that repairs has the predictor: optimizers tune every predictor they find,
         # and one that never runs gives them nothing to learn from.
         if repair_grammar:
@@ -202,22 +209,40 @@ class AnswerSwap(dspy.Module):
             proposals.append({"proposal": alternative, "answer_type": "alternative", "problem": problem})
             new_answer = alternative if problem is None else None
         for attempt in range(self.max_attempts if new_answer is None else 0):
-            avoid = [*answers, *(p["proposal"] for p in proposals)]
-            # Greedy first; a small model that repeats the gold under greedy decoding needs sampling
-            # to move, each retry with a seed of its own (programs/retries.py).
-            out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt))
-            proposal = " ".join(str(out.wrong_answer).split())
-            problem = proposal_problem(proposal, answers, context=context, question=question)
-            proposals.append(
-                {
-                    "proposal": proposal,
-                    "answer_type": out.answer_type,
-                    "problem": problem,
-                    **({"justification": out.justification} if "justification" in out else {}),
-                }
-            )
-            if problem is None:
-                new_answer = proposal
+            # Greedy first; retries sample, each with a seed of its own (programs/retries.py), and ask for a
+            # list of answers of the type without showing the gold, which a small model copies when shown.
+            if attempt == 0:
+                avoid = [*answers, *(p["proposal"] for p in proposals)]
+                out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt))
+                found = [(str(out.wrong_answer), out)]
+                answer_type = str(out.answer_type or "") or "short answer"
+            else:
+                try:
+                    out = self.propose_many(question=question, answer_type=answer_type, config=retry_config(attempt))
+                except AdapterParseError:  # a list a small model could not write: this retry gave nothing
+                    proposals.append(
+                        {"proposal": "", "answer_type": "", "problem": "unparsed_list", "attempt": attempt}
+                    )
+                    continue
+                found = [(str(c), out) for c in list(out.answers or [])[:CANDIDATES_PER_RETRY]]
+            for raw, out in found:
+                proposal = " ".join(raw.split())
+                if any(p["proposal"] == proposal for p in proposals):
+                    continue
+                problem = proposal_problem(proposal, answers, context=context, question=question)
+                proposals.append(
+                    {
+                        "proposal": proposal,
+                        "answer_type": answer_type,
+                        "problem": problem,
+                        "attempt": attempt,
+                        **({"justification": out.justification} if "justification" in out else {}),
+                    }
+                )
+                if problem is None:
+                    new_answer = proposal
+                    break
+            if new_answer is not None:
                 break
         if new_answer is None:
             return dspy.Prediction(

@@ -46,7 +46,8 @@ from signatures.faitheval import (
 # 12: an unanswerable rewrite leaves no year of a full-date answer (`old_answer_trace:date_year`: "on March
 # 1994" for "1 March 1994", read invalid on held-out rows): a rewritten sentence keeping it is dropped, a
 # context keeping it as a bare year or month and year is rejected. Inconsistent as answer_swap/12.
-VERSION = "faitheval/12"
+# 13: inconsistent as answer_swap/13 (a retry lists five conflicting answers).
+VERSION = "faitheval/13"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256

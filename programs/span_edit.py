@@ -124,6 +124,28 @@ def _drop_repeated_prefix(before: str, rewritten: str | None) -> str | None:
     return rewritten[article.end() :] if article and rewritten[article.end() :] else rewritten
 
 
+_INDEFINITE_BEFORE = re.compile(r"(?<!\w)(an?)(\s+)$", re.IGNORECASE)
+# Spelt with a vowel, said with a consonant ("a university", "a one-off"), and the reverse ("an hour").
+_VOWEL_LETTER_CONSONANT_SOUND = re.compile(r"(?:uni|use|usu|uti|eu|ewe|one\b|once\b|u[bcfhjkqrstn][aeiou])", re.I)
+_SILENT_H = re.compile(r"(?:hour|honest|honou?r|heir)", re.I)
+
+
+def _agree_article(before: str, new: str) -> str:
+    """`before` with an indefinite article right before the new answer matching its first sound: "An
+    astronaut" swapped to "scientist" read "An scientist", "an protest singer" (both read invalid)."""
+    m = _INDEFINITE_BEFORE.search(before)
+    word = new.lstrip("\"'“‘`( ")
+    if not m or not word or not word[0].isalpha() or word[:1].isupper() and word.split()[0].isupper():
+        return before  # no article, or an acronym whose letter names decide ("an FBI agent")
+    vowel = word[0].lower() in "aeiou"
+    an = (vowel and not _VOWEL_LETTER_CONSONANT_SOUND.match(word)) or bool(_SILENT_H.match(word))
+    article = m.group(1)
+    wanted = ("an" if an else "a") if article.islower() else ("An" if an else "A")
+    if article.isupper() and len(article) > 1:
+        wanted = wanted.upper()
+    return before[: m.start(1)] + wanted + m.group(2)
+
+
 _CAPITALISED = re.compile(r"[A-Z][\w'’.-]*")
 
 
@@ -184,7 +206,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
                 unreplaced.append(occurrence)
     out = text
     for edit in sorted(edits, key=lambda e: -e.start):
-        out = out[: edit.start] + edit.new + out[edit.end :]
+        out = _agree_article(out[: edit.start], edit.new) + edit.new + out[edit.end :]
     return EditResult(out, sorted(edits, key=lambda e: e.start), sorted(unreplaced, key=lambda f: f.start))
 
 

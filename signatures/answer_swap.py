@@ -25,3 +25,13 @@ class RepairSwappedPassage(dspy.Signature):
     passage: str = dspy.InputField()
     new_answer: str = dspy.InputField()
     repaired_passage: str = dspy.OutputField()
+
+
+class ProposeAnswers(dspy.Signature):
+    """List five different short answers that a quiz contestant might plausibly give to the question, each
+    of the given type (person, place, date, number, organisation, …). Different answers, at most five words
+    each."""
+
+    question: str = dspy.InputField()
+    answer_type: str = dspy.InputField(desc="the type every answer must have")
+    answers: list[str] = dspy.OutputField(desc="five different plausible answers")

@@ -45,11 +45,12 @@ def test_checks_catch_a_new_answer_that_contains_the_old():
     assert checks["new_answer_present"] and not checks["old_answer_absent"]
 
 
-def test_module_retries_then_swaps():
+def test_module_retries_with_a_list_then_swaps():
     lm = dspy.utils.DummyLM(
         [
             {"answer_type": "year", "wrong_answer": "1890"},  # the gold: rejected
-            {"answer_type": "year", "wrong_answer": "1902"},
+            # the retry lists answers of the type, not shown the gold: the gold and a duplicate are passed over
+            {"answers": ["1890", "in 1890", "1902", "1902", "1911"]},
         ],
         adapter=dspy.JSONAdapter(),
     )
@@ -58,8 +59,27 @@ def test_module_retries_then_swaps():
         out = AnswerSwap(max_attempts=3)(question="when was it written", context=context, answers=["1890"])
     assert out.rejection is None and out.new_answer == "1902"
     assert out.context == "The story was written in 1902. By 1902 it was famous."
-    assert [p["problem"] for p in out.proposals] == ["proposal_is_gold", None]
+    assert [(p["proposal"], p["problem"], p["attempt"]) for p in out.proposals] == [
+        ("1890", "proposal_is_gold", 0),
+        ("in 1890", "proposal_is_gold", 1),
+        ("1902", None, 1),
+    ]
     assert out.checks["similarity"] == 1.0
+
+
+def test_a_retry_list_that_cannot_be_read_is_one_empty_retry():
+    lm = dspy.utils.DummyLM(
+        [
+            {"answer_type": "year", "wrong_answer": "1890"},
+            {"answers": "not a list"},  # unparseable as list[str]
+            {"answers": ["1902"]},
+        ],
+        adapter=dspy.JSONAdapter(),
+    )
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=3)(question="when was it written", context="Written in 1890.", answers=["1890"])
+    assert out.new_answer == "1902"
+    assert [p["problem"] for p in out.proposals] == ["proposal_is_gold", "unparsed_list", None]
 
 
 # Accepted by answer_swap/1 but caught by answer_swap/2's checks (issue 11): the old answer surviving in
@@ -118,8 +138,8 @@ def test_placeholder_and_already_present_proposals_are_retried():
     lm = dspy.utils.DummyLM(
         [
             {"answer_type": "person", "wrong_answer": "John Doe"},  # a placeholder
-            {"answer_type": "person", "wrong_answer": "Joseph Strauss"},  # already in the passage
-            {"answer_type": "person", "wrong_answer": "Ralph Freeman"},
+            {"answers": ["Joseph Strauss"]},  # already in the passage
+            {"answers": ["Ralph Freeman"]},
         ],
         adapter=dspy.JSONAdapter(),
     )

@@ -1,0 +1,27 @@
+"""The code edit of an answer swap: the indefinite article before a replaced span agrees with the new answer."""
+
+import pytest
+
+from programs.span_edit import replace_forms
+
+
+@pytest.mark.parametrize(
+    "text, olds, new, expected",
+    [
+        # read invalid on held-out swaps: the article kept from the old answer's first sound
+        (
+            "An astronaut or cosmonaut is a person.",
+            ["An astronaut or cosmonaut"],
+            "scientist",
+            "A scientist is a person.",
+        ),
+        ("He was an folk singer .", ["folk singer"], "protest singer", "He was a protest singer ."),
+        ("It took a day .", ["day"], "hour", "It took an hour ."),
+        ("She met a writer .", ["writer"], "university lecturer", "She met a university lecturer ."),
+        ("She met a writer .", ["writer"], "engineer", "She met an engineer ."),
+        ("He was a CIA officer .", ["CIA officer"], "FBI agent", "He was a FBI agent ."),  # letter names: left alone
+        ("The band played .", ["band"], "orchestra", "The orchestra played ."),
+    ],
+)
+def test_an_indefinite_article_agrees_with_the_new_answer(text, olds, new, expected):
+    assert replace_forms(text, olds, new).text == expected
