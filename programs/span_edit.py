@@ -44,10 +44,18 @@ def span_pattern(span: str) -> re.Pattern:
     return re.compile(r"(?<!\w)" + pattern + r"(?!\w)", re.IGNORECASE)
 
 
-def _match_case(found: str, new: str) -> str:
+_SENTENCE_END = re.compile(r"(?:^|[.!?:;]\s*[\"'`’”)]*)\s*[\"'`‘“(]*\s*$")
+
+
+def _match_case(found: str, new: str, before: str = "") -> str:
     # Keep a sentence-initial capital; never lower-case a proper noun the proposal capitalised. A letter
     # whose capital is two letters ("ß" → "SS") stays as proposed: the capital would spell another word.
+    # Mid-sentence, a capital of the old name ("head of Starfleet Medical") is not the new answer's: a
+    # leading article stays lower-case ("head of the hospital", not "The hospital"); other words of a
+    # lower-case proposal are capitalised as before ("the Beatles" for "The Who" mid-sentence stays).
     if found[:1].isupper() and new[:1].islower() and len(new[:1].upper()) == 1:
+        if _ARTICLE.match(new) and not _SENTENCE_END.search(before):
+            return new
         return new[:1].upper() + new[1:]
     return new
 
@@ -80,7 +88,7 @@ def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
     """The form rewritten unit by unit: words as the new answer has them, dates and numbers in the
     form's own spelling. None when the new answer does not line up with the old one."""
     if form.how == "same":
-        return _match_case(form.text, new)
+        return _match_case(form.text, new, text[: form.start])
     found = [u for u in units_of(text) if form.start <= u.start and u.end <= form.end]
     olds, news = units_of(old), units_of(new)
     if not (len(found) == len(olds) == len(news)):

@@ -25,3 +25,12 @@ from programs.span_edit import replace_forms
 )
 def test_an_indefinite_article_agrees_with_the_new_answer(text, olds, new, expected):
     assert replace_forms(text, olds, new).text == expected
+
+
+def test_a_new_answers_article_is_capitalised_only_where_a_sentence_starts():
+    text = "She was head of Starfleet Medical in 2365 . Starfleet Medical is in San Francisco ."
+    assert replace_forms(text, ["Starfleet Medical"], "the hospital").text == (
+        "She was head of the hospital in 2365 . The hospital is in San Francisco ."
+    )
+    # a lower-case proposal without an article still takes the old name's capital
+    assert replace_forms("He joined Starfleet in 2360 .", ["Starfleet"], "navy").text == "He joined Navy in 2360 ."
