@@ -3,15 +3,13 @@ reader, model, decoding and build starts from them (experiments/bench/scan_archi
 
     python3 scripts/archive_knowledge_scan.py <bench-run-id> [--runs-dir runs]
 
-Rows already archived are kept; rows the run added are merged in. The header records when, from which
-commit and on which machine the rows were asked (the run's own records hold each answer's seconds).
+Rows already archived are kept; rows the run added are merged in. The header lists every run that added
+rows: its id, the commit and machine that asked them, when they were archived and how many.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,21 +27,18 @@ def main() -> None:
     stages = sorted(p for p in (root / args.run_id).glob("knowledge.*") if (p / "scan_key.json").exists())
     if not stages:
         raise SystemExit(f"no knowledge scan stage with a scan_key.json under {root / args.run_id}")
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     for stage in stages:
         described = read_key(stage)
         records = RunStore(f"{args.run_id}/{stage.name}", root=root).records()
         rows = [r for r in archived_rows(records) if r]
-        header = {
-            "kind": "knowledge_scan",
-            **described,
-            "last_run": args.run_id,
+        header = {"kind": "knowledge_scan", **{k: described[k] for k in ("source", "split", "target", "key")}}
+        source = {
+            "run": args.run_id,
+            **described.get("asked_by", {}),
             "archived_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "commit": commit,
-            "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
         }
         path = archive_path(described["source"], described["split"], described["target"])
-        total = write_archive(path, header, rows)
+        total = write_archive(path, header, rows, source)
         print(f"{path}: {total} rows ({len(rows)} from {stage.name})")
 
 

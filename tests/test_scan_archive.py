@@ -126,3 +126,20 @@ def test_a_file_without_a_header_is_an_error(tmp_path):
         assert "header" in str(exc) and str(path) in str(exc)
     else:
         raise AssertionError("a headerless archive was read")
+
+
+def test_the_header_lists_each_run_that_added_rows(tmp_path):
+    path = tmp_path / "a.jsonl.gz"
+    first = {"run": "kc-1", "commit": "abc", "machine": "Xeon, 2 cores"}
+    write_archive(path, header(), [{"id": "1", "closed_answer": "Seoul"}], first)
+    write_archive(path, header(), [{"id": "1", "closed_answer": "Seoul"}], {**first, "run": "kc-2"})  # adds nothing
+    write_archive(path, header(), [{"id": "2", "closed_answer": "x"}], {**first, "run": "kc-3"})
+    head, _ = read_archive(path)
+    assert [(r["run"], r["rows_added"]) for r in head["runs"]] == [("kc-1", 1), ("kc-3", 1)]
+
+
+def test_asked_by_names_a_commit_and_a_machine():
+    from experiments.bench.scan_archive import asked_by
+
+    who = asked_by()
+    assert who["commit"] and "cores" in who["machine"]

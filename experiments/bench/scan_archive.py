@@ -17,6 +17,8 @@ import gzip
 import hashlib
 import json
 import logging
+import os
+import platform
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -24,6 +26,7 @@ import dspy
 
 from experiments.paths import project_root
 from experiments.readers import DECODINGS
+from experiments.tracking import git_state
 from metrics.conflict import knows
 from metrics.qa import is_correct
 from programs.target_reader import TargetReader
@@ -72,6 +75,22 @@ def scan_key(prompts: str, identity: dict, data_sha256: str) -> dict:
     return key
 
 
+def asked_by() -> dict:
+    """Where a scan's answers come from: the code's commit and the machine that asked."""
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines() if line.startswith("model name")),
+        platform.processor() or platform.machine(),
+    )
+    return {"commit": git_state()["git.commit"], "machine": f"{cpu}, {os.cpu_count()} cores"}
+
+
+def _cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
 def write_key(store, described: dict) -> None:
     """Beside a scan stage's checkpoint, what its answers were asked with, for archiving them later."""
     store.dir.mkdir(parents=True, exist_ok=True)
@@ -93,16 +112,23 @@ def read_archive(path: Path) -> tuple[dict, dict[str, dict]]:
     return lines[0], {str(row["id"]): row for row in lines[1:]}
 
 
-def write_archive(path: Path, header: dict, rows: Iterable[dict]) -> int:
-    """Merge `rows` into the archive at `path` (a row already there is kept unless the new one has more)."""
+def write_archive(path: Path, header: dict, rows: Iterable[dict], source: dict | None = None) -> int:
+    """Merge `rows` into the archive at `path` (a row already there is kept unless the new one has more);
+    `source` (run, commit, machine) joins the header's list of the runs that added rows."""
     old_header, old = read_archive(path)
     if old and old_header.get("key") != header["key"]:
         raise ValueError(f"{path} holds a scan with another key; move it away to archive this one")
     merged = dict(old)
+    added = 0
     for row in rows:
         kept = merged.get(str(row["id"]))
         if kept is None or (row.get("open_answer") is not None and kept.get("open_answer") is None):
             merged[str(row["id"])] = row
+            added += 1
+    runs = list(old_header.get("runs", []))
+    if source is not None and added:
+        runs.append({**source, "rows_added": added})
+    header = {**header, "runs": runs}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     # mtime=0: the same rows give the same bytes, so git sees no change when nothing changed
