@@ -146,8 +146,11 @@ def restating_sentences(passage: str, question: str, answers: list[str]) -> list
     for sentence in _sentences(passage):
         held = wanted & content_stems(sentence)
         # A name alone ("Papua New Guinea", "Dancing on Ice") is the topic, not the question: some word
-        # of what is asked must stand in lower case.
-        asked = held & content_stems(_CAPITALISED.sub(" ", sentence))
+        # of what is asked must stand in lower case, a subject word or the question's own verb ("Raviv
+        # Ullman played Biff in Back to the Future." for "who played biff in back to the future", a
+        # condensation the pivot wrote of a passage on another show; read invalid on held-out rows).
+        lower = content_stems(_CAPITALISED.sub(" ", sentence))
+        asked = (held & lower) or (content_stems(question) - wanted) & lower
         restates = (len(held) >= need and asked) or (focus in held and len(held) >= 2)
         if restates and not mentions_any_form(sentence, answers):
             found.append(sentence)

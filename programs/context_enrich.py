@@ -64,7 +64,9 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # 12 (issue 30, held-out reading of /11): "James ' version" is a possessive and "version of the song" no work
 # of its own (`work`); for a when-question, another date of the thing the evidence dates, or the evidence's
 # people set at another time, and for a purpose question another purpose of its subject, are dropped.
-VERSION = "context_enrich/12"
+# 13: a background sentence restating the question counts when the word it shares in lower case is the
+# question's verb ("Raviv Ullman played Biff in Back to the Future."; held-out reading of /12).
+VERSION = "context_enrich/13"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: docs/guides/generate.md, the string checks).

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import dspy
+import pytest
 
 from metrics.background_checks import background_drops, without
 from metrics.evidence_checks import question_names
@@ -394,3 +395,27 @@ def test_a_ruling_or_a_purpose_of_something_else_is_kept():
     assert [r for r, _ in background_drops(purpose, evidence, question, answers)] == ["purpose"]
     # Not a question asking what something is for.
     assert background_drops(purpose, evidence, "who wrote the flag salute ruling", ["Felix Frankfurter"]) == []
+
+
+@pytest.mark.parametrize(
+    "question, sentence",
+    [
+        # read invalid on held-out rows under context_enrich/12: the pivot's condensation of a passage on
+        # Phil of the Future, and of another actor's passage (not in the review sample, the same kind)
+        ("who played biff in back to the future", "Raviv Ullman played Biff in Back to the Future."),
+        ("who plays leroy in once upon a time", "Samuel George Claflin plays Leroy in Once Upon a Time."),
+    ],
+)
+def test_a_background_restating_the_question_with_its_verb_is_refused(question, sentence):
+    from metrics.evidence_checks import restating_sentences
+
+    assert restating_sentences(sentence, question, ["Thomas Francis Wilson Jr."]) == [sentence]
+
+
+def test_a_name_alone_still_restates_nothing():
+    from metrics.evidence_checks import restating_sentences
+
+    # the topic's name with no word of what is asked in lower case
+    assert (
+        restating_sentences("Back to the Future is a 1985 film.", "who played biff in back to the future", ["X"]) == []
+    )
