@@ -225,3 +225,48 @@ def test_the_conflict_experiment_end_to_end(world, isolated):
     assert {a["prediction"] for a in answers if a["target"] == "qwen2.5-0.5b"} == {SWAPPED}
     assert "Knowledge conflict: memory or evidence" in (out / "bench.md").read_text()
     assert result.metrics["conflict.smollm2-135m.answer_swap.known.open_book.memory"] == 1.0
+
+
+def test_a_scan_archived_from_one_run_answers_the_next(world, isolated, monkeypatch):
+    """The scans of a run are archived (scripts/archive_knowledge_scan.py) and a later run, on another
+    machine in effect (a new runs dir), takes every scanned row from the archive instead of asking."""
+    import sys
+
+    from experiments.bench import scan_archive
+    from scripts import archive_knowledge_scan
+
+    monkeypatch.setattr(scan_archive, "archive_dir", lambda: isolated / "archive")
+    config = bench_config(
+        isolated,
+        tasks=[],
+        knowledge_conflict={
+            "enabled": True,
+            "source": str(isolated / "seeds.jsonl"),
+            "split": "all",
+            "known_per_target": 5,
+            "block": 2,
+            "table_rows": 3,
+            "unknown_per_target": 5,
+            "control_seeds": 1,
+            "settings": ["open_book"],
+        },
+    )
+    first = launch.run_experiment(config, progress=False)
+    monkeypatch.setattr(sys, "argv", ["archive_knowledge_scan.py", first.run_id])
+    archive_knowledge_scan.main()
+    archived = sorted(p.name for p in (isolated / "archive").iterdir())
+    assert archived == ["seeds-all-qwen2.5-0.5b.jsonl.gz", "seeds-all-smollm2-135m.jsonl.gz"]
+    head, rows = scan_archive.read_archive((isolated / "archive") / archived[0])
+    assert head["runs"][0]["run"] == first.run_id and head["runs"][0]["commit"] and len(rows) == 3
+
+    monkeypatch.setenv("REEVAL_RUNS_DIR", str(isolated / "runs-elsewhere"))
+    second = launch.run_experiment(config, progress=False)
+    for target in ("qwen2.5-0.5b", "smollm2-135m"):
+        records = RunStore(f"{second.run_id}/knowledge.{target}").records()
+        assert records and all(r.get("archived") for r in records)
+        assert second.metrics[f"conflict.scan.{target}.from_archive"] == len(records)
+    # the same seeds and the same table as the run that asked
+    assert (
+        second.metrics["conflict.smollm2-135m.answer_swap.known.open_book.memory"]
+        == (first.metrics["conflict.smollm2-135m.answer_swap.known.open_book.memory"])
+    )

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import platform
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -51,7 +52,11 @@ def archive_dir() -> Path:
 
 
 def archive_path(source: str, split: str, target: str, root: Path | None = None) -> Path:
-    return (root or archive_dir()) / f"{source}-{split}-{target}.jsonl.gz"
+    """One file per source, split and target; a source given as a file is named by its file name (the key's
+    data hash tells two files of one name apart)."""
+    name = Path(source).name.split(".")[0] if ("/" in source or "." in source) else source
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{name}-{split}-{target}")
+    return (root or archive_dir()) / f"{safe}.jsonl.gz"
 
 
 def prompt_fingerprint(adapter) -> str:
