@@ -238,7 +238,12 @@ def scripted_pivots(monkeypatch):
         examples = runner.load_data(config).examples
         good = scripted_lm(examples, config.task)
         bad = scripted_lm(examples, config.task)
-        bad.answers = {**bad.answers, "`wrong_answer`.": {"answer_type": "t", "wrong_answer": ""}}
+        # nothing on the first try, nothing in a retry's list (answer_swap/13)
+        bad.answers = {
+            **bad.answers,
+            "`wrong_answer`.": {"answer_type": "t", "wrong_answer": ""},
+            "`answers`": {"answers": []},
+        }
         assert "`wrong_answer`." in FORMAT_ANSWERS
         pivots = [ResolvedLM("pivot", c, lm, None) for c, lm in zip(config.models.pivots, (good, bad), strict=True)]
         for resolved in pivots:

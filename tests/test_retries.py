@@ -33,11 +33,13 @@ def _pivot(seed):
 
 def test_each_proposal_retry_samples_with_a_seed_of_its_own(llama):
     gold = {"answer_type": "year", "wrong_answer": "1890"}
-    llama["model"] = model = FakeLlama([gold, gold, {"answer_type": "year", "wrong_answer": "1901"}])
+    # the retries list answers of the type (programs/answer_swap.py, answer_swap/13)
+    llama["model"] = model = FakeLlama([gold, {"answers": ["1890"]}, {"answers": ["1890", "1901"]}])
     pivot = _pivot(seed=7)
     with dspy.context(lm=pivot.lm, adapter=pivot.adapter()):
         out = AnswerSwap(max_attempts=3)(question="when was it written", context="Written in 1890 .", answers=["1890"])
-    assert [p["problem"] for p in out.proposals] == ["proposal_is_gold", "proposal_is_gold", None]
+    assert [p["problem"] for p in out.proposals] == ["proposal_is_gold", None]  # the retry's 1890 is no new proposal
+    assert out.new_answer == "1901"
     assert [(c["temperature"], c["seed"]) for c in model.calls] == [
         (0.0, 7),  # the configured greedy call
         (RETRY_TEMPERATURE, 8),

@@ -23,7 +23,8 @@ DIGESTS = {
     "nq_inconsistent.yaml": "6cd0bc41af82e3a43c820717a0ec2e51738a8380297b5fdc2140b4572e45e8a1",
     "nq_optimize_answer_swap.yaml": "20dcb12750a38291df9e3fffa9de58679a22884e904199b7d0743afd78cfdccf",
     "nq_optimize_compare.yaml": "75efbc5398d51d94ed2b0d219e560015ad10342b518d851b3366d63fbbce70d4",  # new config
-    "nq_optimize_compare_unanswerable.yaml": "f676c52690757a199746a094aa694b81ed5cf1bba3dde294d65fc6d4d75e3fb4",  # new config
+    # new config
+    "nq_optimize_compare_unanswerable.yaml": "f676c52690757a199746a094aa694b81ed5cf1bba3dde294d65fc6d4d75e3fb4",
     "nq_seed_selection.yaml": "de4a79e25edfe690381dc4abb7084759261bba3e5a660b29f1f67418b20e055a",
     "nq_unanswerable.yaml": "9250d20e3b37ab87fc7cfd62a14633a24116434d0d3e3202e6173ac5b1c75e73",
 }
