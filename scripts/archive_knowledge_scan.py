@@ -10,12 +10,16 @@ rows: its id, the commit and machine that asked them, when they were archived an
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from experiments.bench.scan_archive import archive_path, archived_rows, read_key, write_archive
-from experiments.paths import runs_dir
-from experiments.run_store import RunStore
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's code and data/, whichever checkout is installed
+
+from experiments.bench.scan_archive import archive_path, archived_rows, read_key, write_archive  # noqa: E402
+from experiments.paths import runs_dir  # noqa: E402
+from experiments.run_store import RunStore  # noqa: E402
 
 
 def main() -> None:
