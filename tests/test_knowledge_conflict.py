@@ -188,8 +188,10 @@ def test_classified_answers_keep_errors_unlabelled_and_no_conflict_apart():
 # -- end to end on the bench world ------------------------------------------------------------------------
 
 
-def test_the_conflict_experiment_end_to_end(world, isolated):
-    config = bench_config(
+def kc_config(isolated, settings=("open_book",)):
+    """The tiny bench world's knowledge-conflict experiment: every seed scanned, the first three asked
+    open-book too."""
+    return bench_config(
         isolated,
         tasks=[],
         knowledge_conflict={
@@ -201,9 +203,13 @@ def test_the_conflict_experiment_end_to_end(world, isolated):
             "table_rows": 3,
             "unknown_per_target": 5,
             "control_seeds": 1,
-            "settings": ["open_book", "opinion", "task_instruction"],
+            "settings": list(settings),
         },
     )
+
+
+def test_the_conflict_experiment_end_to_end(world, isolated):
+    config = kc_config(isolated, ["open_book", "opinion", "task_instruction"])
     result = launch.run_experiment(config, progress=False)
     out = RunStore(result.run_id).dir / "report"
     payload = json.loads((out / "conflict.json").read_text())
@@ -236,21 +242,7 @@ def test_a_scan_archived_from_one_run_answers_the_next(world, isolated, monkeypa
     from scripts import archive_knowledge_scan
 
     monkeypatch.setattr(scan_archive, "archive_dir", lambda: isolated / "archive")
-    config = bench_config(
-        isolated,
-        tasks=[],
-        knowledge_conflict={
-            "enabled": True,
-            "source": str(isolated / "seeds.jsonl"),
-            "split": "all",
-            "known_per_target": 5,
-            "block": 2,
-            "table_rows": 3,
-            "unknown_per_target": 5,
-            "control_seeds": 1,
-            "settings": ["open_book"],
-        },
-    )
+    config = kc_config(isolated)
     first = launch.run_experiment(config, progress=False)
     monkeypatch.setattr(sys, "argv", ["archive_knowledge_scan.py", first.run_id])
     archive_knowledge_scan.main()

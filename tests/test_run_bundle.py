@@ -12,25 +12,7 @@ from experiments import launch
 from experiments.cli import app
 from experiments.run_bundle import BundleError, pack, unpack
 from experiments.run_store import RunStore
-from tests.test_bench import bench_config
-
-
-def kc_config(isolated):
-    return bench_config(
-        isolated,
-        tasks=[],
-        knowledge_conflict={
-            "enabled": True,
-            "source": str(isolated / "seeds.jsonl"),
-            "split": "all",
-            "known_per_target": 5,
-            "block": 2,
-            "table_rows": 3,
-            "unknown_per_target": 5,
-            "control_seeds": 1,
-            "settings": ["open_book"],
-        },
-    )
+from tests.test_knowledge_conflict import kc_config
 
 
 def test_a_packed_bench_resumes_elsewhere_with_every_stage_reused(world, isolated, monkeypatch, caplog):
