@@ -29,6 +29,7 @@ def test_a_packed_bench_resumes_elsewhere_with_every_stage_reused(world, isolate
     result = CliRunner().invoke(app, ["unpack", str(bundle)])
     assert result.exit_code == 0, result.output
     caplog.set_level(logging.INFO, logger="experiments.bench.stages")
+    caplog.clear()  # only what the resumed run logs
     again = launch.run_experiment(config, progress=False)
     assert again.run_id == first.run_id
     reused = [r.getMessage() for r in caplog.records if "finished earlier, reused" in r.getMessage()]
