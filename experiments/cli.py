@@ -410,14 +410,10 @@ def pack(
     out: Annotated[Path | None, typer.Option(help="the bundle to write (default: <run-id>.tar.gz)")] = None,
 ) -> None:
     """Pack a run's checkpoint (runs/<run-id>/) into one file, to resume it on another machine."""
-    from experiments.run_bundle import BundleError
     from experiments.run_bundle import pack as pack_run
 
     out = out or Path(f"{run_id}.tar.gz")
-    try:
-        files, cases = pack_run(run_id, out)
-    except BundleError as exc:
-        raise UserError(str(exc)) from None
+    files, cases = pack_run(run_id, out)
     console.print(f"{out}: {files} files, {cases} cases of {run_id}")
 
 
@@ -427,13 +423,9 @@ def unpack(
 ) -> None:
     """Restore a packed run under runs/; `reeval run` with its config (or `reeval resume <run-id>`) goes on."""
     from experiments.paths import runs_dir
-    from experiments.run_bundle import BundleError
     from experiments.run_bundle import unpack as unpack_run
 
-    try:
-        run_id, cases = unpack_run(bundle, runs_dir())
-    except BundleError as exc:
-        raise UserError(str(exc)) from None
+    run_id, cases = unpack_run(bundle, runs_dir())
     console.print(f"runs/{run_id}: {cases} cases restored; resume with `reeval resume {run_id}`")
 
 

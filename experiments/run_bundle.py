@@ -15,11 +15,12 @@ import json
 import tarfile
 from pathlib import Path
 
+from experiments.failures import UserError
 from experiments.run_store import RunStore, is_run_id
 
 
-class BundleError(ValueError):
-    pass
+class BundleError(UserError):
+    """The bundle cannot be packed or restored as asked; the message says why."""
 
 
 def _cases(paths) -> int:

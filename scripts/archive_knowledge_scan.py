@@ -34,7 +34,7 @@ def main() -> None:
     for stage in stages:
         described = read_key(stage)
         records = RunStore(f"{args.run_id}/{stage.name}", root=root).records()
-        rows = [r for r in archived_rows(records) if r]
+        rows = archived_rows(records)
         header = {"kind": "knowledge_scan", **{k: described[k] for k in ("source", "split", "target", "key")}}
         source = {
             "run": args.run_id,
