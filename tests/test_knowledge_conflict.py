@@ -262,3 +262,17 @@ def test_a_scan_archived_from_one_run_answers_the_next(world, isolated, monkeypa
         second.metrics["conflict.smollm2-135m.answer_swap.known.open_book.memory"]
         == (first.metrics["conflict.smollm2-135m.answer_swap.known.open_book.memory"])
     )
+
+
+def test_scan_only_reports_what_each_target_knows_and_generates_nothing(world, isolated):
+    config = kc_config(isolated)
+    config.options["knowledge_conflict"]["scan_only"] = True
+    result = launch.run_experiment(config, progress=False)
+    run = RunStore(result.run_id)
+    payload = json.loads((run.dir / "report" / "conflict.json").read_text())
+    assert payload["seeds"] == {"qwen2.5-0.5b": {"known": 0, "unknown": 3}, "smollm2-135m": {"known": 3, "unknown": 0}}
+    assert payload["table"] == [] and payload["cases"] == {}
+    stages = json.loads((run.dir / "stages.json").read_text())
+    assert {s for s in stages if s.startswith("knowledge.")} == {"knowledge.qwen2.5-0.5b", "knowledge.smollm2-135m"}
+    assert not [s for s in stages if s.startswith("conflict.")]
+    assert "Knowledge conflict: what each target knows" in (run.dir / "report" / "bench.md").read_text()

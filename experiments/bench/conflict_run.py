@@ -83,6 +83,8 @@ class ConflictRun:
             result.scans[name] = scan_summary(records, len(self.ordered))
             result.seeds[name] = TargetSeeds.from_scan(records, self.order, self.options)
             logger.info("knowledge scan %s: %d rows, knows %d seeds", name, len(records), len(result.seeds[name].known))
+        if self.options.scan_only:
+            return result
         wanted = seeds_to_generate(result.seeds, self.order, self.options.control_seeds)
         cases = {}
         for task in CONFLICT_TASKS:

@@ -51,9 +51,13 @@ class KnowledgeConflict(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     enabled: bool = Field(False, description="scan each target's knowledge and run the conflict experiment")
-    source: str = Field("nq", description="QA rows scanned (a shipped name with a declared split)")
+    source: str = Field("nq", description="QA rows scanned: a shipped name (split: all for one without declared development rows)")
     split: Literal["all", "development", "held_out"] = Field(
         "held_out", description="rows of the source scanned (experiments/splits.py)"
+    )
+    scan_only: bool = Field(
+        False,
+        description="stop after the scans: what each target knows of a source, before any generation is paid for",
     )
     known_per_target: int = Field(250, ge=1, description="a target's scan stops once it knows this many seeds")
     max_rows: int | None = Field(None, ge=1, description="rows a scan may ask at most (default: all of the split)")

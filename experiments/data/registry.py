@@ -18,6 +18,7 @@ DATA_DIR: Path = project_root() / "data"
 #: Shipped data sets (under ``data/``, see data/README.md): name → (path, loader).
 DATASETS: dict[str, tuple[Path, Callable[..., Any]]] = {
     "nq": (DATA_DIR / "nq.jsonl.gz", load_qa),
+    "squad": (DATA_DIR / "squad.jsonl", load_qa),
     "arc_challenge": (DATA_DIR / "arc_challenge_test.jsonl", load_multiple_choice),
     "arc_challenge_validation": (DATA_DIR / "arc_challenge_validation.jsonl", load_multiple_choice),
     "wiki_passages": (DATA_DIR / "wiki_passages.jsonl.gz", load_passages),
