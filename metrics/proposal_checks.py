@@ -4,7 +4,7 @@ Read blind on held-out NQ swaps, two kinds of proposal were no swap:
 
 - a translation or transliteration of the gold: "The Parliament of Brittany" for "The Parlement de
   Bretagne" is the same building, so the passage still states the gold. Caught as word-by-word cognates
-  (`translates`);
+  (`translates`), and as a proposal written in a script no gold uses ("武士" for "the samurai");
 - an answer outside the question's either-or: "aguirre the wrath of god german or english" asks which of
   two; "Spain" answers neither. The other alternative is the only wrong answer the question allows
   (`alternatives`), and it is no giveaway although the question states it.
@@ -38,11 +38,22 @@ def _ratio(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() if a[:1] == b[:1] else 0.0
 
 
+def _scripts(text: str) -> set[str]:
+    """The writing systems of a text's letters: LATIN, CJK, CYRILLIC, HIRAGANA, ..."""
+    return {unicodedata.name(ch, "?").split()[0] for ch in text if ch.isalpha()}
+
+
 def translates(proposal: str, golds: Iterable[str]) -> str | None:
-    """The gold a proposal translates word by word, or None: both have two or more content words, each
+    """The gold a proposal translates, or None. Word by word: both have two or more content words, each
     of the proposal's pairs with its own gold word (same first letter, a similar spelling), and at least
     one pair is a close cognate that is not the same word. One word alone is left out: "Austria" and
-    "Australia" are as alike as "Roma" and "Rome"."""
+    "Australia" are as alike as "Roma" and "Rome". Or whole: the proposal is written in a script no gold
+    uses ("武士" for "the samurai"), which for a question asked in the gold's script is its name there."""
+    golds = list(golds)
+    own_scripts = _scripts(proposal)
+    for gold in golds:
+        if own_scripts and _scripts(gold) and not own_scripts & _scripts(gold):
+            return gold
     own = _content(proposal)
     if len(own) < 2:
         return None

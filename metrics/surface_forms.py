@@ -246,6 +246,8 @@ def _number_units(text: str, blocked: bytearray) -> list[Unit]:
 # --- words ---------------------------------------------------------------------------------------
 # A chunk is a whitespace-free run, with NQ's detached clitics re-attached ("fund 's" reads "fund's").
 _CHUNK = re.compile(r"\S+(?:\s+(?:'s|'re|'ve|'ll|'d|'m|n't)(?!\S))?", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\s*['’]s$", re.IGNORECASE)
+POSSESSIVE = "possessive"  # the style of a word read off a possessive chunk
 
 
 # Words repeat across contexts: normalising each distinct chunk once halves a cold parse.
@@ -269,13 +271,19 @@ def units_of(text: str) -> tuple[Unit, ...]:
         s, e = m.start(), m.end()
         if 1 in blocked[s:e]:
             continue
-        word = _normalized_chunk(m.group(0))
+        chunk, style = m.group(0), ""
+        # A possessive is its word: "Hannibal 's" (NQ's tokenisation) and "Hannibal's" name Hannibal, so an
+        # old answer left standing as a possessive is still found, and a rewrite leaves the clitic in place.
+        clitic = _POSSESSIVE.search(chunk)
+        if clitic and clitic.start() > 0:
+            chunk, style = chunk[: clitic.start()], POSSESSIVE
+        word = _normalized_chunk(chunk)
         # The unit spans the chunk without its outer punctuation: "paris." is "paris" and a full stop.
-        core = _CORE.search(m.group(0))
+        core = _CORE.search(chunk)
         if core:
             s, e = s + core.start(), s + core.end()
         for token in word.split():
-            units.append(Unit("word", token, s, e))
+            units.append(Unit("word", token, s, e, style=style))
     units.extend(values)
     units.sort(key=lambda u: u.start)
     return tuple(units)
@@ -322,6 +330,10 @@ def find_forms(text: str, answer: str) -> list[Form]:
     while i + n <= len(hay):
         if all(units_match(a, hay[i + j]) for j, a in enumerate(needle)):
             start, end = hay[i].start, hay[i + n - 1].end
+            if needle[-1].style == POSSESSIVE and hay[i + n - 1].style == POSSESSIVE:
+                # the answer is itself a possessive ("McDonald's"): its form takes the clitic along
+                clitic = re.match(r"\s*['’]s", text[end:], re.IGNORECASE)
+                end += clitic.end() if clitic else 0
             raw = text[start:end]
             same = [u.kind for u in needle] == [u.kind for u in hay[i : i + n]] and all(
                 a.style == f.style or a.kind == "word" for a, f in zip(needle, hay[i : i + n], strict=True)

@@ -63,6 +63,8 @@ def inflections(word: str) -> set[str]:
         forms |= {w + "d", w[:-1] + "ing"}
     if w.endswith("y") and len(w) > 1 and w[-2] not in "aeiou":
         forms |= {w[:-1] + "ies", w[:-1] + "ied"}
+    if w.endswith("is"):  # the Greek plural: "ellipsis" / "ellipses", "analysis" / "analyses"
+        forms.add(w[:-2] + "es")
     return forms - {w}
 
 

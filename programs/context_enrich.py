@@ -66,7 +66,9 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # people set at another time, and for a purpose question another purpose of its subject, are dropped.
 # 13: a background sentence restating the question counts when the word it shares in lower case is the
 # question's verb ("Raviv Ullman played Biff in Back to the Future."; held-out reading of /12).
-VERSION = "context_enrich/13"
+# 14: the answer standing as a possessive ("Skyrush 's top speed") counts as the answer, in the evidence
+# and in the background (`metrics.surface_forms`).
+VERSION = "context_enrich/14"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: docs/guides/generate.md, the string checks).

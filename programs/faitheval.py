@@ -47,7 +47,9 @@ from signatures.faitheval import (
 # 1994" for "1 March 1994", read invalid on held-out rows): a rewritten sentence keeping it is dropped, a
 # context keeping it as a bare year or month and year is rejected. Inconsistent as answer_swap/12.
 # 13: inconsistent as answer_swap/13 (a retry lists five conflicting answers).
-VERSION = "faitheval/13"
+# 14: an old answer standing as a possessive is found (it stays in an unanswerable rewrite only as a
+# trace); inconsistent as answer_swap/14.
+VERSION = "faitheval/14"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256

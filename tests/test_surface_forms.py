@@ -315,3 +315,29 @@ def test_an_ism_answer_is_still_told_by_its_family():
     text = "The majority of those who have been categorized as social Darwinists did not use the label ."
     assert old_name_part_left(text, ["social Darwinism"]) == ["Darwinists"]
     assert old_name_part_left("Charles Darwin sailed on the Beagle .", ["social Darwinism"]) == []
+
+
+@pytest.mark.parametrize(
+    "text, answer, found",
+    [
+        ("the Carthaginian general Hannibal 's conquest", "Hannibal", "Hannibal"),  # NQ's tokenised possessive
+        ("Hannibal's conquest", "Hannibal", "Hannibal"),
+        ("drawn on the bank 's own funds", "a bank", "bank"),
+        ("They ate at McDonald's today", "McDonald's", "McDonald's"),  # an answer that is a possessive keeps it
+        ("They ate at McDonald 's today", "McDonald's", "McDonald 's"),
+    ],
+)
+def test_an_answer_standing_as_a_possessive_is_found(text, answer, found):
+    assert [f.text for f in find_forms(text, answer)] == [found]
+    assert mentions_any_form(text, [answer])
+
+
+def test_a_possessive_is_rewritten_and_keeps_its_clitic():
+    edited = replace_forms(
+        "The war began with Hannibal 's conquest . Hannibal surprised Rome .", ["Hannibal"], "Marcus Aurelius"
+    )
+    assert edited.text == "The war began with Marcus Aurelius 's conquest . Marcus Aurelius surprised Rome ."
+    assert (
+        replace_forms("They ate at McDonald's today", ["McDonald's"], "Burger King").text
+        == "They ate at Burger King today"
+    )

@@ -208,3 +208,16 @@ def test_arithmetic_that_still_gives_the_old_answer():
 
 def test_the_archive_holds_the_cases_these_tests_read():
     assert len(ARCHIVED) == 40 and len(VALID) >= 50
+
+
+def test_a_proposal_in_a_script_no_gold_uses_translates_it():
+    assert translates("武士", ["the samurai"]) == "the samurai"  # read invalid on the knowledge-conflict run
+    assert translates("Tokyo", ["the samurai"]) is None
+    assert translates("Zürich", ["Tokyo"]) is None  # accents are the same script
+    assert translates("Москва", ["Москва"]) is None
+
+
+def test_the_greek_plural_of_a_one_word_old_answer_is_an_inflection():
+    assert "ellipses" in inflections("ellipsis")
+    text = "A comma is three dots . Style guides have rules on the use of ellipses ."
+    assert inflected_forms(text, ["an ellipsis"], keep=["a comma"]) == ["ellipses"]
