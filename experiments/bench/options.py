@@ -51,7 +51,9 @@ class KnowledgeConflict(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     enabled: bool = Field(False, description="scan each target's knowledge and run the conflict experiment")
-    source: str = Field("nq", description="QA rows scanned: a shipped name (split: all for one without declared development rows)")
+    source: str = Field(
+        "nq", description="QA rows scanned: a shipped name (split: all for one without declared development rows)"
+    )
     split: Literal["all", "development", "held_out"] = Field(
         "held_out", description="rows of the source scanned (experiments/splits.py)"
     )
