@@ -146,6 +146,31 @@ def test_too_few_known_seeds_is_a_config_error(isolated, roles):
         launch.run_experiment(compare_config(isolated, test=12), progress=False)
 
 
+def test_the_scan_starts_from_a_shipped_archive(isolated, roles, monkeypatch):
+    """The knowledge-conflict bench's archived scans answer this scan too (same asks, same order): on a new
+    machine (another runs dir, an empty call cache) no row is asked again."""
+    import sys
+
+    from experiments.bench import scan_archive
+    from scripts import archive_knowledge_scan
+
+    monkeypatch.setattr(scan_archive, "archive_dir", lambda: isolated / "archive")
+    config = compare_config(isolated, test=12)  # more than the 18 rows hold: the whole scan, then the error
+    with pytest.raises(ConfigError):
+        launch.run_experiment(config, progress=False)
+    (run_id,) = [p.name for p in (isolated / "runs").iterdir()]
+    monkeypatch.setattr(sys, "argv", ["archive_knowledge_scan.py", run_id])
+    archive_knowledge_scan.main()
+    assert [p.name for p in (isolated / "archive").iterdir()] == ["nq-all-smollm2-135m.jsonl.gz"]
+
+    monkeypatch.setenv("REEVAL_RUNS_DIR", str(isolated / "runs-elsewhere"))
+    monkeypatch.setenv("REEVAL_CACHE_DIR", str(isolated / "cache-elsewhere"))
+    with pytest.raises(ConfigError):
+        launch.run_experiment(config, progress=False)
+    records = RunStore(f"{run_id}/knowledge.smollm2-135m").records()
+    assert len(records) == 18 and all(r.get("archived") for r in records)
+
+
 def test_unanswerable_takes_any_seeds_and_the_task_instruction(isolated, roles):
     with pytest.raises(ValueError, match="seeds: known is for answer swaps"):
         compare_config(isolated, generator="unanswerable", seeds="known")

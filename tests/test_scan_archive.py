@@ -26,7 +26,7 @@ IDENTITY = {
     "llama_cpp_features": "AVX2",
     "n_threads": 1,
 }
-KEY = scan_key("p" * 16, IDENTITY, "d" * 64)
+KEY = scan_key("p" * 16, IDENTITY, "d" * 64, 400)
 
 
 def example(i, answer):
@@ -41,8 +41,9 @@ def header(**extra):
 
 
 def test_key_ignores_how_many_threads_asked():
-    assert scan_key("p" * 16, {**IDENTITY, "n_threads": 2}, "d" * 64) == KEY
-    assert scan_key("p" * 16, {**IDENTITY, "max_tokens": 64}, "d" * 64) != KEY
+    assert scan_key("p" * 16, {**IDENTITY, "n_threads": 2}, "d" * 64, 400) == KEY
+    assert scan_key("p" * 16, {**IDENTITY, "max_tokens": 64}, "d" * 64, 400) != KEY
+    assert scan_key("p" * 16, IDENTITY, "d" * 64, 300) != KEY  # open-book answers read another passage length
 
 
 def test_the_prompt_fingerprint_follows_what_the_scan_sends(monkeypatch):

@@ -32,7 +32,7 @@ from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, scan_order, scan_summary, scan_until_known
 from experiments.bench.placement import UnitRecipe
 from experiments.bench.render import Section
-from experiments.bench.scan_archive import archive_path, asked_by, prefill, prompt_fingerprint, scan_key, write_key
+from experiments.bench.scan_archive import start_from_archive
 from experiments.bench.stages import digest
 from experiments.bench.summary import validity_figure
 from experiments.report import jsonable
@@ -123,13 +123,14 @@ class ConflictRun:
         kc, b = self.options, self.bench
         table_ids = set(self.order[: kc.table_rows])
         probe = KnowledgeProbe.for_target(target, table_ids)
-        name = target.config.name
-        key = scan_key(prompt_fingerprint(target.adapter()), target.identity(), self.data.sha256)
-        write_key(
+        start_from_archive(
             store,
-            {"source": kc.source, "split": kc.split, "target": name, "key": key, "asked_by": asked_by()},
+            data=self.data_config,
+            target=target,
+            data_sha256=self.data.sha256,
+            examples=self.ordered,
+            table_ids=table_ids,
         )
-        prefill(store, archive_path(kc.source, kc.split, name), key, self.ordered, table_ids, name)
         recipe = UnitRecipe(partial(units.probe_unit, table_ids=table_ids), {"target": f"target/{target.config.name}"})
         # one executor for every block: on Ray the actors keep the target loaded from block to block
         with b.placement.executor(probe, recipe) as executor:

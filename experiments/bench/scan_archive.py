@@ -43,6 +43,7 @@ KEY_FIELDS = (
     "adapter",
     "llama_cpp_features",
     "data_sha256",
+    "max_evidence_words",
 )
 KEY_FILE = "scan_key.json"
 
@@ -72,10 +73,10 @@ def prompt_fingerprint(adapter) -> str:
     return hashlib.sha256(json.dumps(rendered, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def scan_key(prompts: str, identity: dict, data_sha256: str) -> dict:
+def scan_key(prompts: str, identity: dict, data_sha256: str, max_evidence_words: int | None) -> dict:
     """What must match for archived answers to stand for asking again: the prompts sent, the model file,
-    its decoding and llama.cpp build, and the data file."""
-    key = {"prompts": prompts, "data_sha256": data_sha256}
+    its decoding and llama.cpp build, the data file and how much of each passage the open-book ask reads."""
+    key = {"prompts": prompts, "data_sha256": data_sha256, "max_evidence_words": max_evidence_words}
     key.update({f: identity.get(f) for f in KEY_FIELDS if f not in key})
     return key
 
@@ -200,3 +201,14 @@ def prefill(store, path: Path, key: dict, examples: list, table_ids: set[str], t
         store.append(records)
         logger.info("knowledge scan %s: %d rows from %s", target, len(records), path)
     return len(records)
+
+
+def start_from_archive(store, *, data, target, data_sha256: str, examples: list, table_ids) -> int:
+    """A scan stage's first step: record the key its answers are asked under (what archiving the stage later
+    files them by) and take every row the shipped archive of that key answers; how many. `data`: the
+    scanned rows' DataConfig (source, split, max_evidence_words)."""
+    name = target.config.name
+    source, split = data.source, data.split
+    key = scan_key(prompt_fingerprint(target.adapter()), target.identity(), data_sha256, data.max_evidence_words)
+    write_key(store, {"source": source, "split": split, "target": name, "key": key, "asked_by": asked_by()})
+    return prefill(store, archive_path(source, split, name), key, examples, set(table_ids), name)
