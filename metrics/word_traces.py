@@ -14,6 +14,9 @@ rest of the passage keeps, each a kind of its own (`rejected:old_answer_trace:<k
   homophone of toe toe");
 - `letter_count`: a count of letters beside the swapped span that fits the old answer, not the new
   ("the four - letter suffix . js");
+- `derived_word`: a word derived from a one-word proper-noun old answer ("Christians" after
+  "Christianity" became "Islam", "Pantheist belief" after "Pantheism" was swapped, "Korean" beside
+  "Korea"): the adjective or the follower's name still says which answer the passage was about;
 - `inside_name`: a common-noun answer replaced inside a proper name ("the Great Salt Lake" → "the Great
   Water Lake"): the name still says the old answer, and the new one makes a place that does not exist.
 
@@ -84,6 +87,39 @@ def inflected_forms(text: str, answers: Iterable[str], keep: Iterable[str] = ())
             continue
         forms = inflections(head)
         found += [w for w in _WORD.findall(text) if w.lower() in forms and w.lower() not in kept]
+    return list(dict.fromkeys(found))
+
+
+# Suffixes a proper noun sheds before taking another ("Christian|ity", "Panthe|ism", "Kore|a"), and those
+# it takes ("Christian|s", "Panthe|ist", "Kore|an", "Japan|ese").
+_SHED = ("ity", "ism", "ist", "ics", "ic", "ia", "y", "e", "a")
+_TAKEN = ("ist", "ists", "ism", "ic", "ics", "ical", "ian", "ians", "an", "ans", "ese", "ite", "ites", "ity")
+MIN_STEM = 4  # "Chin|a" still makes "Chinese"; a three-letter stem makes too many unrelated words
+
+
+def derivations(word: str) -> set[str]:
+    """Words derived from a word by a change of suffix, lower-cased; the word and its inflections left out.
+    The stem left after a shed suffix counts too, with its plural, when it is a word's length
+    ("Christian" from "Christianity")."""
+    w = word.lower()
+    stems = {w} | {w[: -len(s)] for s in _SHED if w.endswith(s) and len(w) - len(s) >= MIN_STEM}
+    forms = {stem + t for stem in stems for t in _TAKEN}
+    forms |= {f for stem in stems - {w} if len(stem) > MIN_STEM for f in (stem, stem + "s")}
+    return forms - {w} - inflections(w)
+
+
+def derived_words(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+    """Capitalised words of the text derived from a one-word proper-noun old answer ("Christians" for
+    "Christianity"), outside the new answer's words. Common nouns are left alone: "historian" beside
+    "history" swapped out names no answer."""
+    kept = _kept_words(keep)
+    found = []
+    for answer in answers:
+        words = _content_words(answer)
+        if len(words) != 1 or _content_count(answer) > 1 or not words[0][:1].isupper() or len(words[0]) < 5:
+            continue
+        forms = derivations(words[0]) - kept
+        found += [w for w in _WORD.findall(text) if w[:1].isupper() and w.lower() in forms]
     return list(dict.fromkeys(found))
 
 

@@ -28,7 +28,7 @@ from metrics.checks import (
 )
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
 from metrics.traces import descriptions_left, gloss_traces, inside_words
-from metrics.word_traces import anaphors, inflected_forms, inside_names, letter_counts, name_talk
+from metrics.word_traces import anaphors, derived_words, inflected_forms, inside_names, letter_counts, name_talk
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswer, RepairSwappedPassage
@@ -74,7 +74,11 @@ from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswer, RepairSwa
 # the run's 202 accepted swaps, each a real trace: "India 's Yuvraj Singh", "Cortana 's features"), and the
 # code edit replaces it; a proposal in a script no gold uses is a translation ("武士" for "the samurai");
 # the Greek plural of a one-word old answer is an inflection ("ellipses" after "an ellipsis").
-VERSION = "answer_swap/14"
+# 15 (issue 25, the full knowledge-conflict run's answers read): a capitalised word derived from a one-word
+# proper-noun old answer is a trace (`old_answer_trace:derived_word`: "Pantheist belief" after Pantheism,
+# "Christians comprised 69.9 %" after Christianity, "Bulgarian : София" with Sofia made the capital of
+# Spain); the target answered two of these from memory.
+VERSION = "answer_swap/15"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -141,6 +145,7 @@ def swap_checks(
         # Read off the original at the replaced offsets when the code edit is at hand (a sentence without
         # a replacement is unchanged); an LM repair's text is checked for what can be read off it alone.
         "inflection": bool(inflected_forms(edited, golds, keep=[new])),
+        "derived_word": bool(derived_words(edited, golds, keep=[new])),
         "anaphor": bool(anaphors(edited, golds, keep=[new])),
         "name_talk": bool(name_talk(original, [s for s, _, _ in spans])),
         "letter_count": bool(letter_counts(original, spans)),

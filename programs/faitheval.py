@@ -49,7 +49,8 @@ from signatures.faitheval import (
 # 13: inconsistent as answer_swap/13 (a retry lists five conflicting answers).
 # 14: an old answer standing as a possessive is found (it stays in an unanswerable rewrite only as a
 # trace); inconsistent as answer_swap/14.
-VERSION = "faitheval/14"
+# 15: inconsistent as answer_swap/15 (a word derived from a proper-noun old answer is a trace).
+VERSION = "faitheval/15"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256

@@ -11,7 +11,16 @@ import pytest
 
 from metrics.arithmetic import elapsed_years, remainder, share
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
-from metrics.word_traces import anaphors, inflected_forms, inflections, inside_names, letter_counts, name_talk
+from metrics.word_traces import (
+    anaphors,
+    derivations,
+    derived_words,
+    inflected_forms,
+    inflections,
+    inside_names,
+    letter_counts,
+    name_talk,
+)
 from programs.answer_swap import AnswerSwap, proposal_problem, swap_checks
 from programs.span_edit import replace_forms
 from scripts.measure_swap_traces import NEW
@@ -221,3 +230,41 @@ def test_the_greek_plural_of_a_one_word_old_answer_is_an_inflection():
     assert "ellipses" in inflections("ellipsis")
     text = "A comma is three dots . Style guides have rules on the use of ellipses ."
     assert inflected_forms(text, ["an ellipsis"], keep=["a comma"]) == ["ellipses"]
+
+
+def test_a_word_derived_from_a_proper_noun_old_answer_is_a_trace():
+    assert {"christian", "christians"} <= derivations("Christianity")
+    assert {"pantheist", "korean", "japanese", "bulgarian"} <= derivations("Pantheism") | derivations(
+        "Korea"
+    ) | derivations("Japan") | derivations("Bulgaria")
+    assert "chin" not in derivations("China") and "chinese" in derivations("China")
+    text = "Islam is the largest religion . In 2016 legally registered Christians comprised 69.9 % ."
+    assert derived_words(text, ["Christianity"], keep=["Islam"]) == ["Christians"]
+    assert derived_words("Historians disagree .", ["history"], keep=["geography"]) == []  # a common noun
+    assert derived_words("Korean is spoken .", ["South Korea"], keep=["Japan"]) == []  # a longer answer
+    assert derived_words("Korean is spoken .", ["Korea"], keep=["the Korean Empire"]) == []  # the new answer's word
+
+
+KNOWLEDGE_CONFLICT = REVIEWS / "knowledge-conflict-9eb7a0a1c6" / "conflict.generate.answer_swap.qwen2.5-1.5b"
+
+
+def test_the_derived_word_rule_on_the_archived_swaps():
+    """What the rule removes among archived accepted swaps: the full knowledge-conflict run's "Pantheist
+    belief", "Christians", "Bulgarian : София" (accepted under answer_swap/14); among every swap read
+    valid, only "Christianity" → "Evangelical", where "Christians" fits the new answer too (its cost)."""
+    accepted = [json.loads(line) for line in (KNOWLEDGE_CONFLICT / "cases.jsonl").read_text().splitlines()]
+    accepted = [c for c in accepted if c["status"] == "accepted"]
+    removed = {
+        c["original_answers"][0]
+        for c in accepted
+        if "old_answer_trace:derived_word"
+        in _failures(c["question"], c["original_context"], c["original_answers"], c["answers"][0])
+    }
+    assert {"Pantheism", "Christianity", "Bulgaria", "Serbia", "Australia"} == removed
+    valid_removed = [
+        (c["original_answers"][0], c["answers"][0])
+        for c, _ in VALID
+        if "old_answer_trace:derived_word"
+        in _failures(c["question"], c["original_context"], c["original_answers"], c["answers"][0])
+    ]
+    assert valid_removed == [("Christianity", "Evangelical")]
