@@ -87,16 +87,47 @@ def memory_agrees(evidence_answers: Sequence[str], memory: Sequence[str]) -> boo
     return any(matches(m, evidence_answers) or matches(e, [m]) for m in memory for e in evidence_answers)
 
 
-def classify(prediction: str | None, evidence_answers: Sequence[str], memory: Sequence[str]) -> Label:
+# Words that carry no choice between two answers: "in" of "in the liver", "represents" of a sentence answer
+# is kept, but the question's own words are dropped per call.
+_FUNCTION = frozenset("in on at of to for by from with into during and or its it is was were".split())
+
+
+def _distinctive(text: str | None, question: str = "") -> set[str]:
+    return set(answer_tokens(text)) - _FUNCTION - set(answer_tokens(question))
+
+
+def _partial_side(prediction: str | None, evidence_answers: Sequence[str], memory: Sequence[str], question: str):
+    """The side whose answers hold every distinctive word of a short answer the other side's answers share
+    none of: "liver" for "in the liver" against "in the bone marrow", "sensorimotor" for "the sensorimotor
+    stage" against "the preoperational stage". Words of the question choose nothing ("anemia" asked about
+    "a form of anemia" is neither "scurvy" nor "pernicious anemia")."""
+    words = _distinctive(prediction, question)
+    if not words:
+        return None
+    evidence = set().union(*(_distinctive(a) for a in evidence_answers)) if evidence_answers else set()
+    remembered = set().union(*(_distinctive(a) for a in memory)) if memory else set()
+    if words <= evidence and not words & remembered:
+        return "evidence"
+    if words <= remembered and not words & evidence:
+        return "memory"
+    return None
+
+
+def classify(
+    prediction: str | None, evidence_answers: Sequence[str], memory: Sequence[str], question: str = ""
+) -> Label:
     """evidence: gives what the perturbed evidence states and not the memorised answer; memory: gives the
     target's own closed-book answer and not the evidence's; other: neither, or both at once (a hedge
-    such as "Paris, not London" is no choice)."""
+    such as "Paris, not London" is no choice). An answer that matches neither in full is placed by its
+    distinctive words when only one side holds them (`_partial_side`)."""
     evidence = matches(prediction, evidence_answers)
     remembered = matches(prediction, memory)
     if evidence and not remembered:
         return "evidence"
     if remembered and not evidence:
         return "memory"
+    if not evidence and not remembered:
+        return _partial_side(prediction, evidence_answers, memory, question) or "other"
     return "other"
 
 

@@ -50,6 +50,21 @@ def test_classify_three_ways():
     assert classify(None, ["Busan"], memory) == "other"
 
 
+def test_a_short_answer_goes_to_the_one_side_holding_its_words():
+    """Answers from the full knowledge-conflict run the full-match rule left as "other"."""
+    marrow = memory_answers("in the bone marrow", ["in the bone marrow"], known=True)
+    assert classify("liver", ["in the liver"], marrow) == "evidence"
+    stage = memory_answers("sensorimotor stage", ["the sensorimotor stage"], known=True)
+    question = "according to jean piaget what is the stage of cognitive development"
+    assert classify("sensorimotor", ["the preoperational stage"], stage, question) == "memory"
+    assert classify("preoperational", ["the preoperational stage"], stage, question) == "evidence"
+    assert classify("stage", ["the preoperational stage"], stage, question) == "other"  # both sides hold it
+    anemia = memory_answers("pernicious anemia", ["pernicious anemia"], known=True)
+    assert classify("anemia", ["scurvy"], anemia, "what is a form of anemia") == "other"  # the question's word
+    assert classify("anemia", ["scurvy"], anemia) == "memory"
+    assert classify("Incheon port", ["Busan port"], memory_answers("Seoul", ["Seoul"], known=True)) == "other"
+
+
 def test_memory_takes_the_golds_aliases_only_when_the_closed_book_answer_was_right():
     assert memory_answers("the won", ["won", "South Korean won"], known=True) == ["the won", "won", "South Korean won"]
     assert memory_answers("yen", ["won"], known=False) == ["yen"]
@@ -165,6 +180,7 @@ def test_classified_answers_keep_errors_unlabelled_and_no_conflict_apart():
         "seeds": "known",
         "task": "answer_swap",
         "setting": "open_book",
+        "question": "what is the capital of south korea",
         "evidence_answers": ["Busan"],
         "original_answers": ["Seoul"],
         "closed_answer": "Seoul",

@@ -119,7 +119,9 @@ def classified(uses: list[dict], answers: dict[str, dict]) -> list[dict]:
             elif memory_agrees(use["evidence_answers"], memory):
                 record["label"] = "no_conflict"
             else:
-                record["label"] = classify(record["prediction"], use["evidence_answers"], memory)
+                record["label"] = classify(
+                    record["prediction"], use["evidence_answers"], memory, question=use["question"]
+                )
         out.append(record)
     return out
 

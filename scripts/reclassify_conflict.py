@@ -1,0 +1,77 @@
+"""The memory / evidence / other table of an archived knowledge-conflict run, its answers classified again by
+the current `metrics.conflict` (no model runs): what a change of the classifier or of the swap checks does to
+a measured table.
+
+With `--cases`, answer swaps the current checks reject (the case's proposal and texts as recorded, the edit
+redone in code) are left out, as a rerun under the current generator version would have left them out.
+
+    python scripts/reclassify_conflict.py docs/reviews/knowledge-conflict-9eb7a0a1c6/report/conflict_answers.jsonl
+    python scripts/reclassify_conflict.py docs/reviews/knowledge-conflict-9eb7a0a1c6/report/conflict_answers.jsonl \
+        --cases docs/reviews/knowledge-conflict-9eb7a0a1c6/conflict.generate.answer_swap.qwen2.5-1.5b/cases.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from experiments.bench.conflict import classified, table  # noqa: E402
+from programs.answer_swap import proposal_problem, swap_checks  # noqa: E402
+from programs.span_edit import replace_forms  # noqa: E402
+
+ANSWER_FIELDS = ("prediction", "status", "label")
+
+
+def rejected_now(case: dict) -> str | None:
+    """The first check of the current answer_swap an archived accepted swap fails, if any."""
+    golds, new = case["original_answers"], case["answers"][0]
+    problem = proposal_problem(new, golds, context=case["original_context"], question=case["question"])
+    if problem:
+        return problem
+    edit = replace_forms(case["original_context"], golds, new)
+    checks = swap_checks(case["original_context"], edit.text, golds, new, 0.9, edit)
+    return next((name for name, ok in checks.items() if ok is False), None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("answers", type=Path, help="a run's report/conflict_answers.jsonl")
+    parser.add_argument("--cases", type=Path, action="append", default=[], help="an answer-swap stage's cases.jsonl")
+    args = parser.parse_args()
+    records = [json.loads(line) for line in args.answers.read_text(encoding="utf-8").splitlines() if line.strip()]
+    dropped: Counter = Counter()
+    gone: set[str] = set()
+    for path in args.cases:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            case = json.loads(line)
+            if case.get("task") == "answer_swap" and case["status"] == "accepted":
+                reason = rejected_now(case)
+                if reason:
+                    gone.add(case["id"])
+                    dropped[reason] += 1
+    kept = [r for r in records if r["case_id"] not in gone]
+    uses = [{k: v for k, v in r.items() if k not in ANSWER_FIELDS} for r in kept]
+    answers = {r["ask_id"]: {"prediction": r["prediction"], "status": r["status"]} for r in kept}
+    relabelled = classified(uses, answers)
+    changed = Counter((old.get("label"), new.get("label")) for old, new in zip(kept, relabelled, strict=True))
+    print(f"{len(records)} answers; {len(records) - len(kept)} on {len(gone)} swaps the current checks reject")
+    for reason, n in dropped.most_common():
+        print(f"  {reason}: {n} swaps")
+    print("label changes (archived → now): " + ", ".join(f"{a} → {b}: {n}" for (a, b), n in changed.items() if a != b))
+    print("\ntarget | task | seeds | setting | n | evidence | memory | other")
+    for row in table(relabelled):
+        shares = " | ".join(
+            f"{row[f'{k}_share']:.2f} [{row[f'{k}_low']:.2f}, {row[f'{k}_high']:.2f}]"
+            for k in ("evidence", "memory", "other")
+        )
+        print(f"{row['target']} | {row['task']} | {row['seeds']} | {row['setting']} | {row['n']} | {shares}")
+
+
+if __name__ == "__main__":
+    main()
