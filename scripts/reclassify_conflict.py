@@ -39,15 +39,12 @@ def rejected_now(case: dict) -> str | None:
     return next((name for name, ok in checks.items() if ok is False), None)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("answers", type=Path, help="a run's report/conflict_answers.jsonl")
-    parser.add_argument("--cases", type=Path, action="append", default=[], help="an answer-swap stage's cases.jsonl")
-    args = parser.parse_args()
-    records = [json.loads(line) for line in args.answers.read_text(encoding="utf-8").splitlines() if line.strip()]
+def retable(records: list[dict], case_files: list[Path]) -> tuple[list[dict], Counter, Counter]:
+    """The table of the records relabelled now, the label changes (archived → now), and the checks that
+    reject archived swaps (their answers left out)."""
     dropped: Counter = Counter()
     gone: set[str] = set()
-    for path in args.cases:
+    for path in case_files:
         for line in path.read_text(encoding="utf-8").splitlines():
             case = json.loads(line)
             if case.get("task") == "answer_swap" and case["status"] == "accepted":
@@ -60,12 +57,22 @@ def main() -> None:
     answers = {r["ask_id"]: {"prediction": r["prediction"], "status": r["status"]} for r in kept}
     relabelled = classified(uses, answers)
     changed = Counter((old.get("label"), new.get("label")) for old, new in zip(kept, relabelled, strict=True))
-    print(f"{len(records)} answers; {len(records) - len(kept)} on {len(gone)} swaps the current checks reject")
+    return table(relabelled), changed, dropped
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("answers", type=Path, help="a run's report/conflict_answers.jsonl")
+    parser.add_argument("--cases", type=Path, action="append", default=[], help="an answer-swap stage's cases.jsonl")
+    args = parser.parse_args()
+    records = [json.loads(line) for line in args.answers.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows, changed, dropped = retable(records, args.cases)
+    print(f"{len(records)} answers; {sum(dropped.values())} archived swaps the current checks reject")
     for reason, n in dropped.most_common():
         print(f"  {reason}: {n} swaps")
     print("label changes (archived → now): " + ", ".join(f"{a} → {b}: {n}" for (a, b), n in changed.items() if a != b))
     print("\ntarget | task | seeds | setting | n | evidence | memory | other")
-    for row in table(relabelled):
+    for row in rows:
         shares = " | ".join(
             f"{row[f'{k}_share']:.2f} [{row[f'{k}_low']:.2f}, {row[f'{k}_high']:.2f}]"
             for k in ("evidence", "memory", "other")

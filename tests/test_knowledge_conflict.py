@@ -3,6 +3,7 @@ scan and seed choice, and the experiment end to end on the tiny bench world (a s
 every answer and a follower that knows none)."""
 
 import json
+from pathlib import Path
 
 import dspy
 import pytest
@@ -13,6 +14,7 @@ from experiments.bench.knowledge import KnowledgeProbe, is_known, is_unknown, sc
 from experiments.bench.options import KnowledgeConflict
 from experiments.run_store import RunStore
 from metrics.conflict import classify, conflict_table, knows, matches, memory_agrees, memory_answers
+from scripts.reclassify_conflict import retable
 from tests.bench_fakes import SWAPPED
 from tests.test_bench import bench_config
 
@@ -292,3 +294,17 @@ def test_scan_only_reports_what_each_target_knows_and_generates_nothing(world, i
     assert {s for s in stages if s.startswith("knowledge.")} == {"knowledge.qwen2.5-0.5b", "knowledge.smollm2-135m"}
     assert not [s for s in stages if s.startswith("conflict.")]
     assert "Knowledge conflict: what each target knows" in (run.dir / "report" / "bench.md").read_text()
+
+
+def test_the_full_runs_archived_answers_retabled_under_the_current_checks():
+    """scripts/reclassify_conflict.py on the archived full run (qwen2.5-1.5b): 13 answers the full-match rule
+    left as "other" are placed, and the swaps answer_swap/15 rejects (5 with a word derived from the old
+    answer, two of them answered from memory open-book) leave the open-book memory share at 2 of 162."""
+    run = Path(__file__).resolve().parents[1] / "docs" / "reviews" / "knowledge-conflict-9eb7a0a1c6"
+    records = [json.loads(line) for line in (run / "report" / "conflict_answers.jsonl").read_text().splitlines()]
+    stage = run / "conflict.generate.answer_swap.qwen2.5-1.5b" / "cases.jsonl"
+    rows, changed, dropped = retable(records, [stage])
+    assert changed[("other", "evidence")] == 9 and changed[("other", "memory")] == 4
+    assert dropped["old_answer_trace:derived_word"] == 5
+    open_book = next(r for r in rows if (r["task"], r["seeds"], r["setting"]) == ("answer_swap", "known", "open_book"))
+    assert (open_book["n"], open_book["memory"]) == (162, 2)
