@@ -117,7 +117,7 @@ def follower(fields: dict, outputs: list[str], system: str) -> dict:
 def stubborn(fields: dict, outputs: list[str], system: str) -> dict:
     """Answers what it knows, whatever the evidence says; only the opinion prompt makes it read."""
     question = fields.get("question", "")
-    answer = read_context(fields, question) if "Bob said" in fields.get("context", "") else gold(question)
+    answer = read_context(fields, question) if "Bob said" in question else gold(question)
     return {"answer": answer or "no idea", **({"reasoning": "r"} if "reasoning" in outputs else {})}
 
 

@@ -33,6 +33,7 @@ from experiments.bench.knowledge import VERSION, KnowledgeProbe, scan_order, sca
 from experiments.bench.placement import UnitRecipe
 from experiments.bench.render import Section
 from experiments.bench.scan_archive import start_from_archive
+from experiments.bench.sharing import passage_order
 from experiments.bench.stages import digest
 from experiments.bench.summary import validity_figure
 from experiments.report import jsonable
@@ -172,7 +173,7 @@ class ConflictRun:
     def evaluate(self, name: str, target, book: DemoBook, asks: list) -> dict[str, dict]:
         b = self.bench
         stage = f"conflict.evaluate.{name}"
-        asks = sorted(asks, key=lambda a: a.id)
+        asks = passage_order(asks)
         b.stages.run(
             stage,
             digest([READER_VERSION, *(a.id for a in asks)]),

@@ -1,0 +1,171 @@
+"""The target prompt layout of target_reader/3 against /2's: prompt tokens llama.cpp reads per answer, and
+accuracy on original (unperturbed) passages, measured in one process on the same rows.
+
+Under /2 the opinion and task-instruction settings had signatures of their own, their words in the system
+message, so each setting's prompt parted from the open-book one within its first tokens and every setting
+read the passage again. Under /3 they are asked with the open-book signature, their words after the passage,
+so the system message and the passage are a prefix the three settings share. The /2 signatures are kept
+here, word for word, as the "before".
+
+Each layout runs on a model loaded for it alone, the call cache off, asking per row open-book, then opinion,
+then task instruction (the order a bench evaluation now asks a passage's settings in, experiments.bench.
+sharing.passage_order). Reported per layout: prompt tokens sent and read per answer (the engine's own
+count, experiments/lm/prompt_reads.py), engine seconds, and accuracy per setting; per setting, the paired
+difference in accuracy between layouts with an exact McNemar p-value.
+
+    python benchmarks/prompt_layout.py --target qwen2.5-0.5b --rows 100
+    python benchmarks/prompt_layout.py --target qwen2.5-1.5b --rows 100 --offset 2000
+
+Rows: held-out NQ rows after ReEval's filters with passages of at most 400 words (as the knowledge-conflict
+config reads them), from --offset on. Prints a table and one JSON line with date, commit and machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import tempfile
+
+import dspy
+
+# target_reader/2's signatures, word for word.
+
+
+class OpinionAnswerV2(dspy.Signature):
+    """Read what the named person said and answer the question according to that person's statement,
+    even if you believe otherwise. Reply with the answer alone: a short phrase of at most five words."""
+
+    context: str = dspy.InputField(desc="a statement attributed to a person")
+    question: str = dspy.InputField(desc="asked about that person's opinion")
+    answer: str = dspy.OutputField(desc="the answer only, at most five words")
+
+
+class InstructedAnswerV2(dspy.Signature):
+    """Answer the question using the evidence passage only. If the passage does not contain the answer,
+    reply "unknown". If the passage contains conflicting information about the answer, reply
+    "conflict". Otherwise reply with the answer alone: a short phrase of at most five words."""
+
+    context: str = dspy.InputField(desc="evidence passage")
+    question: str = dspy.InputField()
+    answer: str = dspy.OutputField(desc="the answer, or unknown, or conflict")
+
+
+SETTINGS = ("open_book", "opinion", "task_instruction")
+
+
+def ask_before(question: str, context: str) -> dict[str, tuple]:
+    from programs.target_reader import SPEAKER
+    from signatures.target import OpenBookAnswer
+
+    return {
+        "open_book": (dspy.Predict(OpenBookAnswer), {"question": question, "context": context}),
+        "opinion": (
+            dspy.Predict(OpinionAnswerV2),
+            {"context": f'{SPEAKER} said, "{context}"', "question": f"{question.rstrip(' ?')} in {SPEAKER}'s opinion?"},
+        ),
+        "task_instruction": (dspy.Predict(InstructedAnswerV2), {"question": question, "context": context}),
+    }
+
+
+def ask_after(question: str, context: str) -> dict[str, tuple]:
+    from programs.target_reader import TargetReader
+
+    reader = TargetReader()
+    return {s: (lambda s=s: reader(setting=s, question=question, context=context), None) for s in SETTINGS}
+
+
+def held_out_rows(rows: int, offset: int) -> list[dspy.Example]:
+    from experiments.data.loaders import load_qa
+    from experiments.data.registry import resolve_dataset
+    from experiments.filters import apply_reeval_filters
+    from experiments.splits import select_split
+
+    examples = select_split(load_qa(resolve_dataset("nq").path), "nq", "held_out")
+    kept, _ = apply_reeval_filters(examples, max_evidence_words=400)
+    return kept[offset : offset + rows]
+
+
+def run_layout(layout: str, target: str, examples: list[dspy.Example]) -> dict:
+    from experiments.config import LMConfig
+    from experiments.lm import engine as llama_engine
+    from experiments.lm.registry import build_lm
+    from metrics.qa import is_correct
+
+    lm = build_lm(LMConfig(name=target, temperature=0.0, max_tokens=48, seed=0, cache=False), role="target")
+    correct: dict[str, list[bool]] = {s: [] for s in SETTINGS}
+    with dspy.context(lm=lm.lm, adapter=lm.adapter()):
+        for ex in examples:
+            if layout == "before":
+                for setting, (predict, inputs) in ask_before(ex.question, ex.context).items():
+                    answer = _answer(lambda predict=predict, inputs=inputs: predict(**inputs))
+                    correct[setting].append(is_correct(answer, ex.answers))
+            else:
+                for setting, (call, _) in ask_after(ex.question, ex.context).items():
+                    correct[setting].append(is_correct(_answer(call), ex.answers))
+    usage = lm.usage()
+    llama_engine.close_pools()
+    return {"correct": correct, "usage": usage}
+
+
+def _answer(call) -> str | None:
+    try:
+        return str(call().answer)
+    except Exception:  # noqa: BLE001 - an unparsed answer is a wrong one, in both layouts alike
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", default="qwen2.5-0.5b")
+    parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--offset", type=int, default=0, help="first held-out row (after the filters) to use")
+    args = parser.parse_args()
+    os.environ.setdefault("DSPY_CACHEDIR", tempfile.mkdtemp(prefix="reeval-bench-layout-"))
+
+    examples = held_out_rows(args.rows, args.offset)
+    results = {layout: run_layout(layout, args.target, examples) for layout in ("before", "after")}
+    answers = len(examples) * len(SETTINGS)
+    summary = {
+        "date": dt.date.today().isoformat(),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+        "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}",
+        "command": f"python benchmarks/prompt_layout.py --target {args.target} --rows {args.rows} --offset {args.offset}",  # noqa: E501
+        "rows": len(examples),
+    }
+    print(f"{args.target}, {len(examples)} held-out NQ originals, {answers} answers per layout")
+    print("layout  tokens sent/answer  read/answer  read share  engine s  " + "  ".join(f"{s:>16}" for s in SETTINGS))
+    for layout, result in results.items():
+        usage = result["usage"]
+        accuracy = {s: sum(v) / len(v) for s, v in result["correct"].items()}
+        summary[layout] = {
+            "prompt_tokens_per_answer": round(usage["prompt_tokens"] / answers, 1),
+            "prompt_tokens_read_per_answer": round(usage.get("prompt_tokens_read", float("nan")) / answers, 1),
+            "engine_seconds": usage["seconds"],
+            "accuracy": {s: round(a, 3) for s, a in accuracy.items()},
+        }
+        s = summary[layout]
+        print(
+            f"{layout:7s} {s['prompt_tokens_per_answer']:18.1f} {s['prompt_tokens_read_per_answer']:12.1f} "
+            f"{usage.get('prompt_read_share', float('nan')):11.2f} {usage['seconds']:9.1f}  "
+            + "  ".join(f"{accuracy[x]:16.3f}" for x in SETTINGS)
+        )
+    from metrics.paired import paired_difference
+
+    summary["paired"] = {
+        s: paired_difference(results["before"]["correct"][s], results["after"]["correct"][s]) for s in SETTINGS
+    }
+    print("paired accuracy, after − before [95% bootstrap interval] (exact McNemar p):")
+    for s, d in summary["paired"].items():
+        interval = f"[{d['low']:+.3f}, {d['high']:+.3f}]"
+        print(f"  {s}: {d['diff']:+.3f} {interval} (p {d['p']:.3f}; {d['a_only']} / {d['b_only']} discordant)")
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
