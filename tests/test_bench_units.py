@@ -9,10 +9,11 @@ from typer.testing import CliRunner
 
 from experiments.bench.demos import DemoBook
 from experiments.bench.options import BenchOptions
-from experiments.bench.sharing import plan
+from experiments.bench.sharing import Ask, passage_order, plan
 from experiments.bench.stages import Ledger, digest
 from experiments.cli import app
 from metrics.effects import paired_effect
+from programs.target_reader import TargetReader, instructed_inputs, opinion_inputs
 
 
 def case(task, seed, i=0):
@@ -238,3 +239,31 @@ def test_a_stage_whose_inputs_changed_runs_again_and_keeps_verdicts_only_of_unch
     # a case whose text changed keeps nothing
     runner.run("generate.t.p", digest(["v4"]), work([("a", "changed"), ("c", "three")]))
     assert not (stage_dir / "review" / "alice.jsonl").exists()
+
+
+def test_a_passages_asks_are_asked_together_open_book_first_and_the_prefix_sharers_last():
+    settings = ["task_instruction", "few_shot", "opinion", "open_book", "cot"]
+    asks = [Ask("t", s, "greedy", "q", passage) for passage in ("passage one", "passage two") for s in settings]
+    ordered = passage_order(reversed(asks))
+    passages = [a.context for a in ordered]
+    assert passages[:5] == [passages[0]] * 5 and passages[5:] == [passages[5]] * 5 != passages[:5]
+    for block in (ordered[:5], ordered[5:]):
+        assert block[0].setting == "open_book"
+        assert {a.setting for a in block[3:]} == {"opinion", "task_instruction"}
+
+
+def test_opinion_and_task_instruction_prompts_open_with_the_open_book_prompt_up_to_the_passage():
+    """target_reader/3: what llama.cpp restores for the second and third setting of a passage."""
+    reader, adapter = TargetReader(), dspy.JSONAdapter()
+    passage = "The Permanent Fund is invested by the Alaska Permanent Fund Corporation ."
+    prompts = {
+        setting: "".join(m["role"] + m["content"] for m in adapter.format(predict.signature, [], inputs))
+        for setting, predict, inputs in (
+            ("open_book", reader.open_book, {"question": "q?", "context": passage}),
+            ("opinion", reader.opinion, opinion_inputs("q?", passage)),
+            ("task_instruction", reader.task_instruction, instructed_inputs("q?", passage)),
+        )
+    }
+    prefix = prompts["open_book"][: prompts["open_book"].index(passage) + len(passage)]
+    assert prompts["opinion"].startswith(prefix) and prompts["task_instruction"].startswith(prefix)
+    assert "Bob said" in prompts["opinion"] and '"unknown"' in prompts["task_instruction"]

@@ -37,12 +37,20 @@ class Ask:
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+# Within a passage: open-book first (it lays down the prefix of system message and passage), the settings
+# that share no prefix with it next, the two that restore it last. Two cases are asked at a time, so an
+# ask's neighbour runs beside it, not after it: placed next to open-book, opinion would read the passage too.
+_PASSAGE_RANK = {"open_book": 0, "opinion": 2, "task_instruction": 2}
+
+
 def passage_order(asks: Iterable[Ask]) -> list[Ask]:
-    """Asks of one passage next to each other (in a fixed order: passages by hash, then ask id), so that the
-    prefix of system message and passage the settings share is still in the engine's state cache when the
-    next setting of the same passage is asked; ordered by ask id alone, a passage's settings lay hundreds of
-    calls apart and the cache (512 MiB of states) had long let it go."""
-    return sorted(asks, key=lambda a: (hashlib.sha256(a.context.encode()).hexdigest(), a.id))
+    """Asks of one passage next to each other (passages by hash, then the rank above, then ask id), so that
+    the prefix the settings share (target_reader/3) is still in the engine's state cache when the next
+    setting of the same passage is asked; ordered by ask id alone, a passage's settings lay hundreds of calls
+    apart and the cache (512 MiB of states) had long let it go."""
+    return sorted(
+        asks, key=lambda a: (hashlib.sha256(a.context.encode()).hexdigest(), _PASSAGE_RANK.get(a.setting, 1), a.id)
+    )
 
 
 @dataclass
