@@ -1,20 +1,20 @@
 """The target prompt layout of target_reader/3 against /2's: prompt tokens llama.cpp reads per answer, and
 accuracy on original (unperturbed) passages, measured in one process on the same rows.
 
-Under /2 the opinion and task-instruction settings had signatures of their own, their words in the system
-message, so each setting's prompt parted from the open-book one within its first tokens and every setting
-read the passage again. Under /3 they are asked with the open-book signature, their words after the passage,
-so the system message and the passage are a prefix the three settings share. The /2 signatures are kept
-here, word for word, as the "before".
+Under /2 the opinion setting had a signature of its own, its words in the system message and "Bob said"
+before the passage, so its prompt parted from the open-book one within its first tokens and read the
+passage again. Under /3 it is asked with the open-book signature, its words after the passage, so the system
+message and the passage are a prefix the two settings share. The task instruction keeps its own signature
+(asked the same way under both, it is the control: its accuracy and reads should not move beyond noise).
+The /2 opinion signature is kept here, word for word, as the "before".
 
 Each layout runs on a model loaded for it alone, the call cache off, asking per row open-book, then opinion,
-then task instruction (the order a bench evaluation now asks a passage's settings in, experiments.bench.
-sharing.passage_order). Reported per layout: prompt tokens sent and read per answer (the engine's own
-count, experiments/lm/prompt_reads.py), engine seconds, and accuracy per setting; per setting, the paired
-difference in accuracy between layouts with an exact McNemar p-value.
+then task instruction. Reported per layout: prompt tokens sent and read per answer, overall and per setting
+(the engine's own count, experiments/lm/prompt_reads.py), engine seconds, and accuracy per setting; per
+setting, the paired difference in accuracy between layouts with a bootstrap interval and an exact McNemar p.
 
     python benchmarks/prompt_layout.py --target qwen2.5-0.5b --rows 100
-    python benchmarks/prompt_layout.py --target qwen2.5-1.5b --rows 100 --offset 2000
+    python benchmarks/prompt_layout.py --target qwen2.5-1.5b --rows 100 --offset 1000
 
 Rows: held-out NQ rows after ReEval's filters with passages of at most 400 words (as the knowledge-conflict
 config reads them), from --offset on. Prints a table and one JSON line with date, commit and machine.
@@ -44,22 +44,12 @@ class OpinionAnswerV2(dspy.Signature):
     answer: str = dspy.OutputField(desc="the answer only, at most five words")
 
 
-class InstructedAnswerV2(dspy.Signature):
-    """Answer the question using the evidence passage only. If the passage does not contain the answer,
-    reply "unknown". If the passage contains conflicting information about the answer, reply
-    "conflict". Otherwise reply with the answer alone: a short phrase of at most five words."""
-
-    context: str = dspy.InputField(desc="evidence passage")
-    question: str = dspy.InputField()
-    answer: str = dspy.OutputField(desc="the answer, or unknown, or conflict")
-
-
 SETTINGS = ("open_book", "opinion", "task_instruction")
 
 
 def ask_before(question: str, context: str) -> dict[str, tuple]:
     from programs.target_reader import SPEAKER
-    from signatures.target import OpenBookAnswer
+    from signatures.target import InstructedAnswer, OpenBookAnswer
 
     return {
         "open_book": (dspy.Predict(OpenBookAnswer), {"question": question, "context": context}),
@@ -67,7 +57,7 @@ def ask_before(question: str, context: str) -> dict[str, tuple]:
             dspy.Predict(OpinionAnswerV2),
             {"context": f'{SPEAKER} said, "{context}"', "question": f"{question.rstrip(' ?')} in {SPEAKER}'s opinion?"},
         ),
-        "task_instruction": (dspy.Predict(InstructedAnswerV2), {"question": question, "context": context}),
+        "task_instruction": (dspy.Predict(InstructedAnswer), {"question": question, "context": context}),
     }
 
 
@@ -97,18 +87,20 @@ def run_layout(layout: str, target: str, examples: list[dspy.Example]) -> dict:
 
     lm = build_lm(LMConfig(name=target, temperature=0.0, max_tokens=48, seed=0, cache=False), role="target")
     correct: dict[str, list[bool]] = {s: [] for s in SETTINGS}
+    read: dict[str, int] = dict.fromkeys(SETTINGS, 0)
     with dspy.context(lm=lm.lm, adapter=lm.adapter()):
         for ex in examples:
             if layout == "before":
-                for setting, (predict, inputs) in ask_before(ex.question, ex.context).items():
-                    answer = _answer(lambda predict=predict, inputs=inputs: predict(**inputs))
-                    correct[setting].append(is_correct(answer, ex.answers))
+                calls = {s: (lambda p=p, i=i: p(**i)) for s, (p, i) in ask_before(ex.question, ex.context).items()}
             else:
-                for setting, (call, _) in ask_after(ex.question, ex.context).items():
-                    correct[setting].append(is_correct(_answer(call), ex.answers))
+                calls = {s: call for s, (call, _) in ask_after(ex.question, ex.context).items()}
+            for setting, call in calls.items():
+                before = lm.usage().get("prompt_tokens_read", 0)
+                correct[setting].append(is_correct(_answer(call), ex.answers))
+                read[setting] += lm.usage().get("prompt_tokens_read", 0) - before
     usage = lm.usage()
     llama_engine.close_pools()
-    return {"correct": correct, "usage": usage}
+    return {"correct": correct, "usage": usage, "read": read}
 
 
 def _answer(call) -> str | None:
@@ -148,6 +140,9 @@ def main() -> None:
             "prompt_tokens_read_per_answer": round(usage.get("prompt_tokens_read", float("nan")) / answers, 1),
             "engine_seconds": usage["seconds"],
             "accuracy": {s: round(a, 3) for s, a in accuracy.items()},
+            "prompt_tokens_read_per_answer_by_setting": {
+                s: round(n / len(examples), 1) for s, n in result["read"].items()
+            },
         }
         s = summary[layout]
         print(
@@ -157,6 +152,9 @@ def main() -> None:
         )
     from metrics.paired import paired_difference
 
+    for layout in results:
+        by_setting = summary[layout]["prompt_tokens_read_per_answer_by_setting"]
+        print(f"{layout}: prompt tokens read per answer, by setting: {by_setting}")
     summary["paired"] = {
         s: paired_difference(results["before"]["correct"][s], results["after"]["correct"][s]) for s in SETTINGS
     }

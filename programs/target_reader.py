@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dspy
 
-from signatures.target import OPINION_QUESTION, TASK_INSTRUCTION, AnswerThenReason, ClosedBookAnswer, OpenBookAnswer
+from signatures.target import OPINION_QUESTION, AnswerThenReason, ClosedBookAnswer, InstructedAnswer, OpenBookAnswer
 
 SETTINGS = ("closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction")
 SPEAKER = "Bob"
@@ -17,14 +17,9 @@ def opinion_inputs(question: str, context: str) -> dict[str, str]:
     return {"context": context, "question": OPINION_QUESTION.format(speaker=SPEAKER, question=question.rstrip(" ?"))}
 
 
-def instructed_inputs(question: str, context: str) -> dict[str, str]:
-    """FaithEval's task-specific instruction: answer from the passage, or say it has none or a conflict."""
-    return {"context": context, "question": TASK_INSTRUCTION.format(question=question)}
-
-
 # 2: no demonstration outside the few-shot setting, base models included.
-# 3: opinion and task instruction asked with the open-book signature, their words after the passage, so that
-# every setting but chain of thought and few-shot shares the system message and the passage as a prefix.
+# 3: opinion asked with the open-book signature, its words after the passage, so that open-book and opinion
+# share the system message and the passage as a prefix.
 VERSION = "target_reader/3"
 
 
@@ -37,7 +32,7 @@ class TargetReader(dspy.Module):
         self.few_shot.demos = list(demos or [])
         self.opinion = dspy.Predict(OpenBookAnswer)
         self.cot = dspy.Predict(AnswerThenReason, max_tokens=160)
-        self.task_instruction = dspy.Predict(OpenBookAnswer)
+        self.task_instruction = dspy.Predict(InstructedAnswer)
 
     def forward(self, setting: str, question: str, context: str, config: dict | None = None) -> dspy.Prediction:
         config = config or {}
@@ -45,8 +40,6 @@ class TargetReader(dspy.Module):
             out = self.closed_book(question=question, config=config)
         elif setting == "opinion":
             out = self.opinion(**opinion_inputs(question, context), config=config)
-        elif setting == "task_instruction":
-            out = self.task_instruction(**instructed_inputs(question, context), config=config)
         elif setting in SETTINGS:
             out = getattr(self, setting)(question=question, context=context, config=config)
         else:

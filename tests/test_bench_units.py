@@ -13,7 +13,7 @@ from experiments.bench.sharing import Ask, passage_order, plan
 from experiments.bench.stages import Ledger, digest
 from experiments.cli import app
 from metrics.effects import paired_effect
-from programs.target_reader import TargetReader, instructed_inputs, opinion_inputs
+from programs.target_reader import TargetReader, opinion_inputs
 
 
 def case(task, seed, i=0):
@@ -248,12 +248,12 @@ def test_a_passages_asks_are_asked_together_open_book_first_and_the_prefix_share
     passages = [a.context for a in ordered]
     assert passages[:5] == [passages[0]] * 5 and passages[5:] == [passages[5]] * 5 != passages[:5]
     for block in (ordered[:5], ordered[5:]):
-        assert block[0].setting == "open_book"
-        assert {a.setting for a in block[3:]} == {"opinion", "task_instruction"}
+        assert block[0].setting == "open_book" and block[-1].setting == "opinion"
 
 
-def test_opinion_and_task_instruction_prompts_open_with_the_open_book_prompt_up_to_the_passage():
-    """target_reader/3: what llama.cpp restores for the second and third setting of a passage."""
+def test_the_opinion_prompt_opens_with_the_open_book_prompt_up_to_the_passage():
+    """target_reader/3: what llama.cpp restores for a passage's opinion ask after its open-book one. The task
+    instruction keeps the papers' layout (moved after the passage it cost accuracy on originals)."""
     reader, adapter = TargetReader(), dspy.JSONAdapter()
     passage = "The Permanent Fund is invested by the Alaska Permanent Fund Corporation ."
     prompts = {
@@ -261,9 +261,9 @@ def test_opinion_and_task_instruction_prompts_open_with_the_open_book_prompt_up_
         for setting, predict, inputs in (
             ("open_book", reader.open_book, {"question": "q?", "context": passage}),
             ("opinion", reader.opinion, opinion_inputs("q?", passage)),
-            ("task_instruction", reader.task_instruction, instructed_inputs("q?", passage)),
+            ("task_instruction", reader.task_instruction, {"question": "q?", "context": passage}),
         )
     }
     prefix = prompts["open_book"][: prompts["open_book"].index(passage) + len(passage)]
-    assert prompts["opinion"].startswith(prefix) and prompts["task_instruction"].startswith(prefix)
-    assert "Bob said" in prompts["opinion"] and '"unknown"' in prompts["task_instruction"]
+    assert prompts["opinion"].startswith(prefix) and "Bob said" in prompts["opinion"]
+    assert not prompts["task_instruction"].startswith(prefix) and '"unknown"' in prompts["task_instruction"]

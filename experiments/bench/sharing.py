@@ -38,9 +38,9 @@ class Ask:
 
 
 # Within a passage: open-book first (it lays down the prefix of system message and passage), the settings
-# that share no prefix with it next, the two that restore it last. Two cases are asked at a time, so an
+# that share no prefix with it next, opinion (which restores it) last. Two cases are asked at a time, so an
 # ask's neighbour runs beside it, not after it: placed next to open-book, opinion would read the passage too.
-_PASSAGE_RANK = {"open_book": 0, "opinion": 2, "task_instruction": 2}
+_PASSAGE_RANK = {"open_book": 0, "opinion": 2}
 
 
 def passage_order(asks: Iterable[Ask]) -> list[Ask]:
