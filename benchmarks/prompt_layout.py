@@ -118,14 +118,14 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("DSPY_CACHEDIR", tempfile.mkdtemp(prefix="reeval-bench-layout-"))
 
+    # The code measured is the code at the start: a commit made while it runs is not in it.
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     examples = held_out_rows(args.rows, args.offset)
     results = {layout: run_layout(layout, args.target, examples) for layout in ("before", "after")}
     answers = len(examples) * len(SETTINGS)
     summary = {
         "date": dt.date.today().isoformat(),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip(),
+        "commit": commit,
         "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}",
         "command": f"python benchmarks/prompt_layout.py --target {args.target} --rows {args.rows} --offset {args.offset}",  # noqa: E501
         "rows": len(examples),
