@@ -29,6 +29,8 @@ import os
 import platform
 import subprocess
 import tempfile
+from collections.abc import Callable
+from functools import partial
 
 import dspy
 
@@ -47,25 +49,19 @@ class OpinionAnswerV2(dspy.Signature):
 SETTINGS = ("open_book", "opinion", "task_instruction")
 
 
-def ask_before(question: str, context: str) -> dict[str, tuple]:
-    from programs.target_reader import SPEAKER
-    from signatures.target import InstructedAnswer, OpenBookAnswer
-
-    return {
-        "open_book": (dspy.Predict(OpenBookAnswer), {"question": question, "context": context}),
-        "opinion": (
-            dspy.Predict(OpinionAnswerV2),
-            {"context": f'{SPEAKER} said, "{context}"', "question": f"{question.rstrip(' ?')} in {SPEAKER}'s opinion?"},
-        ),
-        "task_instruction": (dspy.Predict(InstructedAnswer), {"question": question, "context": context}),
-    }
-
-
-def ask_after(question: str, context: str) -> dict[str, tuple]:
-    from programs.target_reader import TargetReader
+def asks(layout: str, question: str, context: str) -> dict[str, Callable]:
+    """One call per setting: the shipped reader's, with /2's opinion prompt in the "before" layout (open-book
+    and the task instruction are asked the same way under both)."""
+    from programs.target_reader import SPEAKER, TargetReader
 
     reader = TargetReader()
-    return {s: (lambda s=s: reader(setting=s, question=question, context=context), None) for s in SETTINGS}
+    calls = {s: partial(reader, setting=s, question=question, context=context) for s in SETTINGS}
+    if layout == "before":
+        opinion = dspy.Predict(OpinionAnswerV2)
+        calls["opinion"] = partial(
+            opinion, context=f'{SPEAKER} said, "{context}"', question=f"{question.rstrip(' ?')} in {SPEAKER}'s opinion?"
+        )
+    return calls
 
 
 def held_out_rows(rows: int, offset: int) -> list[dspy.Example]:
@@ -90,11 +86,7 @@ def run_layout(layout: str, target: str, examples: list[dspy.Example]) -> dict:
     read: dict[str, int] = dict.fromkeys(SETTINGS, 0)
     with dspy.context(lm=lm.lm, adapter=lm.adapter()):
         for ex in examples:
-            if layout == "before":
-                calls = {s: (lambda p=p, i=i: p(**i)) for s, (p, i) in ask_before(ex.question, ex.context).items()}
-            else:
-                calls = {s: call for s, (call, _) in ask_after(ex.question, ex.context).items()}
-            for setting, call in calls.items():
+            for setting, call in asks(layout, ex.question, ex.context).items():
                 before = lm.usage().get("prompt_tokens_read", 0)
                 correct[setting].append(is_correct(_answer(call), ex.answers))
                 read[setting] += lm.usage().get("prompt_tokens_read", 0) - before

@@ -87,8 +87,8 @@ def memory_agrees(evidence_answers: Sequence[str], memory: Sequence[str]) -> boo
     return any(matches(m, evidence_answers) or matches(e, [m]) for m in memory for e in evidence_answers)
 
 
-# Words that carry no choice between two answers: "in" of "in the liver", "represents" of a sentence answer
-# is kept, but the question's own words are dropped per call.
+# Words that choose no side between two answers ("in" of "in the liver"); the question's own words are
+# dropped too, per call.
 _FUNCTION = frozenset("in on at of to for by from with into during and or its it is was were".split())
 
 

@@ -22,21 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from experiments.bench.conflict import classified, table  # noqa: E402
-from programs.answer_swap import proposal_problem, swap_checks  # noqa: E402
-from programs.span_edit import replace_forms  # noqa: E402
+from scripts.measure_swap_traces import failures  # noqa: E402
 
 ANSWER_FIELDS = ("prediction", "status", "label")
-
-
-def rejected_now(case: dict) -> str | None:
-    """The first check of the current answer_swap an archived accepted swap fails, if any."""
-    golds, new = case["original_answers"], case["answers"][0]
-    problem = proposal_problem(new, golds, context=case["original_context"], question=case["question"])
-    if problem:
-        return problem
-    edit = replace_forms(case["original_context"], golds, new)
-    checks = swap_checks(case["original_context"], edit.text, golds, new, 0.9, edit)
-    return next((name for name, ok in checks.items() if ok is False), None)
 
 
 def retable(records: list[dict], case_files: list[Path]) -> tuple[list[dict], Counter, Counter]:
@@ -48,10 +36,10 @@ def retable(records: list[dict], case_files: list[Path]) -> tuple[list[dict], Co
         for line in path.read_text(encoding="utf-8").splitlines():
             case = json.loads(line)
             if case.get("task") == "answer_swap" and case["status"] == "accepted":
-                reason = rejected_now(case)
-                if reason:
+                failed = failures(case)
+                if failed:
                     gone.add(case["id"])
-                    dropped[reason] += 1
+                    dropped[failed[0]] += 1
     kept = [r for r in records if r["case_id"] not in gone]
     uses = [{k: v for k, v in r.items() if k not in ANSWER_FIELDS} for r in kept]
     answers = {r["ask_id"]: {"prediction": r["prediction"], "status": r["status"]} for r in kept}
