@@ -8,8 +8,10 @@ The bench runs in a child process (this script with --child), so what is measure
 
 - peak RSS: the child's `ru_maxrss` (its largest resident set, read when it exits), and the resident
   sets of the child and every process under it (Ray's, with `executor: ray`) summed every half second;
-- per stage, in running order: resident set at its end and the child's peak so far, so the stage that
-  set the peak shows;
+- peak PSS of the same processes, sampled alike: each llama.cpp context maps its model's weights file
+  again, and RSS counts those shared pages once per context, PSS once in all;
+- per stage, in running order: resident set and PSS at its end and the child's peak RSS so far, so the
+  stage that set the peak shows;
 - per real (uncached) local LM call: prompt tokens sent (the prompt's length) and read (the tokens
   llama.cpp evaluated before sampling the first reply token; the rest came from the KV state its
   context kept from the previous call or from the prefix-state cache). A target's answers are its
@@ -53,6 +55,16 @@ def rss_mb(pid: int | str = "self") -> float:
         with open(f"/proc/{pid}/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (FileNotFoundError, ProcessLookupError, IndexError):
+        return 0.0
+
+
+def pss_mb(pid: int | str = "self") -> float:
+    """Proportional set size: a page shared by k mappings counts 1/k. Every llama.cpp context of a model maps
+    the weights file again, and RSS counts the same pages once per mapping; PSS counts them once."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("Pss:")) / 1024
+    except (FileNotFoundError, ProcessLookupError, PermissionError, StopIteration, ValueError):
         return 0.0
 
 
@@ -162,6 +174,7 @@ def child(args) -> int:
                     "ran": self.ran.get(stage),
                     "seconds": round(time.perf_counter() - started, 1),
                     "rss_end_mb": round(rss_mb(), 1),
+                    "pss_end_mb": round(pss_mb(), 1),
                     "peak_so_far_mb": round(peak_mb(), 1),
                 }
             )
@@ -189,8 +202,8 @@ def child(args) -> int:
 # -- in the parent: the child's memory from outside ----------------------------------------------------------
 
 
-def tree_rss_mb(root: int) -> float:
-    """Resident sets of `root` and every process under it (Ray's raylet and workers)."""
+def tree_pids(root: int) -> set[int]:
+    """`root` and every process under it (Ray's raylet and workers)."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -204,7 +217,7 @@ def tree_rss_mb(root: int) -> float:
         children = [p for p, parent in parents.items() if parent == pid and p not in tree]
         tree.update(children)
         frontier.extend(children)
-    return sum(rss_mb(pid) for pid in tree)
+    return tree
 
 
 def machine() -> str:
@@ -248,9 +261,11 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(tmp) / "result.json"
         command = [sys.executable, __file__, "--child", str(out), *(argv if argv is not None else sys.argv[1:])]
         proc = subprocess.Popen(command, cwd=ROOT, env=env)
-        tree_peak = 0.0
+        tree_peak = tree_pss_peak = 0.0
         while proc.poll() is None:
-            tree_peak = max(tree_peak, tree_rss_mb(proc.pid))
+            pids = tree_pids(proc.pid)
+            tree_peak = max(tree_peak, sum(rss_mb(pid) for pid in pids))
+            tree_pss_peak = max(tree_pss_peak, sum(pss_mb(pid) for pid in pids))
             time.sleep(0.5)
         child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         if proc.returncode != 0 or not out.exists():
@@ -262,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "child_peak_rss_mb": round(child_peak, 1),
             "tree_peak_rss_mb_sampled": round(tree_peak, 1),
+            "tree_peak_pss_mb_sampled": round(tree_pss_peak, 1),
             "date": date.today().isoformat(),
             "commit": commit(),
             "machine": machine(),
@@ -270,9 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"run {result['run_id']}: {result['wall_seconds']} s")
     print(f"peak RSS: bench process {result['child_peak_rss_mb']} MB; with its children (sampled) {tree_peak:.1f} MB")
-    print(f"{'stage':48} {'ran':>5} {'seconds':>9} {'RSS at end':>11} {'peak so far':>12}")
+    print(f"peak PSS with its children (sampled): {tree_pss_peak:.1f} MB")
+    print(f"{'stage':48} {'ran':>5} {'seconds':>9} {'RSS at end':>11} {'PSS at end':>11} {'peak RSS so far':>16}")
     for s in result["stages"]:
-        print(f"{s['stage']:48} {s['ran']!s:>5} {s['seconds']:>9} {s['rss_end_mb']:>11} {s['peak_so_far_mb']:>12}")
+        print(
+            f"{s['stage']:48} {s['ran']!s:>5} {s['seconds']:>9} {s['rss_end_mb']:>11} {s['pss_end_mb']:>11}"
+            f" {s['peak_so_far_mb']:>16}"
+        )
     print(f"{'calls (stage kind | model)':48} {'calls':>6} {'sent/call':>10} {'read/call':>10} {'read share':>11}")
     for key, g in result["tokens"].items():
         print(f"{key:48} {g['calls']:>6} {g['sent_per_call']:>10} {g['read_per_call']:>10} {g['read_share']!s:>11}")

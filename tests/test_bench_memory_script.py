@@ -2,6 +2,8 @@
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,5 +70,14 @@ def test_prompt_tokens_read_are_those_past_the_kept_prefix():
     assert [bench_memory.stage_kind(s) for s in stages] == kinds
 
 
-def test_the_process_tree_memory_counts_this_process():
-    assert bench_memory.tree_rss_mb(os.getpid()) >= bench_memory.rss_mb() > 0
+def test_the_process_tree_holds_this_process_and_its_memory_is_read():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert {os.getpid(), child.pid} <= bench_memory.tree_pids(os.getpid())
+        assert os.getpid() not in bench_memory.tree_pids(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert bench_memory.rss_mb() > 0
+    # PSS shares each shared page among its mappers, so it never exceeds RSS.
+    assert 0 < bench_memory.pss_mb() <= bench_memory.rss_mb() + 1

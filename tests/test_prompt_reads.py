@@ -8,7 +8,7 @@ import pytest
 from experiments.lm import engine as llama_engine
 from experiments.lm.engine import EngineStats, LlamaCppEngine
 from experiments.lm.prompt_reads import CONTEXT, STATE_CACHE, PromptCount
-from tests.llama_stand_in import StandInLlama, install, lcp, token_ids
+from tests.llama_stand_in import N_VOCAB, StandInLlama, install, lcp, token_ids
 
 INSTRUCTIONS = (
     "You answer questions about a passage. Read the passage, then the question, and reply with the shortest "
@@ -91,6 +91,10 @@ def test_a_prefix_saved_two_calls_back_is_restored_from_the_state_cache(world):
     assert stats["prompt_tokens_read"] == len(a) + len(b) - lcp(a, b) + len(a2) - lcp(a, a2)
     assert stats["prompt_tokens"] == stats["prompt_tokens_read"] + lcp(a, b) + lcp(a, a2)
     assert llama._ctx.decoded - decoded == len(a2) - lcp(a, a2) + third.usage.output_tokens
+    # The logits buffer is one row (engine.drop_logits_buffer), so are the saved states' copies, and restoring
+    # a prefix longer than the stand-in's batch of 8 tokens wrote no more.
+    assert llama.scores.shape == (1, N_VOCAB) and lcp(a, a2) > llama.n_batch
+    assert all(state.scores.shape[0] <= 1 for state in llama.cache.cache_state.values())
 
 
 def test_a_state_saved_after_a_reply_cut_by_max_tokens_is_counted_as_it_holds(world):
