@@ -10,8 +10,8 @@ The bench runs in a child process (this script with --child), so what is measure
   sets of the child and every process under it (Ray's, with `executor: ray`) summed every half second;
 - peak PSS of the same processes, sampled alike: each llama.cpp context maps its model's weights file
   again, and RSS counts those shared pages once per context, PSS once in all;
-- per stage, in running order: resident set and PSS at its end and the child's peak RSS so far, so the
-  stage that set the peak shows;
+- per stage, in running order: wall and CPU seconds (this process's threads; not Ray actors'), resident
+  set and PSS at its end and the child's peak RSS so far, so the stage that set the peak shows;
 - per real (uncached) local LM call: prompt tokens sent (the prompt's length) and read (the tokens
   llama.cpp evaluated before sampling the first reply token; the rest came from the KV state its
   context kept from the previous call or from the prefix-state cache). A target's answers are its
@@ -66,6 +66,13 @@ def pss_mb(pid: int | str = "self") -> float:
             return next(int(line.split()[1]) for line in f if line.startswith("Pss:")) / 1024
     except (FileNotFoundError, ProcessLookupError, PermissionError, StopIteration, ValueError):
         return 0.0
+
+
+def cpu_seconds() -> float:
+    """User and system CPU time of this process, all its threads: a shared machine stretches wall time,
+    much less the CPU a stage used."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def peak_mb() -> float:
@@ -164,7 +171,7 @@ def child(args) -> int:
     run_stage = StageRunner.run
 
     def timed_stage(self, stage, *args, **kwargs):
-        reads.stage, started = stage, time.perf_counter()
+        reads.stage, started, cpu = stage, time.perf_counter(), cpu_seconds()
         try:
             return run_stage(self, stage, *args, **kwargs)
         finally:
@@ -173,6 +180,7 @@ def child(args) -> int:
                     "stage": stage,
                     "ran": self.ran.get(stage),
                     "seconds": round(time.perf_counter() - started, 1),
+                    "cpu_seconds": round(cpu_seconds() - cpu, 1),
                     "rss_end_mb": round(rss_mb(), 1),
                     "pss_end_mb": round(pss_mb(), 1),
                     "peak_so_far_mb": round(peak_mb(), 1),
@@ -287,11 +295,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run {result['run_id']}: {result['wall_seconds']} s")
     print(f"peak RSS: bench process {result['child_peak_rss_mb']} MB; with its children (sampled) {tree_peak:.1f} MB")
     print(f"peak PSS with its children (sampled): {tree_pss_peak:.1f} MB")
-    print(f"{'stage':48} {'ran':>5} {'seconds':>9} {'RSS at end':>11} {'PSS at end':>11} {'peak RSS so far':>16}")
+    print(
+        f"{'stage':48} {'ran':>5} {'seconds':>9} {'CPU s':>8} {'RSS at end':>11} {'PSS at end':>11}"
+        f" {'peak RSS so far':>16}"
+    )
     for s in result["stages"]:
         print(
-            f"{s['stage']:48} {s['ran']!s:>5} {s['seconds']:>9} {s['rss_end_mb']:>11} {s['pss_end_mb']:>11}"
-            f" {s['peak_so_far_mb']:>16}"
+            f"{s['stage']:48} {s['ran']!s:>5} {s['seconds']:>9} {s['cpu_seconds']:>8} {s['rss_end_mb']:>11}"
+            f" {s['pss_end_mb']:>11} {s['peak_so_far_mb']:>16}"
         )
     print(f"{'calls (stage kind | model)':48} {'calls':>6} {'sent/call':>10} {'read/call':>10} {'read share':>11}")
     for key, g in result["tokens"].items():
