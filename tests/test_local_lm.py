@@ -40,3 +40,22 @@ def test_verdict_probability_comes_from_the_model_and_agrees_with_its_verdict():
     p = right.signals["r_support"]
     assert 0.0 < p < 1.0  # read off the logits, not the 0/1 fallback
     assert (p >= 0.5) == right.if_ok
+
+
+def test_two_contexts_of_a_model_share_its_weights_and_reply_as_one_alone():
+    from experiments.lm import engine
+    from experiments.lm.shared_weights import loaded_models
+
+    prompt = "Question: In which year was the Eiffel Tower completed? Answer:"
+    path = str(engine.model_path("qwen2.5-0.5b"))
+    held = loaded_models().get(path, 0)  # contexts earlier tests' pools keep open
+    alone = engine.new_llama("qwen2.5-0.5b", 2048, 1, None)
+    expected = alone.create_completion(prompt, max_tokens=8, temperature=0)["choices"][0]["text"]
+    second = engine.new_llama("qwen2.5-0.5b", 2048, 1, None)
+    assert loaded_models()[path] == held + 2 and alone.model == second.model  # one llama_model for both contexts
+    assert second.create_completion(prompt, max_tokens=8, temperature=0)["choices"][0]["text"] == expected
+    alone.close()
+    assert loaded_models()[path] == held + 1
+    assert second.create_completion(prompt, max_tokens=8, temperature=0)["choices"][0]["text"] == expected
+    second.close()
+    assert loaded_models().get(path, 0) == held

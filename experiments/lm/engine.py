@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from experiments.lm.pool import ContextPool, CoreSplit, decoding_slots
 from experiments.lm.prompt_reads import CONTEXT, STATE_CACHE, PromptCount, PromptCounting, counting_class
 from experiments.lm.roster import get_spec, model_path
+from experiments.lm.shared_weights import sharing_weights
 
 logger = logging.getLogger(__name__)
 
@@ -41,14 +42,14 @@ def build_features() -> str:
 
 
 def new_llama(name: str, n_ctx: int, n_threads: int, cache):
-    """One llama.cpp context. The weights are memory-mapped (llama-cpp-python's default load mode),
-    so further contexts of the same file share their pages instead of loading a copy. It counts the
-    prompt tokens it reads (experiments/lm/prompt_reads.py)."""
+    """One llama.cpp context on the process's model for the file (experiments/lm/shared_weights.py): a
+    further context of a model costs its KV cache and buffers, not another copy of the weights. It counts
+    the prompt tokens it reads (experiments/lm/prompt_reads.py)."""
     import llama_cpp
 
     path = model_path(name)
     logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
-    with _LOAD_LOCK:
+    with _LOAD_LOCK, sharing_weights():
         llama = counting_class(llama_cpp.Llama)(
             model_path=str(path),
             n_ctx=n_ctx,
