@@ -8,8 +8,8 @@ The bench runs in a child process (this script with --child), so what is measure
 
 - peak RSS: the child's `ru_maxrss` (its largest resident set, read when it exits), and the resident
   sets of the child and every process under it (Ray's, with `executor: ray`) summed every half second;
-- peak PSS of the same processes, sampled alike: each llama.cpp context maps its model's weights file
-  again, and RSS counts those shared pages once per context, PSS once in all;
+- peak PSS of the same processes, sampled alike: a page several processes or mappings share (a weights
+  file mapped by two Ray actors, shared libraries) counts once in all, where RSS counts it in each;
 - per stage, in running order: wall and CPU seconds (this process's threads; not Ray actors'), resident
   set and PSS at its end and the child's peak RSS so far, so the stage that set the peak shows;
 - per real (uncached) local LM call: prompt tokens sent (the prompt's length) and read (the tokens
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -43,6 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.provenance import commit, machine  # noqa: E402
 
 TARGET_STAGES = ("evaluate.", "conflict.evaluate.", "knowledge.")
 
@@ -59,8 +60,7 @@ def rss_mb(pid: int | str = "self") -> float:
 
 
 def pss_mb(pid: int | str = "self") -> float:
-    """Proportional set size: a page shared by k mappings counts 1/k. Every llama.cpp context of a model maps
-    the weights file again, and RSS counts the same pages once per mapping; PSS counts them once."""
+    """Proportional set size: a page shared by k mappings counts 1/k in each (RSS counts it whole in each)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             return next(int(line.split()[1]) for line in f if line.startswith("Pss:")) / 1024
@@ -226,28 +226,6 @@ def tree_pids(root: int) -> set[int]:
         tree.update(children)
         frontier.extend(children)
     return tree
-
-
-def machine() -> str:
-    model = ""
-    try:
-        model = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-    except (OSError, StopIteration):
-        pass
-    return f"{model or platform.processor()}, {os.cpu_count()} cores, {platform.node()}"
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:

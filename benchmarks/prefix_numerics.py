@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from datetime import date
@@ -22,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.provenance import commit, machine  # noqa: E402
 
 PASSAGE = (
     "Passage: The Eiffel Tower was completed in 1889 in Paris. It was designed by the company of Gustave "
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from experiments.lm.offline import apply_offline_defaults
 
     apply_offline_defaults()
+    measured = commit()
     rows = [measure(args.model, b) for b in args.batch or [512, 32]]
     for r in rows:
         same, tried = r["prefixes_identical"], r["prefixes_tried"]
@@ -91,11 +93,16 @@ def main(argv: list[str] | None = None) -> int:
             f"(max |diff| {r['max_abs_diff']:.3g}); prefixes a multiple of the batch: {aligned}; "
             f"{r['prompt_tokens_per_s']} prompt tokens/s"
         )
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     command = "python3 benchmarks/prefix_numerics.py " + " ".join(argv if argv is not None else sys.argv[1:])
     print(
         json.dumps(
-            {"rows": rows, "date": date.today().isoformat(), "commit": commit.stdout.strip(), "command": command}
+            {
+                "rows": rows,
+                "date": date.today().isoformat(),
+                "commit": measured,
+                "machine": machine(),
+                "command": command,
+            }
         )
     )
     return 0

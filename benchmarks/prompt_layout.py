@@ -26,13 +26,16 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
-import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import dspy
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.provenance import commit, machine  # noqa: E402
 
 # target_reader/2's signatures, word for word.
 
@@ -110,15 +113,14 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("DSPY_CACHEDIR", tempfile.mkdtemp(prefix="reeval-bench-layout-"))
 
-    # The code measured is the code at the start: a commit made while it runs is not in it.
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    measured = commit()
     examples = held_out_rows(args.rows, args.offset)
     results = {layout: run_layout(layout, args.target, examples) for layout in ("before", "after")}
     answers = len(examples) * len(SETTINGS)
     summary = {
         "date": dt.date.today().isoformat(),
-        "commit": commit,
-        "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}",
+        "commit": measured,
+        "machine": machine(),
         "command": f"python benchmarks/prompt_layout.py --target {args.target} --rows {args.rows} --offset {args.offset}",  # noqa: E501
         "rows": len(examples),
     }
