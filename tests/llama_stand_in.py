@@ -76,16 +76,19 @@ class _Context:
 
     def __init__(self):
         self.kv: list[int] = []
+        self.batches: list[tuple[int, int]] = []  # per position held: (first position, length) of its decode
         self.decoded = 0  # tokens decoded over the context's life
         self.logits = np.zeros(N_VOCAB, dtype=np.float32)
 
     def kv_cache_seq_rm(self, seq_id, p0, p1):
         del self.kv[p0:]
+        del self.batches[p0:]
         return True
 
     def decode(self, batch):
         assert batch.n_past == len(self.kv), "a decode must continue what the KV cache holds"
         self.kv += batch.tokens
+        self.batches += [(batch.n_past, len(batch.tokens))] * len(batch.tokens)
         self.decoded += len(batch.tokens)
 
     def get_logits_ith(self, i):
@@ -101,7 +104,7 @@ class StandInLlama(llama_cpp.Llama):
 
     def __init__(self, n_ctx: int = 512, **_):
         self._model, self._ctx, self._batch = _Model(), _Context(), _Batch()
-        self._n_ctx, self.n_batch = n_ctx, 8  # a small batch: long prompts are decoded in several batches
+        self._n_ctx, self.n_batch = n_ctx, 32  # a small batch: prompts take several
         self._n_vocab = N_VOCAB
         self._logits_all, self._is_recurrent, self._is_hybrid = False, False, False
         self.input_ids = np.zeros(n_ctx, dtype=np.intc)
@@ -138,7 +141,7 @@ class StandInLlama(llama_cpp.Llama):
 
     def save_state(self) -> LlamaState:
         kv = np.array(self._ctx.kv, dtype=np.intc).tobytes()
-        return LlamaState(
+        state = LlamaState(
             input_ids=self.input_ids.copy(),
             scores=self._scores.copy(),
             n_tokens=self.n_tokens,
@@ -146,6 +149,8 @@ class StandInLlama(llama_cpp.Llama):
             llama_state_size=len(kv),
             seed=self._seed,
         )
+        state.batches = list(self._ctx.batches)  # what the stand-in's "KV state" records beside the tokens
+        return state
 
     def load_state(self, state: LlamaState) -> None:
         """Llama.load_state with the KV state copied into the stand-in's context instead of llama.cpp's."""
@@ -155,6 +160,7 @@ class StandInLlama(llama_cpp.Llama):
         self._requires_eval = True
         self._seed = state.seed
         self._ctx.kv = np.frombuffer(state.llama_state, dtype=np.intc).tolist()
+        self._ctx.batches = list(state.batches)
 
 
 def lcp(a, b) -> int:
@@ -165,6 +171,25 @@ def lcp(a, b) -> int:
             break
         n += 1
     return n
+
+
+def decoded_as_cold(batches: list[tuple[int, int]], length: int) -> bool:
+    """Whether each position of a prompt of `length` tokens was written by a batch a cold decode's kernels
+    treat alike (experiments/lm/aligned_prefixes.py): started at a multiple of ALIGN, MIN_BATCH tokens or
+    more, or the whole prompt."""
+    from experiments.lm.aligned_prefixes import ALIGN, MIN_BATCH
+
+    return len(batches) >= length and all(
+        first % ALIGN == 0 and (size >= MIN_BATCH or (first, size) == (0, length)) for first, size in batches[:length]
+    )
+
+
+def kept(prefix: int, previous: int, length: int) -> int:
+    """The prefix an aligned context reuses of `prefix` held tokens of a `previous` prompt, for a prompt of
+    `length` tokens (the previous prompt's batches reached its last multiple of ALIGN)."""
+    from experiments.lm.aligned_prefixes import ALIGN, reusable
+
+    return reusable(prefix, previous // ALIGN * ALIGN, length)
 
 
 def install(monkeypatch, tmp_path) -> None:

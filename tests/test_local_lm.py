@@ -59,3 +59,37 @@ def test_two_contexts_of_a_model_share_its_weights_and_reply_as_one_alone():
     assert second.create_completion(prompt, max_tokens=8, temperature=0)["choices"][0]["text"] == expected
     second.close()
     assert loaded_models().get(path, 0) == held
+
+
+def test_a_prompt_gets_a_cold_contexts_logits_whatever_the_context_decoded_before():
+    """experiments/lm/aligned_prefixes.py: prefixes reused from a context's previous prompts, of lengths
+    off the grid, and a prompt longer than a batch, must give the logits of a cold decode bit for bit."""
+    import numpy as np
+
+    from experiments.lm import engine
+
+    passage = "Passage: The Eiffel Tower was completed in 1889 in Paris by the company of Gustave Eiffel. "
+
+    def logits_after(llama, text: str):
+        generation = llama.generate(llama.tokenize(text.encode()), top_k=1, temp=0.0)
+        next(generation)  # decodes the prompt and samples one token
+        generation.close()
+        return np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),)).copy()
+
+    short = passage * 3 + "Question: when was it completed? Answer:"
+    long = passage * 24 + "Question: who built it? Answer:"
+    cold = engine.new_llama("qwen2.5-0.5b", 2048, 1, None)
+    expected = {prompt: logits_after(cold, prompt) for prompt in (short, long)}
+    assert len(cold.tokenize(long.encode())) > cold.n_batch
+    warm = engine.new_llama("qwen2.5-0.5b", 2048, 1, None)
+    histories = [
+        (passage * 3 + "Question: who built it?", short),
+        (passage[:150], short),
+        (passage * 3 + "Question: when was", short),
+        (passage * 23 + "Question:", long),
+    ]
+    for before, prompt in histories:
+        logits_after(warm, before)
+        assert np.array_equal(logits_after(warm, prompt), expected[prompt])
+    cold.close()
+    warm.close()

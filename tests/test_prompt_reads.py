@@ -8,7 +8,7 @@ import pytest
 from experiments.lm import engine as llama_engine
 from experiments.lm.engine import EngineStats, LlamaCppEngine
 from experiments.lm.prompt_reads import CONTEXT, STATE_CACHE, PromptCount
-from tests.llama_stand_in import N_VOCAB, StandInLlama, install, lcp, token_ids
+from tests.llama_stand_in import N_VOCAB, StandInLlama, decoded_as_cold, install, kept, lcp, token_ids
 
 INSTRUCTIONS = (
     "You answer questions about a passage. Read the passage, then the question, and reply with the shortest "
@@ -63,16 +63,20 @@ def test_a_prompt_sharing_the_previous_prompts_prefix_reads_only_the_rest(world)
     one, two = llama.prompts
     shared = lcp(one, two)
     assert len(token_ids(INSTRUCTIONS)) < shared < len(two)  # the system prompt and the user turn's opening
+    # reused up to the last full batch of the shared prefix (experiments/lm/aligned_prefixes.py)
+    reused = kept(shared, len(one), len(two))
+    assert 0 < reused < shared
     assert (first.usage.input_tokens, second.usage.input_tokens) == (len(one), len(two))
     stats = engine.stats.as_dict()
     assert stats["prompt_tokens"] == len(one) + len(two)
-    assert stats["prompt_tokens_read"] == len(one) + len(two) - shared
-    assert (stats["prefix_hits_context"], stats["prefix_tokens_context"]) == (1, shared)
+    assert stats["prompt_tokens_read"] == len(one) + len(two) - reused
+    assert (stats["prefix_hits_context"], stats["prefix_tokens_context"]) == (1, reused)
     assert (stats["prefix_hits_state_cache"], stats["prefix_tokens_state_cache"]) == (0, 0)
     assert stats["prompt_read_share"] == round(stats["prompt_tokens_read"] / stats["prompt_tokens"], 4)
-    # what the stand-in's KV cache decoded: the prompt past the shared prefix, then each reply token
-    assert llama._ctx.decoded - decoded == len(two) - shared + second.usage.output_tokens
+    # what the stand-in's KV cache decoded: the prompt past the reused prefix, then each reply token
+    assert llama._ctx.decoded - decoded == len(two) - reused + second.usage.output_tokens
     assert llama._ctx.kv == two + token_ids("Carol")
+    assert decoded_as_cold(llama._ctx.batches, len(two))
 
 
 def test_a_prefix_saved_two_calls_back_is_restored_from_the_state_cache(world):
@@ -84,45 +88,55 @@ def test_a_prefix_saved_two_calls_back_is_restored_from_the_state_cache(world):
     third = ask(engine, INSTRUCTIONS, "Passage: The door was painted by Carol Brown. Question: who painted it?", "x")
     a, b, a2 = llama.prompts
     assert lcp(b, a2) < lcp(a, a2)  # the context's own tokens share less with the prompt than the saved state
+    from_state, from_context = kept(lcp(a, a2), len(a), len(a2)), kept(lcp(a, b), len(a), len(b))
+    assert from_state > 0
     stats = engine.stats.as_dict()
-    assert (stats["prefix_hits_state_cache"], stats["prefix_tokens_state_cache"]) == (1, lcp(a, a2))
-    # the second call kept the chat template's opening of the first
-    assert (stats["prefix_hits_context"], stats["prefix_tokens_context"]) == (1, lcp(a, b))
-    assert stats["prompt_tokens_read"] == len(a) + len(b) - lcp(a, b) + len(a2) - lcp(a, a2)
-    assert stats["prompt_tokens"] == stats["prompt_tokens_read"] + lcp(a, b) + lcp(a, a2)
-    assert llama._ctx.decoded - decoded == len(a2) - lcp(a, a2) + third.usage.output_tokens
+    assert (stats["prefix_hits_state_cache"], stats["prefix_tokens_state_cache"]) == (1, from_state)
+    # the second call kept the chat template's opening of the first, as far as its full batches go
+    hits_context = int(from_context > 0)
+    assert (stats["prefix_hits_context"], stats["prefix_tokens_context"]) == (hits_context, from_context)
+    assert stats["prompt_tokens_read"] == len(a) + len(b) - from_context + len(a2) - from_state
+    assert stats["prompt_tokens"] == stats["prompt_tokens_read"] + from_context + from_state
+    assert llama._ctx.decoded - decoded == len(a2) - from_state + third.usage.output_tokens
+    assert decoded_as_cold(llama._ctx.batches, len(a2))
     # The logits buffer is one row (engine.drop_logits_buffer), so are the saved states' copies, and restoring
-    # a prefix longer than the stand-in's batch of 8 tokens wrote no more.
-    assert llama.scores.shape == (1, N_VOCAB) and lcp(a, a2) > llama.n_batch
+    # a prefix longer than the stand-in's batch of 32 tokens wrote no more.
+    assert llama.scores.shape == (1, N_VOCAB) and from_state > llama.n_batch
     assert all(state.scores.shape[0] <= 1 for state in llama.cache.cache_state.values())
 
 
 def test_a_state_saved_after_a_reply_cut_by_max_tokens_is_counted_as_it_holds(world):
-    """Its key ends with the last sampled token, which the state never decoded: the count is what it held."""
+    """Its key ends with the last sampled token, which the state never decoded: the count is what it held,
+    to the last full batch."""
     engine = LlamaCppEngine("qwen2.5-0.5b", n_ctx=512, n_threads=1)
     user = "Passage: The tower was built by Alice Smith. Question: who built it?"
     first = ask(engine, INSTRUCTIONS, user, "Alice Smith built it long ago", max_tokens=3)
     assert first.finish_reason == "length"
     ask(engine, "Reply with one word.", "Is the sky blue?", "yes")
     llama = the_context(engine)
-    # the first prompt again: its saved state holds the whole prompt, so one token is read again
+    # the first prompt again: its saved state holds the whole prompt; generate replays its last token, and
+    # the part of the prompt past its last full batch is read again with it
     third = ask(engine, INSTRUCTIONS, user, "Alice")
     a, b, a2 = llama.prompts
     assert a2 == a and third.usage.input_tokens == len(a)
     stats = engine.stats.as_dict()
-    assert (stats["prefix_hits_state_cache"], stats["prefix_tokens_state_cache"]) == (1, len(a) - 1)
-    assert stats["prompt_tokens"] == stats["prompt_tokens_read"] + lcp(a, b) + len(a) - 1
+    from_state = kept(len(a) - 1, len(a), len(a))
+    assert (stats["prefix_hits_state_cache"], stats["prefix_tokens_state_cache"]) == (1, from_state)
+    assert stats["prompt_tokens"] == stats["prompt_tokens_read"] + kept(lcp(a, b), len(a), len(b)) + from_state
 
 
 def test_the_same_prompt_again_reads_its_last_token_only(world):
-    """generate replays one token when the whole prompt is held, to have logits to sample from."""
+    """generate replays one token when the whole prompt is held, to have logits to sample from; the tokens
+    since the prompt's last full batch go with it."""
     engine = LlamaCppEngine("qwen2.5-0.5b", n_ctx=512, n_threads=1)
     ask(engine, INSTRUCTIONS, "Question: who built the tower?", "Alice")
     ask(engine, INSTRUCTIONS, "Question: who built the tower?", "Alice")
     stats = engine.stats.as_dict()
     sent = stats["prompt_tokens"] // 2
-    assert stats["prompt_tokens_read"] == sent + 1
-    assert (stats["prefix_hits_context"], stats["prefix_tokens_context"]) == (1, sent - 1)
+    reused = kept(sent - 1, sent, sent)
+    assert sent - reused < 32
+    assert stats["prompt_tokens_read"] == sent + sent - reused
+    assert (stats["prefix_hits_context"], stats["prefix_tokens_context"]) == (1, reused)
 
 
 def test_json_schema_and_choice_logprobs_count_the_rescored_tokens_apart(world):
@@ -140,17 +154,21 @@ def test_json_schema_and_choice_logprobs_count_the_rescored_tokens_apart(world):
     ask(engine, INSTRUCTIONS, "Claim: the door is red. Passage: the door is blue.", reply.replace("yes", "no"), VERDICT)
     second = llama.prompts[1]
     stats = engine.stats.as_dict()
-    assert stats["prompt_tokens_read"] == len(prompt) + len(second) - lcp(prompt, second)
+    # rescoring wrote past the prompt only: the first prompt's full batches are still reused
+    reused = kept(lcp(prompt, second), len(prompt), len(second))
+    assert stats["prompt_tokens_read"] == len(prompt) + len(second) - reused
     assert stats["logprob_tokens_read"] == 1  # no logprobs asked the second time
 
 
 def test_a_base_models_completion_prompts_are_counted_too(world):
     engine = LlamaCppEngine("gemma3-270m", n_ctx=512, n_threads=1)
-    ask(engine, None, "Question: who built the tower of Portvale by the sea?", "Alice", VERDICT)
-    ask(engine, None, "Question: who built the tower of Kelmar?", "Carol", VERDICT)
+    passage = "Passage: The towers of Portvale and Kelmar were built by Alice Smith and Carol Brown in 1889. "
+    ask(engine, None, passage + "Question: who built the tower of Portvale by the sea?", "Alice", VERDICT)
+    ask(engine, None, passage + "Question: who built the tower of Kelmar, a town on the hill?", "Carol", VERDICT)
     one, two = the_context(engine).prompts
     stats = engine.stats.as_dict()
-    assert stats["prompt_tokens_read"] == len(one) + len(two) - lcp(one, two) and lcp(one, two) > 0
+    assert stats["prompt_tokens_read"] == len(one) + len(two) - kept(lcp(one, two), len(one), len(two))
+    assert kept(lcp(one, two), len(one), len(two)) > 0
 
 
 def test_stats_merge_the_counts_of_another_process():

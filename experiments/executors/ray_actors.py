@@ -28,7 +28,10 @@ from experiments.lm.offline import OFFLINE_DEFAULTS
 logger = logging.getLogger(__name__)
 
 # Ray reports usage statistics to its authors unless told not to; reeval never phones home.
-RAY_DEFAULTS = {"RAY_USAGE_STATS_ENABLED": "0"}
+# A local instance's raylet starts its workers at niceness 15 unless told otherwise; the actors are the
+# run's work, and niced they yielded the cores to every other process (a bench took 121 min, not ~30).
+# A cluster started with `ray start` takes the variable from that command's environment.
+RAY_DEFAULTS = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_worker_niceness": "0"}
 
 
 def worker_env(worker_cpus: int) -> dict[str, str]:

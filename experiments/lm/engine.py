@@ -8,6 +8,7 @@ schema, llama.cpp constrains decoding by a grammar built from it, so the reply a
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -16,8 +17,9 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from experiments.lm.aligned_prefixes import AlignedPrefixes
 from experiments.lm.pool import ContextPool, CoreSplit, decoding_slots
-from experiments.lm.prompt_reads import CONTEXT, STATE_CACHE, PromptCount, PromptCounting, counting_class
+from experiments.lm.prompt_reads import CONTEXT, STATE_CACHE, PromptCount, PromptCounting
 from experiments.lm.roster import get_spec, model_path
 from experiments.lm.shared_weights import sharing_weights
 
@@ -41,16 +43,23 @@ def build_features() -> str:
     return " ".join(re.findall(r"(\w+) = 1", llama_cpp.llama_print_system_info().decode()))
 
 
+@functools.cache
+def context_class(base: type) -> type:
+    """`base` (llama_cpp.Llama) reusing prefixes only where a cold decode would match them
+    (experiments/lm/aligned_prefixes.py) and counting the prompt tokens it reads
+    (experiments/lm/prompt_reads.py); one class per base, so contexts of any model share it."""
+    return type(f"Context{base.__name__}", (AlignedPrefixes, PromptCounting, base), {})
+
+
 def new_llama(name: str, n_ctx: int, n_threads: int, cache):
     """One llama.cpp context on the process's model for the file (experiments/lm/shared_weights.py): a
-    further context of a model costs its KV cache and buffers, not another copy of the weights. It counts
-    the prompt tokens it reads (experiments/lm/prompt_reads.py)."""
+    further context of a model costs its KV cache and buffers, not another copy of the weights."""
     import llama_cpp
 
     path = model_path(name)
     logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
     with _LOAD_LOCK, sharing_weights():
-        llama = counting_class(llama_cpp.Llama)(
+        llama = context_class(llama_cpp.Llama)(
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,

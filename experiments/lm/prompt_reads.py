@@ -71,15 +71,3 @@ class PromptCounting:
         read = sum(max(0, min(start + n, sent) - start) for start, n in self._evals or ())
         source = (STATE_CACHE if self._restored else CONTEXT) if read < sent else None
         return PromptCount(sent, read, source)
-
-
-_COUNTING: dict[type, type] = {}
-
-
-def counting_class(base: type) -> type:
-    """`base` (llama_cpp.Llama) with PromptCounting mixed in: one class per base, so contexts of any
-    model share it."""
-    cls = _COUNTING.get(base)
-    if cls is None:
-        cls = _COUNTING[base] = type(f"Counting{base.__name__}", (PromptCounting, base), {})
-    return cls
