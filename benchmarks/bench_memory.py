@@ -12,13 +12,11 @@ The bench runs in a child process (this script with --child), so what is measure
   file mapped by two Ray actors, shared libraries) counts once in all, where RSS counts it in each;
 - per stage, in running order: wall and CPU seconds (this process's threads; not Ray actors'), resident
   set and PSS at its end and the child's peak RSS so far, so the stage that set the peak shows;
-- per real (uncached) local LM call: prompt tokens sent (the prompt's length) and read (the tokens
-  llama.cpp evaluated before sampling the first reply token; the rest came from the KV state its
-  context kept from the previous call or from the prefix-state cache). A target's answers are its
-  calls in `evaluate.*`, `conflict.evaluate.*` and `knowledge.*` stages. Calls made in Ray actors are
-  not seen here: count tokens with `executor: local`. (Every run also records the engine's own count
-  per model and bench stage, `lm.<label>.prompt_tokens_read` and `prompt_read_share`:
-  experiments/lm/prompt_reads.py.)
+- per stage kind and LM, over real (uncached) local calls: prompt tokens sent and read (decoded by
+  llama.cpp; the rest came from the KV state its context held or from the prefix-state cache), as the
+  engine counts them in every run (`lm.<label>.prompt_tokens_read`: experiments/lm/prompt_reads.py),
+  Ray actors' calls included. A target's answers are its calls in `evaluate.*`, `conflict.evaluate.*`
+  and `knowledge.*` stages.
 
 Cold (the default) means a new run id and an empty DSPy call cache in a temporary directory, so every
 call reaches a model; the retrieval index stays where REEVAL_CACHE_DIR keeps it. Prints a table and
@@ -34,7 +32,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from datetime import date
@@ -79,53 +76,6 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-class PromptReads:
-    """Wraps llama.cpp contexts as the engine makes them: per completion, the prompt tokens sent and the
-    tokens evaluated before the first sample (llama-cpp-python's generate evaluates only the part of the
-    prompt its context does not already hold)."""
-
-    def __init__(self):
-        self.stage = ""
-        self.calls: list[dict] = []
-        self._lock = threading.Lock()
-
-    def wrap(self, llama, model: str):
-        state = {"reading": False, "read": 0}
-        evaluate, sample, complete = llama.eval, llama.sample, llama.create_completion
-
-        def counted_eval(tokens):
-            if state["reading"]:
-                state["read"] += len(tokens)
-            return evaluate(tokens)
-
-        def counted_sample(*args, **kwargs):
-            state["reading"] = False
-            return sample(*args, **kwargs)
-
-        # create_chat_completion formats the chat and calls create_completion: one count per call either way
-        def counted_complete(*args, **kwargs):
-            state.update(reading=True, read=0)
-            try:
-                out = complete(*args, **kwargs)
-            finally:
-                state["reading"] = False
-            usage = out.get("usage") or {}
-            with self._lock:
-                self.calls.append(
-                    {
-                        "stage": self.stage,
-                        "model": model,
-                        "sent": int(usage.get("prompt_tokens", 0)),
-                        "read": state["read"],
-                        "completion": int(usage.get("completion_tokens", 0)),
-                    }
-                )
-            return out
-
-        llama.eval, llama.sample, llama.create_completion = counted_eval, counted_sample, counted_complete
-        return llama
-
-
 def stage_kind(stage: str) -> str:
     """A stage's name without its model (model names hold dots): generate.answer_swap, evaluate, seeds, …"""
     parts = stage.split(".")
@@ -134,24 +84,37 @@ def stage_kind(stage: str) -> str:
     return ".".join(parts[:2] if parts[0] == "generate" else parts[:1])
 
 
-def token_summary(calls: list[dict]) -> dict:
-    """Per stage kind and model: calls, tokens sent and read, and per call; target answers on their own."""
+def token_summary(stage_metrics: dict[str, dict[str, float]]) -> dict:
+    """Per stage kind and LM label (`target/<model>`, `pivot/<model>`, `judge`): real calls, prompt tokens
+    sent and read, and per call, from the engine's own counts that every stage records
+    (`lm.<label>.prompt_tokens_read`, experiments/lm/prompt_reads.py; workers' counts are merged in, so Ray
+    runs count too); targets' answers also on their own. Labels without a read count (provider LMs) are
+    left out."""
     groups: dict[str, dict[str, float]] = defaultdict(lambda: {"calls": 0, "sent": 0, "read": 0})
-    for call in calls:
-        stage = call["stage"]
+    for stage, metrics in stage_metrics.items():
         kind = stage_kind(stage)
-        for key in (f"{kind}|{call['model']}", "all") + (
-            (f"target_answers|{call['model']}", "target_answers") if stage.startswith(TARGET_STAGES) else ()
-        ):
-            group = groups[key]
-            group["calls"] += 1
-            group["sent"] += call["sent"]
-            group["read"] += call["read"]
+        suffix = ".prompt_tokens_read"
+        labels = {key[3 : -len(suffix)] for key in metrics if key.startswith("lm.") and key.endswith(suffix)} - {""}
+        for label in sorted(labels):
+            counts = [metrics.get(f"lm.{label}.{n}", 0) for n in ("calls", "prompt_tokens", "prompt_tokens_read")]
+            target = label.startswith("target/") and stage.startswith(TARGET_STAGES)
+            keys = (f"{kind}|{label}", "all") + ((f"target_answers|{label[7:]}", "target_answers") if target else ())
+            for key in keys:
+                for name, n in zip(("calls", "sent", "read"), counts, strict=True):
+                    groups[key][name] += int(n)
     for group in groups.values():
-        group["sent_per_call"] = round(group["sent"] / group["calls"], 1)
-        group["read_per_call"] = round(group["read"] / group["calls"], 1)
+        group["sent_per_call"] = round(group["sent"] / group["calls"], 1) if group["calls"] else None
+        group["read_per_call"] = round(group["read"] / group["calls"], 1) if group["calls"] else None
         group["read_share"] = round(group["read"] / group["sent"], 3) if group["sent"] else None
     return dict(sorted(groups.items()))
+
+
+def stage_metrics(run_id: str) -> dict[str, dict[str, float]]:
+    """Every stage's recorded metrics (runs/<id>/stages.json)."""
+    from experiments.paths import runs_dir
+
+    stages = json.loads((runs_dir() / run_id / "stages.json").read_text())
+    return {stage: entry.get("metrics", {}) for stage, entry in stages.items()}
 
 
 def child(args) -> int:
@@ -161,17 +124,12 @@ def child(args) -> int:
     from experiments import launch
     from experiments.bench.stages import StageRunner
     from experiments.config_loader import load_config
-    from experiments.lm import engine
-
-    reads = PromptReads()
-    make = engine.new_llama
-    engine.new_llama = lambda name, *a, **k: reads.wrap(make(name, *a, **k), name)
 
     stages: list[dict] = []
     run_stage = StageRunner.run
 
     def timed_stage(self, stage, *args, **kwargs):
-        reads.stage, started, cpu = stage, time.perf_counter(), cpu_seconds()
+        started, cpu = time.perf_counter(), cpu_seconds()
         try:
             return run_stage(self, stage, *args, **kwargs)
         finally:
@@ -186,7 +144,6 @@ def child(args) -> int:
                     "peak_so_far_mb": round(peak_mb(), 1),
                 }
             )
-            reads.stage = ""
 
     StageRunner.run = timed_stage
     overrides = {"data.limit": args.limit} if args.limit is not None else {}
@@ -200,8 +157,7 @@ def child(args) -> int:
         "wall_seconds": round(time.perf_counter() - started, 1),
         "peak_rss_mb": round(peak_mb(), 1),
         "stages": stages,
-        "tokens": token_summary(reads.calls),
-        "calls_counted": len(reads.calls),
+        "tokens": token_summary(stage_metrics(result.run_id)),
     }
     Path(args.child).write_text(json.dumps(out))
     return 0
@@ -282,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{s['stage']:48} {s['ran']!s:>5} {s['seconds']:>9} {s['cpu_seconds']:>8} {s['rss_end_mb']:>11}"
             f" {s['pss_end_mb']:>11} {s['peak_so_far_mb']:>16}"
         )
-    print(f"{'calls (stage kind | model)':48} {'calls':>6} {'sent/call':>10} {'read/call':>10} {'read share':>11}")
+    print(f"{'calls (stage kind | LM)':48} {'calls':>6} {'sent/call':>10} {'read/call':>10} {'read share':>11}")
     for key, g in result["tokens"].items():
         print(f"{key:48} {g['calls']:>6} {g['sent_per_call']:>10} {g['read_per_call']:>10} {g['read_share']!s:>11}")
     print(json.dumps(result))

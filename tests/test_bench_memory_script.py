@@ -1,4 +1,4 @@
-"""benchmarks/bench_memory.py's counting, on a stand-in with llama-cpp-python's shape (no model is loaded)."""
+"""benchmarks/bench_memory.py's token summary (from stage metrics) and memory sampling; no model is loaded."""
 
 import importlib.util
 import os
@@ -12,43 +12,28 @@ bench_memory = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench_memory)
 
 
-class Context:
-    """create_completion → generate: the prompt is evaluated past the prefix the KV state already holds,
-    then each reply token is sampled and evaluated."""
-
-    def __init__(self):
-        self.held: list[str] = []
-
-    def eval(self, tokens):
-        self.held += list(tokens)
-
-    def sample(self):
-        return "x"
-
-    def create_completion(self, prompt: str, max_tokens: int = 2):
-        tokens = prompt.split()
-        common = 0
-        for a, b in zip(self.held, tokens, strict=False):
-            if a != b:
-                break
-            common += 1
-        self.held = self.held[:common]
-        self.eval(tokens[common:])
-        for _ in range(max_tokens):
-            self.eval([self.sample()])
-        return {"usage": {"prompt_tokens": len(tokens), "completion_tokens": max_tokens}}
-
-
-def test_prompt_tokens_read_are_those_past_the_kept_prefix():
-    reads = bench_memory.PromptReads()
-    context = reads.wrap(Context(), "qwen2.5-0.5b")
-    reads.stage = "evaluate.qwen2.5-0.5b"
-    context.create_completion("sys passage q1 open", max_tokens=3)
-    context.create_completion("sys passage q1 opinion")  # the previous call's first three tokens are kept
-    reads.stage = "seeds.qwen2.5-1.5b"
-    context.create_completion("other prompt")
-    assert [(c["sent"], c["read"]) for c in reads.calls] == [(4, 4), (4, 1), (2, 2)]
-    summary = bench_memory.token_summary(reads.calls)
+def test_tokens_sent_and_read_per_stage_kind_and_lm_come_from_the_stages_metrics():
+    metrics = {
+        "evaluate.qwen2.5-0.5b": {
+            "lm.calls": 2.0,
+            "lm.prompt_tokens_read": 5.0,  # the stage's total: not a label
+            "lm.target/qwen2.5-0.5b.calls": 2.0,
+            "lm.target/qwen2.5-0.5b.prompt_tokens": 8.0,
+            "lm.target/qwen2.5-0.5b.prompt_tokens_read": 5.0,
+        },
+        "generate.unanswerable.qwen2.5-1.5b": {
+            "lm.pivot/qwen2.5-1.5b.calls": 3.0,
+            "lm.pivot/qwen2.5-1.5b.prompt_tokens": 30.0,
+            "lm.pivot/qwen2.5-1.5b.prompt_tokens_read": 12.0,
+            "lm.judge.calls": 1.0,
+            "lm.judge.prompt_tokens": 10.0,
+            "lm.judge.prompt_tokens_read": 10.0,
+            "lm.openai/gpt-4o-mini.calls": 4.0,  # a provider: nothing read is known
+            "lm.openai/gpt-4o-mini.prompt_tokens": 40.0,
+        },
+        "seeds.qwen2.5-1.5b": {},
+    }
+    summary = bench_memory.token_summary(metrics)
     assert summary["target_answers"] == {
         "calls": 2,
         "sent": 8,
@@ -57,8 +42,11 @@ def test_prompt_tokens_read_are_those_past_the_kept_prefix():
         "read_per_call": 2.5,
         "read_share": 0.625,
     }
-    assert summary["evaluate|qwen2.5-0.5b"]["calls"] == 2 and summary["seeds|qwen2.5-0.5b"]["read"] == 2
-    assert summary["all"]["calls"] == 3
+    assert summary["target_answers|qwen2.5-0.5b"]["read"] == 5
+    assert summary["generate.unanswerable|pivot/qwen2.5-1.5b"]["read_share"] == 0.4
+    assert summary["generate.unanswerable|judge"]["calls"] == 1
+    assert summary["all"]["calls"] == 6 and summary["all"]["sent"] == 48
+    assert not any("gpt-4o-mini" in key for key in summary)
     kinds = ["evaluate", "conflict.generate.answer_swap", "generate.unanswerable", "knowledge", "calibration"]
     stages = [
         "evaluate.qwen2.5-0.5b",
