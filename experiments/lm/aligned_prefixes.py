@@ -6,11 +6,12 @@ llama-cpp-python reuses the longest prefix a context holds (`Llama.generate`) or
 compute a batch's tokens in tiles of a few tokens, and small batches another way, so the logits after a
 reused prefix were not always those of the whole prompt decoded at once: with a prompt's prefixes of
 every length reused (`benchmarks/prefix_numerics.py`; docs/guides/scale.md, "Reused prefixes and exact
-greedy replies"), qwen2.5-0.5b and gemma3-270m gave the cold logits bit for bit exactly when the reused
-prefix was a multiple of 4 tokens and the rest at least 8 (9 for gemma3-270m), at every other length they
-differed by up to 0.29; smollm2-135m's Q4_1 kernels matched at every length but the last. A greedy reply
-then depended on which calls its context had served before: with several contexts or Ray workers, on which
-call went where.
+greedy replies"), qwen2.5-1.5b and gemma3-270m gave the cold logits bit for bit only when the reused
+prefix was a multiple of 4 tokens and 8 to 11 or more were left to decode; at other lengths they differed
+by up to 0.98. Which lengths match depends on the prompt's length and the weights' format (qwen2.5-0.5b
+matched at every length on one prompt and only at multiples of 4 on another). A greedy reply then
+depended on which calls its context had served before: with several contexts or Ray workers, on which call
+went where.
 
 `AlignedPrefixes` keeps two rules, which make every KV entry a prompt reads the one a cold decode of that
 prompt computes:
@@ -21,10 +22,10 @@ prompt computes:
 - a held prefix is reused only up to the *aligned frontier*: the last multiple of `ALIGN` below which
   every entry was written by such a batch of a prompt (a reply's tokens, decoded one at a time, are not).
 
-`ALIGN` and `MIN_BATCH` are 16, above the 4 and 9 measured on this build, for builds whose kernels tile
-wider (AVX-512). The cost is up to 31 prompt tokens read again in a call that reuses a prefix. The frontier
-travels with saved states (`save_state` / `load_state`), so a prefix restored from the pool's
-`PrefixStateCache` is trusted as far as the context that saved it trusted it.
+`ALIGN` and `MIN_BATCH` are 16, above the 4-token tiles and the 8 to 11 tokens measured on this build, for
+builds whose kernels tile wider (AVX-512). The cost is up to 31 prompt tokens read again in a call that
+reuses a prefix. The frontier travels with saved states (`save_state` / `load_state`), so a prefix restored
+from the pool's `PrefixStateCache` is trusted as far as the context that saved it trusted it.
 """
 
 from __future__ import annotations
