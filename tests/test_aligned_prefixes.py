@@ -93,6 +93,13 @@ def test_batches_start_on_the_grid_and_none_but_a_whole_short_prompt_is_short():
             assert all(a % ALIGN == 0 and MIN_BATCH <= b - a <= 512 for a, b in cut)
 
 
+def test_a_batch_size_off_the_grid_is_refused():
+    with pytest.raises(ValueError, match="n_batch 24"):
+        batches(0, 100, 24)
+    with pytest.raises(ValueError, match="n_batch 16"):
+        batches(0, 100, 16)  # a short tail could not be merged into the batch before it
+
+
 def test_a_prefix_is_kept_to_the_grid_inside_the_frontier_leaving_a_full_batch():
     assert reusable(100, 200, 150) == 96
     assert reusable(100, 64, 150) == 64  # past the frontier the entries came from a reply or a short batch

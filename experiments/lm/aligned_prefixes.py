@@ -36,7 +36,9 @@ MIN_BATCH = 16
 
 def batches(start: int, end: int, n_batch: int) -> list[tuple[int, int]]:
     """[first, last) of each batch that decodes positions start … end − 1 of a prompt, start a multiple of
-    ALIGN: at most n_batch each (a multiple of ALIGN), none under MIN_BATCH unless the whole is."""
+    ALIGN: at most n_batch each, none under MIN_BATCH unless the whole is."""
+    if n_batch % ALIGN or n_batch < 2 * ALIGN:
+        raise ValueError(f"n_batch {n_batch}: aligned prefixes need a multiple of {ALIGN}, at least {2 * ALIGN}")
     bounds = list(range(start, end, n_batch)) + [end]
     if len(bounds) > 2 and end - bounds[-2] < MIN_BATCH:
         short = MIN_BATCH - (end - bounds[-2])
@@ -55,7 +57,8 @@ def reusable(held: int, frontier: int, end: int) -> int:
 
 class AlignedPrefixes:
     """Mixed into llama_cpp.Llama, before it (and before PromptCounting, so the tokens read again are
-    counted as read). n_batch must be a multiple of ALIGN."""
+    counted as read). n_batch must be a multiple of ALIGN, at least twice it (llama-cpp-python's default 512
+    is)."""
 
     _frontier = 0  # positions below it hold the entries a cold decode of any prompt sharing them computes
     _prompt_next = False  # the next eval is a generate call's prompt
