@@ -176,11 +176,15 @@ def lcp(a, b) -> int:
 def decoded_as_cold(batches: list[tuple[int, int]], length: int) -> bool:
     """Whether each position of a prompt of `length` tokens was written by a batch a cold decode's kernels
     treat alike (experiments/lm/aligned_prefixes.py): started at a multiple of ALIGN, MIN_BATCH tokens or
-    more, or the whole prompt."""
+    more (or the whole prompt), and reaching the end of the position's ALIGN-block or of this prompt (a
+    block a batch left partly empty is not reused)."""
     from experiments.lm.aligned_prefixes import ALIGN, MIN_BATCH
 
     return len(batches) >= length and all(
-        first % ALIGN == 0 and (size >= MIN_BATCH or (first, size) == (0, length)) for first, size in batches[:length]
+        first % ALIGN == 0
+        and (size >= MIN_BATCH or (first, size) == (0, length))
+        and first + size >= min(length, (p // ALIGN + 1) * ALIGN)
+        for p, (first, size) in enumerate(batches[:length])
     )
 
 
