@@ -10,6 +10,7 @@ The bench runs in a child process (this script with --child), so what is measure
   sets of the child and every process under it (Ray's, with `executor: ray`) summed every half second;
 - peak PSS of the same processes, sampled alike: a page several processes or mappings share (a weights
   file mapped by two Ray actors, shared libraries) counts once in all, where RSS counts it in each;
+- per generation stage (local executor): cases accepted per CPU-hour;
 - per stage, in running order: wall and CPU seconds (this process's threads; not Ray actors'), resident
   set and PSS at its end and the child's peak RSS so far, so the stage that set the peak shows;
 - per stage kind and LM, over real (uncached) local calls: prompt tokens sent and read (decoded by
@@ -109,6 +110,19 @@ def token_summary(stage_metrics: dict[str, dict[str, float]]) -> dict:
     return dict(sorted(groups.items()))
 
 
+def accepted_per_cpu_hour(stages: list[dict], metrics: dict[str, dict[str, float]]) -> dict[str, dict]:
+    """Per generation stage that ran: cases accepted (the stage's `cases_accepted`), its CPU seconds, and
+    accepted cases per CPU-hour. CPU is this process's, so with `executor: ray` (work in actors) it is left
+    out. Seed selection, shared by the NQ generators, is its own stage and not charged to any of them."""
+    out = {}
+    for s in stages:
+        accepted = metrics.get(s["stage"], {}).get("cases_accepted")
+        if s["ran"] and accepted is not None and s["cpu_seconds"] > 0:
+            rate = round(accepted / s["cpu_seconds"] * 3600, 1)
+            out[s["stage"]] = {"accepted": int(accepted), "cpu_seconds": s["cpu_seconds"], "per_cpu_hour": rate}
+    return out
+
+
 def stage_metrics(run_id: str) -> dict[str, dict[str, float]]:
     """Every stage's recorded metrics (runs/<id>/stages.json)."""
     from experiments.paths import runs_dir
@@ -157,7 +171,8 @@ def child(args) -> int:
         "wall_seconds": round(time.perf_counter() - started, 1),
         "peak_rss_mb": round(peak_mb(), 1),
         "stages": stages,
-        "tokens": token_summary(stage_metrics(result.run_id)),
+        "tokens": token_summary(metrics := stage_metrics(result.run_id)),
+        "accepted_per_cpu_hour": accepted_per_cpu_hour(stages, metrics),
     }
     Path(args.child).write_text(json.dumps(out))
     return 0
@@ -241,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'calls (stage kind | LM)':48} {'calls':>6} {'sent/call':>10} {'read/call':>10} {'read share':>11}")
     for key, g in result["tokens"].items():
         print(f"{key:48} {g['calls']:>6} {g['sent_per_call']:>10} {g['read_per_call']:>10} {g['read_share']!s:>11}")
+    if not args.executor:
+        print(f"{'generation stage':48} {'accepted':>9} {'CPU s':>8} {'per CPU-hour':>13}")
+        for stage, g in result["accepted_per_cpu_hour"].items():
+            print(f"{stage:48} {g['accepted']:>9} {g['cpu_seconds']:>8} {g['per_cpu_hour']:>13}")
     print(json.dumps(result))
     return 0
 

@@ -69,3 +69,21 @@ def test_the_process_tree_holds_this_process_and_its_memory_is_read():
     assert bench_memory.rss_mb() > 0
     # PSS shares each shared page among its mappers, so it never exceeds RSS.
     assert 0 < bench_memory.pss_mb() <= bench_memory.rss_mb() + 1
+
+
+def test_accepted_cases_per_cpu_hour_per_generation_stage_that_ran():
+    stages = [
+        {"stage": "seeds.qwen2.5-1.5b", "ran": True, "cpu_seconds": 60.0},
+        {"stage": "generate.answer_swap.qwen2.5-1.5b", "ran": True, "cpu_seconds": 90.0},
+        {"stage": "generate.unanswerable.qwen2.5-1.5b", "ran": False, "cpu_seconds": 0.1},  # reused
+        {"stage": "evaluate.qwen2.5-0.5b", "ran": True, "cpu_seconds": 100.0},
+    ]
+    metrics = {
+        "seeds.qwen2.5-1.5b": {"items": 8},
+        "generate.answer_swap.qwen2.5-1.5b": {"cases_accepted": 3},
+        "generate.unanswerable.qwen2.5-1.5b": {"cases_accepted": 4},
+        "evaluate.qwen2.5-0.5b": {"items": 20},
+    }
+    assert bench_memory.accepted_per_cpu_hour(stages, metrics) == {
+        "generate.answer_swap.qwen2.5-1.5b": {"accepted": 3, "cpu_seconds": 90.0, "per_cpu_hour": 120.0}
+    }
