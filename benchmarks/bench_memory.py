@@ -124,11 +124,13 @@ def accepted_per_cpu_hour(stages: list[dict], metrics: dict[str, dict[str, float
 
 
 def stage_metrics(run_id: str) -> dict[str, dict[str, float]]:
-    """Every stage's recorded metrics (runs/<id>/stages.json)."""
+    """Every stage's recorded metrics (the bench's ledger, runs/<id>/stages.json)."""
+    from experiments.bench.stages import LEDGER_FILE, Ledger
     from experiments.paths import runs_dir
 
-    stages = json.loads((runs_dir() / run_id / "stages.json").read_text())
-    return {stage: entry.get("metrics", {}) for stage, entry in stages.items()}
+    return {
+        stage: entry.get("metrics", {}) for stage, entry in Ledger(runs_dir() / run_id / LEDGER_FILE).stages.items()
+    }
 
 
 def child(args) -> int:
