@@ -13,6 +13,8 @@ from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.optimize_compare.changes import changed_excerpt, side_by_side
 from experiments.optimize_compare.compare import comparison, fooled_outcome, validity_outcome
+from experiments.review.sample import open_sample
+from experiments.review.verdict_log import VerdictLog
 from experiments.run_store import RunStore
 from tests.test_tasks_end_to_end import FORMAT_ANSWERS
 
@@ -135,10 +137,28 @@ def test_the_comparison_end_to_end(isolated, roles):
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(result.mlflow_run_id, "report")}
     assert "report/strength_curve.png" in artifacts
 
+    assert "compare.uncompiled.validity_reviewed.rate" not in m
+
+    # A blind review of the test cases, then the run resumed: each variant's review-based validity in the report.
+    sample, _ = open_sample(main.dir / "review", main.records(), f"{result.run_id}/optimize.strength_0.5", size=8)
+    grouped = [c for c in sample["cases"] if c.get("same")]
+    assert grouped  # the variants wrote identical cases for some seeds: drawn once, read once
+    log = VerdictLog(main.dir / "review", "reviewer-1")
+    for i, case in enumerate(sample["cases"]):
+        log.append(case["id"], "invalid" if i == 0 else "valid", "")
+    read = {c["id"] for c in sample["cases"]} | {i for c in grouped for i in c["same"]}
     again = launch.run_experiment(config, progress=False)  # resumed: every stage reused, nothing asked again
     assert again.new_cases == 0 and again.metrics["compare.mipro_v2.vs_uncompiled.validity.diff"] == pytest.approx(
         m["compare.mipro_v2.vs_uncompiled.validity.diff"]
     )
+    reviewed = json.loads((report / "comparison.json").read_text())["review"]["figures"]["variants"]
+    for variant, figures in reviewed.items():
+        own = {r["id"] for r in test if r["variant"] == variant and r["status"] == "accepted"}
+        assert figures["n"] == len(own & read) and figures["accepted"] == len(own)
+    first = next(r for r in test if r["id"] == sample["cases"][0]["id"])
+    assert reviewed[first["variant"]]["rate"] < 1  # the one invalid verdict counts against its variant
+    assert again.metrics[f"compare.{first['variant']}.validity_reviewed.rate"] < 1
+    assert "valid share of accepted" in (report / "comparison.md").read_text()
 
 
 def test_too_few_known_seeds_is_a_config_error(isolated, roles):

@@ -114,10 +114,10 @@ def test_allocation_is_proportional_with_a_minimum_per_stratum():
 
 def test_draw_is_seeded_stratified_and_shuffled():
     records = [
-        {"id": f"a{i}", "task": "t", "status": "accepted", "context": "x", "judge": {"if": True}} for i in range(60)
+        {"id": f"a{i}", "task": "t", "status": "accepted", "context": f"a{i}", "judge": {"if": True}} for i in range(60)
     ]
     records += [
-        {"id": f"r{i}", "task": "t", "status": "rejected:judge_if", "context": "x", "judge": {"if": False}}
+        {"id": f"r{i}", "task": "t", "status": "rejected:judge_if", "context": f"r{i}", "judge": {"if": False}}
         for i in range(140)
     ]
     first, again, other = (draw_sample(records, "run", 40, seed) for seed in (3, 3, 4))
@@ -130,6 +130,22 @@ def test_draw_is_seeded_stratified_and_shuffled():
     assert strata.count("t/judge_accepted") == 12 and len({c["id"] for c in first["cases"]}) == 40
     assert strata != sorted(strata)  # the order does not give the judge's verdict away
     assert {k: first[k] for k in ("run_id", "seed", "size")} == {"run_id": "run", "seed": 3, "size": 40}
+
+
+def test_cases_that_read_the_same_are_drawn_as_one():
+    # Two variants of a compiled-program comparison wrote the same case for seeds 0-4, different ones for 5-9.
+    records = [
+        {"id": f"{seed}:{variant}", "task": "t", "status": "accepted", "judge": {"if": True},
+         "question": f"q{seed}", "context": f"c{seed}" + (f" by {variant}" if seed >= 5 else "")}
+        for seed in range(10)
+        for variant in ("uncompiled", "compiled")
+    ]  # fmt: skip
+    sample = draw_sample(records, "run", 40, 0)
+    assert sample["strata"] == {"t/judge_accepted": {"population": 20, "sampled": 15, "distinct": 15}}
+    grouped = {c["id"]: c.get("same") for c in sample["cases"]}
+    assert {i for i, same in grouped.items() if same} == {f"{seed}:uncompiled" for seed in range(5)}
+    assert all(grouped[f"{seed}:uncompiled"] == [f"{seed}:compiled"] for seed in range(5))
+    assert len(grouped) == 15  # every distinct reading once
 
 
 def test_sample_is_written_once_and_reused_never_redrawn(tmp_path):

@@ -29,6 +29,7 @@ from experiments.optimize_compare.changes import load_variant, prompt_diff, side
 from experiments.optimize_compare.compare import GROUPS, comparison, cost, variant_figures
 from experiments.optimize_compare.options import CompareOptions
 from experiments.optimize_compare.report import ComparisonReport, write_report
+from experiments.optimize_compare.review import reviewed_validity
 from experiments.run_store import RunStore
 from experiments.tasks.optimize import UNCOMPILED, OptimizeOptions, OptimizeTask
 from programs.target_reader import VERSION as READER_VERSION
@@ -226,10 +227,7 @@ class Comparison:
             "validity_note": JUDGE_NOTE if opts.judge_in_metric is None else "set by options.judge_in_metric",
         }
         stage_id = f"{self.run_id}/{main_stage}"
-        review = (
-            "Validity above is the checks' and the judge's verdict. The review-based estimate of the test cases "
-            f"(one reader, blind; prediction-powered): `reeval review {stage_id}`, then `reeval validity {stage_id}`."
-        )
+        review = {"stage": stage_id, "figures": reviewed_validity(stage_id, self.store.dir.parent, records, variants)}
         costs = {v: cost(records, v, read_meta(compiled, v) if v != UNCOMPILED else None) for v in variants}
         content = {
             "info": info,
@@ -244,11 +242,15 @@ class Comparison:
             "review": review,
         }
         report = write_report(self.store.dir / "report", content)
-        report.metrics = {**flat(rows, curve, costs), "wall_seconds": seconds, "test_seeds": float(len(test_seeds))}
+        report.metrics = {
+            **flat(rows, curve, costs, review),
+            "wall_seconds": seconds,
+            "test_seeds": float(len(test_seeds)),
+        }
         return report
 
 
-def flat(rows: list[dict], curve: list[dict], costs: dict) -> dict[str, float]:
+def flat(rows: list[dict], curve: list[dict], costs: dict, review: dict | None = None) -> dict[str, float]:
     """MLflow's numbers: each variant's rates and paired differences, each strength's point, each cost."""
     out: dict[str, float] = {}
 
@@ -272,6 +274,9 @@ def flat(rows: list[dict], curve: list[dict], costs: dict) -> dict[str, float]:
                 rate(f"{s}.{group}.per_seed", point[group]["per_seed"])
     for variant, c in costs.items():
         out.update({f"cost.{variant}.{k}": float(v) for k, v in c.items()})
+    for variant, r in ((review or {}).get("figures") or {}).get("variants", {}).items():
+        if r["n"]:
+            rate(f"compare.{variant}.validity_reviewed", r)
     return out
 
 

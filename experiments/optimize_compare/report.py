@@ -117,6 +117,29 @@ def cost_table(costs: Mapping[str, Mapping[str, float]]) -> list[str]:
     return _table(header, rows)
 
 
+def review_section(review: Mapping[str, Any]) -> list[str]:
+    """The test cases' review-based validity per variant, or how to get it."""
+    run_id = review["stage"].split("/")[0]
+    how = f"`reeval review {review['stage']}`, then `reeval resume {run_id}` (no LM call; writes this report again)"
+    figures = review.get("figures")
+    if not figures:
+        return [
+            "Validity above is the checks' and the judge's verdict; nobody has reviewed the test cases. For the "
+            f"review-based estimate (blind, prediction-powered, per variant): {how}."
+        ]
+    rows = [
+        [v, str(f["accepted"]), str(f["n"]), format_rate(f) if f["n"] else "— (none read)"]
+        for v, f in figures["variants"].items()
+    ]
+    return [
+        f"The test cases read blind ({', '.join(figures['reviewers']) or 'reviewer kind not recorded'}; cases that "
+        "read the same in several variants were read once): the valid share of each variant's accepted cases, "
+        f"prediction-powered with the judge's scores. More verdicts: {how}.",
+        "",
+        *_table(["variant", "accepted test cases", "read", "valid share of accepted [95% CI] (n read)"], rows),
+    ]
+
+
 def cases_section(shown: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[str]:
     lines: list[str] = []
     for seed in shown:
@@ -206,9 +229,9 @@ def write_report(out_dir: Path, content: Mapping[str, Any]) -> ComparisonReport:
     for variant, diff in content["diffs"].items():
         lines += ["", f"### {variant}", "", "```diff", diff, "```"]
     lines += ["", "## Cases side by side", *cases_section(content["shown"], content["targets"])]
-    lines += ["", "## Review", "", content["review"], ""]
+    lines += ["", "## Review", "", *review_section(content["review"]), ""]
     markdown = "\n".join(lines)
     (out_dir / PAGE).write_text(markdown, encoding="utf-8")
-    payload = {k: content[k] for k in ("info", "rows", "curve", "baseline", "costs")}
+    payload = {k: content[k] for k in ("info", "rows", "curve", "baseline", "costs", "review")}
     (out_dir / "comparison.json").write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
     return ComparisonReport(out_dir, markdown)

@@ -15,7 +15,7 @@ import logging
 import shutil
 from pathlib import Path
 
-from experiments.review.sample import SAMPLE_FILE, open_sample, read_sample
+from experiments.review.sample import READ_FIELDS, SAMPLE_FILE, open_sample, read_key, read_sample
 from experiments.review.verdict_log import VerdictLog
 from experiments.review.verdicts import load_verdicts
 from experiments.run_store import RunStore
@@ -23,19 +23,7 @@ from experiments.run_store import RunStore
 logger = logging.getLogger(__name__)
 
 # What a reviewer saw and what the sample's strata rest on; timings and attempts may differ.
-CONTENT_FIELDS = (
-    "id",
-    "status",
-    "question",
-    "context",
-    "answers",
-    "original_context",
-    "original_answers",
-    "options",
-    "judge_kind",
-)
-# What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise.
-READ_FIELDS = CONTENT_FIELDS[2:]
+CONTENT_FIELDS = ("id", "status", *READ_FIELDS)
 CARRIED = "[verdict carried from the identical case of a superseded run]"
 
 
@@ -65,8 +53,9 @@ def carry_reviews(old_dir: Path, new_dir: Path) -> int:
     drawn = read_sample(review / SAMPLE_FILE) if (review / SAMPLE_FILE).exists() else {}
     run_id = f"{new_dir.parent.name}/{new_dir.name}"
     sample, _ = open_sample(new_dir / "review", new, run_id, drawn.get("size"), drawn.get("seed"))
-    read = {r["id"]: _content(r, READ_FIELDS) for r in old}
-    now = {r["id"]: _content(r, READ_FIELDS) for r in new}
+    # What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise.
+    read = {r["id"]: read_key(r) for r in old}
+    now = {r["id"]: read_key(r) for r in new}
     sampled = {c["id"] for c in sample["cases"]}
     carried = 0
     for verdict in verdicts:

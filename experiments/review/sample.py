@@ -8,6 +8,10 @@ stratum, and its recall, which needs valid cases among the rejected, must be est
 rest of the size is shared in proportion to the strata's populations. The case order is shuffled
 (seeded) so that the order does not give the judge's verdict away.
 
+Cases of one stratum that read exactly the same (READ_FIELDS: the variants of a compiled-program comparison
+often write the same case for a seed) are drawn as one: the sample lists the first of them and the others
+under ``same``, so one verdict serves them all and each case keeps the same chance of being read.
+
 ``size`` in the file is the size asked for; ``cases`` holds fewer when the population is smaller.
 
 The file is never redrawn silently: reopening reuses it, and asking for another size or seed than
@@ -30,6 +34,8 @@ logger = logging.getLogger(__name__)
 SAMPLE_FILE = "sample.json"
 DEFAULT_SIZE = 40
 DEFAULT_SEED = 0
+# What a reviewer reads of a case.
+READ_FIELDS = ("question", "context", "answers", "original_context", "original_answers", "options", "judge_kind")
 # At least this many cases per non-empty stratum (fewer when the stratum or the size is smaller):
 # a precision or recall estimated from two or three cases is noise.
 MIN_PER_STRATUM = 10
@@ -52,6 +58,11 @@ def stratum_of(record: Mapping[str, Any], judged: bool) -> str | None:
             return f"{task}/judge_rejected"
         return None
     return f"{task}/accepted" if status == "accepted" else None
+
+
+def read_key(record: Mapping[str, Any]) -> tuple:
+    """Equal for two cases a reader could not tell apart."""
+    return tuple(json.dumps(record.get(f), sort_keys=True) for f in READ_FIELDS)
 
 
 def is_judged(records: Iterable[Mapping[str, Any]]) -> bool:
@@ -90,7 +101,8 @@ def draw_sample(
 ) -> dict[str, Any]:
     """The sample as the agreed ``sample.json`` object (not written)."""
     judged = is_judged(records)
-    members: dict[str, list[str]] = {}
+    members: dict[str, list[list[str]]] = {}  # stratum -> groups of ids that read the same
+    group_of: dict[tuple, list[str]] = {}
     seen: set[str] = set()
     for record in records:
         key = stratum_of(record, judged)
@@ -98,7 +110,11 @@ def draw_sample(
         if key is None or case_id in seen:
             continue
         seen.add(case_id)
-        members.setdefault(key, []).append(case_id)
+        group = group_of.get((key, read_key(record)))
+        if group is None:
+            group = group_of[(key, read_key(record))] = []
+            members.setdefault(key, []).append(group)
+        group.append(case_id)
     if not members:
         wanted = "cases the judge accepted or rejected" if judged else "accepted cases"
         raise SampleError(f"run {run_id!r} has no {wanted} to review")
@@ -107,13 +123,18 @@ def draw_sample(
     cases = []
     for key in sorted(members):
         chosen = rng.sample(members[key], counts.get(key, 0))
-        cases += [{"id": case_id, "stratum": key} for case_id in chosen]
+        cases += [{"id": g[0], "stratum": key} | ({"same": g[1:]} if len(g) > 1 else {}) for g in chosen]
     rng.shuffle(cases)
+    strata = {}
+    for k in sorted(members):
+        strata[k] = {"population": sum(len(g) for g in members[k]), "sampled": counts.get(k, 0)}
+        if strata[k]["population"] != len(members[k]):
+            strata[k]["distinct"] = len(members[k])
     return {
         "run_id": run_id,
         "seed": seed,
         "size": size,
-        "strata": {k: {"population": len(members[k]), "sampled": counts.get(k, 0)} for k in sorted(members)},
+        "strata": strata,
         "cases": cases,
     }
 

@@ -158,6 +158,10 @@ def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
     if sample is not None:
         stratum_population = {s: int(v["population"]) for s, v in (sample.get("strata") or {}).items()}
         sampled = {str(c["id"]) for c in sample.get("cases") or []}
+        for c in sample.get("cases") or []:  # cases that read the same as a sampled one share its verdict
+            sampled.update(str(i) for i in c.get("same", ()))
+            if str(c["id"]) in human:
+                human.update({str(i): human[str(c["id"])] for i in c.get("same", ())})
         extra = sorted(set(human) - sampled)
         if extra:
             # Outside the drawn sample a case's weight is unknown: counting it would skew its stratum.
