@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 
 import dspy
+from dspy.utils.exceptions import AdapterParseError
 
 from metrics.arithmetic import derivation, majority_size
 from metrics.checks import echoes_option, mentions_any_form, old_name_part_left, talks_about_the_test
@@ -50,7 +51,9 @@ from signatures.faitheval import (
 # 14: an old answer standing as a possessive is found (it stays in an unanswerable rewrite only as a
 # trace); inconsistent as answer_swap/14.
 # 15: inconsistent as answer_swap/15 (a word derived from a proper-noun old answer is a trace).
-VERSION = "faitheval/15"
+# 16: an unanswerable rewrite that still gives the answer is asked once more, sampled, before the sentence is
+# dropped (`rest_kept` lost 22% of held-out seeds, mostly sentences the greedy rewrite copied).
+VERSION = "faitheval/16"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -62,11 +65,12 @@ def gives_answer(text: str, answers: list[str]) -> bool:
 
 
 class Unanswerable(dspy.Module):
-    def __init__(self, min_kept: float = 0.3):
+    def __init__(self, min_kept: float = 0.3, max_attempts: int = 2):
         super().__init__()
         # justification + a full sentence: more than the role's short-answer budget
         self.rewrite = dspy.Predict(RewriteWithoutAnswer, max_tokens=GENERATION_TOKENS)
         self.min_kept = min_kept
+        self.max_attempts = max_attempts
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         sentences = split_sentences(context)
@@ -78,18 +82,10 @@ class Unanswerable(dspy.Module):
             if sentence not in carrying:
                 parts.append(sentence.text)
                 continue
-            out = self.rewrite(question=question, sentence=sentence.text, answer=answers[0])
-            new = " ".join(str(out.rewritten_sentence).split())
-            if (
-                new
-                and not gives_answer(new, answers)
-                and not descriptions_left(new, sentence.text, answers)
-                and not date_year_left(new, answers, question)
-            ):
-                parts.append(new)
-                edits.append({"from": sentence.text, "to": new, "justification": out.justification})
-            else:
-                edits.append({"from": sentence.text, "to": None, "justification": out.justification})
+            edit = self._rewritten(question, sentence.text, answers)
+            edits.append(edit)
+            if edit["to"] is not None:
+                parts.append(edit["to"])
         edited = " ".join(parts)
         checks = {
             "old_answer_absent": not mentions_any_form(edited, answers),
@@ -103,6 +99,30 @@ class Unanswerable(dspy.Module):
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)
         return dspy.Prediction(rejection=rejection, context=edited, edits=edits, checks=checks)
+
+    def _rewritten(self, question: str, sentence: str, answers: list[str]) -> dict:
+        """The sentence's edit: the first rewrite that leaves no trace of the answer, or `to: None` (dropped).
+
+        A rewrite that still gives the answer is asked again, sampled (programs/retries.py): greedy, the pivot
+        often copies a sentence that is about the answer and says it "cannot be rewritten", and every dropped
+        sentence brings the case nearer `rest_kept`'s floor, the commonest loss of unanswerable seeds."""
+        justification = ""
+        for attempt in range(self.max_attempts):
+            try:
+                out = self.rewrite(question=question, sentence=sentence, answer=answers[0], config=retry_config(attempt))
+            except AdapterParseError:
+                if not attempt:
+                    raise  # the case's error, as for any generation call
+                continue  # a retry a small model could not write: the sentence is dropped as before
+            new, justification = " ".join(str(out.rewritten_sentence).split()), out.justification
+            if (
+                new
+                and not gives_answer(new, answers)
+                and not descriptions_left(new, sentence, answers)
+                and not date_year_left(new, answers, question)
+            ):
+                return {"from": sentence, "to": new, "justification": justification, "attempt": attempt}
+        return {"from": sentence, "to": None, "justification": justification, "attempt": attempt}
 
 
 class Inconsistent(dspy.Module):
