@@ -109,7 +109,9 @@ class Unanswerable(dspy.Module):
         justification = ""
         for attempt in range(self.max_attempts):
             try:
-                out = self.rewrite(question=question, sentence=sentence, answer=answers[0], config=retry_config(attempt))
+                out = self.rewrite(
+                    question=question, sentence=sentence, answer=answers[0], config=retry_config(attempt)
+                )
             except AdapterParseError:
                 if not attempt:
                     raise  # the case's error, as for any generation call
