@@ -161,6 +161,30 @@ def test_the_comparison_end_to_end(isolated, roles):
     assert "valid share of accepted" in (report / "comparison.md").read_text()
 
 
+def test_the_judge_is_the_one_measured_for_the_generator(isolated, roles, monkeypatch):
+    """Not OptimizeTask's default reasoned judge: the method validation.judge_method picks for the generator's
+    cases (for the shipped qwen2.5-1.5b judge, extraction on answer swaps, stacked on unanswerable cases)."""
+    from experiments.optimize_compare import driver
+    from programs.judge import CaseJudge
+
+    asked, built = [], []
+    params = {"method": "reasoned", "source": "measured for answer_swap (test)"}
+    monkeypatch.setattr(driver, "resolve_params", lambda lm, spec, task, method: asked.append(task) or params)
+    real = driver.build_task
+
+    def spy(config, lms, judge_params):
+        task, judge = real(config, lms, judge_params)
+        built.append(task.scorer.judge)
+        return task, judge
+
+    monkeypatch.setattr(driver, "build_task", spy)
+    result = launch.run_experiment(compare_config(isolated, optimizers=["bootstrap_fewshot"]), progress=False)
+    assert asked == ["answer_swap"]
+    assert built and all(isinstance(j, CaseJudge) and j.params == {"method": "reasoned"} for j in built)
+    page = (RunStore(result.run_id).dir / "report" / "comparison.md").read_text()
+    assert "(reasoned (measured for answer_swap (test)))" in page
+
+
 def test_too_few_known_seeds_is_a_config_error(isolated, roles):
     with pytest.raises(ConfigError, match="seeds needed"):
         launch.run_experiment(compare_config(isolated, test=12), progress=False)

@@ -24,6 +24,8 @@ from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_
 from experiments.bench.scan_archive import start_from_archive
 from experiments.bench.stages import StageRunner, clean_metrics, digest, run_cases
 from experiments.compiled import read_meta
+from experiments.executors import build_task
+from experiments.judging.params import resolve_params
 from experiments.config import ConfigError, ExperimentConfig
 from experiments.optimize_compare.changes import load_variant, prompt_diff, side_by_side
 from experiments.optimize_compare.compare import GROUPS, comparison, cost, variant_figures
@@ -51,6 +53,10 @@ class Comparison:
         self.store = RunStore(run_id)
         self.data = runner.load_data(config)
         self.lms = runner.build_lms(config, OptimizeTask.roles)
+        # The judge of the generator's cases, with the method measured for them (as `task: optimize` and the
+        # bench judge): OptimizeTask's own default is the plain reasoned judge.
+        v = config.validation
+        self.judge_params = resolve_params(self.lms["judge"], v.judge_params, self.options.generator, v.judge_method)
         self.targets = {t.config.name: t for t in self.lms["targets"]}
         optimised = self.options.optimisation_targets or list(self.targets)[:1]
         unknown = sorted(set(optimised) - set(self.targets))
@@ -130,7 +136,13 @@ class Comparison:
             {**self.options.model_dump(include=fields), "strength": strength, "optimizers": optimizers}
         )
         inputs = digest(
-            [[e.id for e in seeds], options.model_dump(mode="json"), program_version(options.generator), READER_VERSION]
+            [
+                [e.id for e in seeds],
+                options.model_dump(mode="json"),
+                program_version(options.generator),
+                READER_VERSION,
+                self.judge_params,
+            ]
         )
         self.stages.run(stage, inputs, partial(self._optimise_stage, stage=stage, options=options, seeds=seeds))
         return self.stages.store(stage).records()
@@ -140,7 +152,7 @@ class Comparison:
 
         stage_config = self.config.model_copy(update={"task": "optimize", "options": options.model_dump(mode="json")})
         store.write_config(stage_config.model_dump(mode="json"))
-        task = OptimizeTask(self.lms, options)
+        task, _ = build_task(stage_config, self.lms, self.judge_params)
         task.prepare(seeds, store.dir)
         records, new = run_cases(task, seeds, store, self.loop_config(stage), self.retry_errors, self.progress)
         tracking.log_programs(task.programs(), {"": self.lms["pivot"].adapter()})
@@ -215,6 +227,7 @@ class Comparison:
             **tracking.git_state(),
             "pivot": self.lms["pivot"].config.name,
             "judge": self.lms["judge"].config.name,
+            "judge_method": f"{self.judge_params['method']} ({self.judge_params.get('source', '?')})",
             "generator": opts.generator,
             "seeds": opts.seed_rule,
             "strength": opts.strength,
