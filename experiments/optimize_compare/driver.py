@@ -24,9 +24,9 @@ from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_
 from experiments.bench.scan_archive import start_from_archive
 from experiments.bench.stages import StageRunner, clean_metrics, digest, run_cases
 from experiments.compiled import read_meta
+from experiments.config import ConfigError, ExperimentConfig
 from experiments.executors import build_task
 from experiments.judging.params import resolve_params
-from experiments.config import ConfigError, ExperimentConfig
 from experiments.optimize_compare.changes import load_variant, prompt_diff, side_by_side
 from experiments.optimize_compare.compare import GROUPS, comparison, cost, variant_figures
 from experiments.optimize_compare.options import CompareOptions

@@ -200,7 +200,8 @@ def write_report(out_dir: Path, content: Mapping[str, Any]) -> ComparisonReport:
         f"# {info['run_id']}",
         "",
         f"Config `{info['config']}` · commit `{info.get('git.commit', '?')}` · pivot `{info['pivot']}` · "
-        f"judge `{info['judge']}` ({info.get('judge_method', 'method not recorded')}) · generator `{info['generator']}` · seeds: {info['seeds']} · "
+        f"judge `{info['judge']}` ({info.get('judge_method', 'method not recorded')}) · "
+        f"generator `{info['generator']}` · seeds: {info['seeds']} · "
         f"strength {info['strength']:g} · {info['test']} test seeds ({info['train']} train, {info['val']} validation)",
         "",
         f"Optimisation targets (the metric's, while compiling): {', '.join(info['optimised']) or '—'}. "
