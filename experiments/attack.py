@@ -75,7 +75,7 @@ def _answer_swap(max_attempts: int) -> dspy.Module:
 
 
 def _unanswerable(max_attempts: int) -> dspy.Module:
-    return Unanswerable(max_attempts=max_attempts)
+    return Unanswerable()
 
 
 GENERATORS = {

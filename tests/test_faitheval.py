@@ -26,42 +26,13 @@ def test_unanswerable_rewrites_only_the_carrying_sentence_and_drops_leaks():
     assert out.rejection is None
     assert out.context == "The tower took years to finish. It stands in Paris. Millions visit it every year."
     leak = run(
-        [{"justification": "x", "rewritten_sentence": "It was done in 1889."}] * 2,
+        [{"justification": "x", "rewritten_sentence": "It was done in 1889."}],
         Unanswerable(),
         question="when was the tower finished",
         context=CONTEXT,
         answers=["1889"],
     )
     assert "1889" not in leak.context and leak.edits[0]["to"] is None and leak.rejection is None
-    assert leak.edits[0]["attempt"] == 1  # asked twice before the sentence was dropped
-
-
-def test_an_unanswerable_rewrite_that_kept_the_answer_is_asked_again_sampled():
-    lm = dspy.utils.DummyLM(
-        [
-            {"justification": "cannot be rewritten", "rewritten_sentence": "The tower was finished in 1889."},
-            {"justification": "no year", "rewritten_sentence": "The tower was finished long ago."},
-        ],
-        adapter=dspy.JSONAdapter(),
-    )
-    lm.kwargs["seed"] = 7
-    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = Unanswerable()(question="when was the tower finished", context=CONTEXT, answers=["1889"])
-    assert out.context.startswith("The tower was finished long ago.") and out.rejection is None
-    assert out.edits == [
-        {"from": "The tower was finished in 1889.", "to": "The tower was finished long ago.",
-         "justification": "no year", "attempt": 1}
-    ]  # fmt: skip
-    retry = lm.history[-1]["kwargs"]
-    assert retry["temperature"] > 0 and retry["seed"] == 8  # sampled, with a seed of its own
-    once = run(
-        [{"justification": "x", "rewritten_sentence": "It was done in 1889."}],
-        Unanswerable(max_attempts=1),
-        question="when was the tower finished",
-        context=CONTEXT,
-        answers=["1889"],
-    )
-    assert once.edits[0]["to"] is None and once.edits[0]["attempt"] == 0
 
 
 def test_unanswerable_removes_every_form_of_the_answer():
