@@ -24,7 +24,8 @@ DIGESTS = {
     "nq_optimize_answer_swap.yaml": "20dcb12750a38291df9e3fffa9de58679a22884e904199b7d0743afd78cfdccf",
     # nq_optimize_compare.yaml: changed on purpose (12 training and 12 validation seeds), was 75efbc5398d5…
     "nq_optimize_compare.yaml": "77a8264b0b68cba079fd3c1bb0d1b73c7313044fadcb0c6168c87571d510cb42",
-    "nq_optimize_compare_unanswerable.yaml": "f676c52690757a199746a094aa694b81ed5cf1bba3dde294d65fc6d4d75e3fb4",
+    # nq_optimize_compare_unanswerable.yaml: changed on purpose (12 training and 12 validation seeds), was f676c52690…
+    "nq_optimize_compare_unanswerable.yaml": "02c85cbfd036e6b7e087409d88118d8381d00ffb8ad6badbbd220815acea8e0a",
     "nq_seed_selection.yaml": "de4a79e25edfe690381dc4abb7084759261bba3e5a660b29f1f67418b20e055a",
     "nq_unanswerable.yaml": "9250d20e3b37ab87fc7cfd62a14633a24116434d0d3e3202e6173ac5b1c75e73",
 }
