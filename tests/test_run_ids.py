@@ -22,10 +22,10 @@ DIGESTS = {
     "nq_context_enrich.yaml": "3c592aa2672c0fb15c07ad989db520a1b91b2c2a316a328f8d10dc4f08b0bdac",
     "nq_inconsistent.yaml": "6cd0bc41af82e3a43c820717a0ec2e51738a8380297b5fdc2140b4572e45e8a1",
     "nq_optimize_answer_swap.yaml": "20dcb12750a38291df9e3fffa9de58679a22884e904199b7d0743afd78cfdccf",
-    # nq_optimize_compare.yaml: changed on purpose (12 training and 12 validation seeds), was 75efbc5398d5…
-    "nq_optimize_compare.yaml": "77a8264b0b68cba079fd3c1bb0d1b73c7313044fadcb0c6168c87571d510cb42",
-    # nq_optimize_compare_unanswerable.yaml: changed on purpose (12 training and 12 validation seeds), was f676c52690…
-    "nq_optimize_compare_unanswerable.yaml": "02c85cbfd036e6b7e087409d88118d8381d00ffb8ad6badbbd220815acea8e0a",
+    # nq_optimize_compare(_unanswerable).yaml: changed on purpose (12 training and 12 validation seeds, the strength
+    # curve compiled with MIPROv2), were 75efbc5398d5… and f676c52690…
+    "nq_optimize_compare.yaml": "0100ae4ef75537a65ebc7332db273b46609a2537aae07620128cb85f9059f249",
+    "nq_optimize_compare_unanswerable.yaml": "aea4c891517c2a7de2d95610031f3cdf7fa1fc677fe2d0861098ad72967bd9b3",
     "nq_seed_selection.yaml": "de4a79e25edfe690381dc4abb7084759261bba3e5a660b29f1f67418b20e055a",
     "nq_unanswerable.yaml": "9250d20e3b37ab87fc7cfd62a14633a24116434d0d3e3202e6173ac5b1c75e73",
 }

@@ -31,7 +31,12 @@ class CompareOptions(OptimizeOptions):
     strengths: list[float] = Field(
         [0.0, 0.5, 1.0], description="the strength curve: the sweep optimizer compiled at each of these strengths"
     )
-    sweep_optimizer: Optimizer = Field("bootstrap_fewshot", description="the optimizer the strength curve compiles")
+    sweep_optimizer: Optimizer = Field(
+        "mipro_v2",
+        description="the optimizer the strength curve compiles. Not bootstrap_fewshot: it keeps any demonstration "
+        "whose score is non-zero, so below strength 1 every strength keeps the same ones (measured: the same two "
+        "demonstrations at 0 and 0.5, none at 1), while MIPROv2 ranks candidates by their mean score",
+    )
     cases_shown: int = Field(3, ge=0, description="test seeds whose cases the report shows side by side per variant")
 
     @model_validator(mode="after")
