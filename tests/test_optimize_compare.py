@@ -16,6 +16,7 @@ from experiments.optimize_compare.compare import comparison, fooled_outcome, val
 from experiments.review.sample import open_sample
 from experiments.review.verdict_log import VerdictLog
 from experiments.run_store import RunStore
+from experiments.validity import run_validity
 from tests.test_tasks_end_to_end import FORMAT_ANSWERS
 
 KNOWN_SHARE = 3  # every seed but each third is known to the optimisation target
@@ -159,6 +160,8 @@ def test_the_comparison_end_to_end(isolated, roles):
     assert reviewed[first["variant"]]["rate"] < 1  # the one invalid verdict counts against its variant
     assert again.metrics[f"compare.{first['variant']}.validity_reviewed.rate"] < 1
     assert "valid share of accepted" in (report / "comparison.md").read_text()
+    whole = run_validity(f"{result.run_id}/optimize.strength_0.5")  # the stage as a whole says its copies
+    assert any("share its verdict" in note for note in whole.notes)
 
 
 def test_the_judge_is_the_one_measured_for_the_generator(isolated, roles, monkeypatch):

@@ -158,10 +158,18 @@ def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
     if sample is not None:
         stratum_population = {s: int(v["population"]) for s, v in (sample.get("strata") or {}).items()}
         sampled = {str(c["id"]) for c in sample.get("cases") or []}
+        copies = 0
         for c in sample.get("cases") or []:  # cases that read the same as a sampled one share its verdict
             sampled.update(str(i) for i in c.get("same", ()))
             if str(c["id"]) in human:
                 human.update({str(i): human[str(c["id"])] for i in c.get("same", ())})
+                copies += len(c.get("same", ()))
+        if copies:
+            notes.append(
+                f"{copies} reviewed case(s) read the same as another and share its verdict (variants of a "
+                "compiled-program comparison): the intervals count them as cases of their own and are too narrow "
+                "for the stage as a whole; the comparison report's figures per variant have no such copies"
+            )
         extra = sorted(set(human) - sampled)
         if extra:
             # Outside the drawn sample a case's weight is unknown: counting it would skew its stratum.
