@@ -160,6 +160,12 @@ def test_the_comparison_end_to_end(isolated, roles):
     assert reviewed[first["variant"]]["rate"] < 1  # the one invalid verdict counts against its variant
     assert again.metrics[f"compare.{first['variant']}.validity_reviewed.rate"] < 1
     assert "valid share of accepted" in (report / "comparison.md").read_text()
+    curve = {p["strength"]: p for p in json.loads((report / "comparison.json").read_text())["curve"]}
+    assert curve[0.5]["reviewed"] == reviewed["mipro_v2"]  # the main stage's point is its MIPROv2 row
+    sweep = RunStore(f"{result.run_id}/sweep.strength_0").dir / "review"
+    carried = [json.loads(line) for line in (sweep / "reviewer-1.jsonl").read_text().splitlines()]
+    assert carried and all("carried" in v["note"] or v["note"] == "" for v in carried)  # identical cases keep theirs
+    assert (curve[0.0]["reviewed"] or {}).get("n", 0) > 0
     whole = run_validity(f"{result.run_id}/optimize.strength_0.5")  # the stage as a whole says its copies
     assert any("share its verdict" in note for note in whole.notes)
 

@@ -32,6 +32,7 @@ from experiments.optimize_compare.compare import GROUPS, comparison, cost, varia
 from experiments.optimize_compare.options import CompareOptions
 from experiments.optimize_compare.report import ComparisonReport, write_report
 from experiments.optimize_compare.review import reviewed_validity
+from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore
 from experiments.tasks.optimize import UNCOMPILED, OptimizeOptions, OptimizeTask
 from programs.target_reader import VERSION as READER_VERSION
@@ -204,14 +205,23 @@ class Comparison:
         rows = comparison(records, variants, self.groups)
         compiled = self.stages.store(main_stage).dir / "compiled"
         test_seeds = sorted({r["seed_id"] for r in records if r.get("split") == "test"})
-        curve = [
-            {
-                "strength": s,
-                "variant": opts.sweep_optimizer,
-                **variant_figures(rs, opts.sweep_optimizer, self.groups, test_seeds),
-            }
-            for s, rs in sorted(curve_stages.items())
-        ]
+        root, main_dir = self.store.dir.parent, self.stages.store(main_stage).dir
+        curve = []
+        for s, rs in sorted(curve_stages.items()):
+            stage = main_stage if rs is records else f"sweep.strength_{s:g}"
+            if stage != main_stage:
+                # Verdicts on the main stage's cases serve the sweep's cases that read the same (its own sample).
+                carry_reviews(main_dir, self.stages.store(stage).dir)
+            read = reviewed_validity(f"{self.run_id}/{stage}", root, rs, [opts.sweep_optimizer])
+            curve.append(
+                {
+                    "strength": s,
+                    "variant": opts.sweep_optimizer,
+                    "stage": stage,
+                    **variant_figures(rs, opts.sweep_optimizer, self.groups, test_seeds),
+                    "reviewed": read["variants"][opts.sweep_optimizer] if read else None,
+                }
+            )
         baseline = variant_figures(records, UNCOMPILED, self.groups, test_seeds)
         build = partial(generator.build, opts.max_attempts)
         base_program = build()
@@ -240,7 +250,7 @@ class Comparison:
             "validity_note": JUDGE_NOTE if opts.judge_in_metric is None else "set by options.judge_in_metric",
         }
         stage_id = f"{self.run_id}/{main_stage}"
-        review = {"stage": stage_id, "figures": reviewed_validity(stage_id, self.store.dir.parent, records, variants)}
+        review = {"stage": stage_id, "figures": reviewed_validity(stage_id, root, records, variants)}
         costs = {v: cost(records, v, read_meta(compiled, v) if v != UNCOMPILED else None) for v in variants}
         content = {
             "info": info,
@@ -282,6 +292,8 @@ def flat(rows: list[dict], curve: list[dict], costs: dict, review: dict | None =
     for point in curve:
         s = f"strength.{point['strength']:g}"
         rate(f"{s}.validity", point["validity"])
+        if point.get("reviewed") and point["reviewed"]["n"]:
+            rate(f"{s}.validity_reviewed", point["reviewed"])
         for group in GROUPS:
             if group in point:
                 rate(f"{s}.{group}.per_seed", point[group]["per_seed"])

@@ -89,10 +89,18 @@ def comparison_tables(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) 
     ]
 
 
+def _reviewed(point: Mapping[str, Any]) -> str:
+    r = point.get("reviewed")
+    if not r or not r["n"]:
+        return f"— (`reeval review <run>/{point.get('stage', '?')}`)"
+    return format_rate(r)
+
+
 def strength_table(curve: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> list[str]:
-    header = ["strength", "variant", "validity"] + [f"success per seed, {GROUP_LABEL[g]}" for g in groups]
+    header = ["strength", "variant", "validity", "accepted cases valid, read blind"]
+    header += [f"success per seed, {GROUP_LABEL[g]}" for g in groups]
     rows = [
-        [f"{p['strength']:g}", p["variant"], format_rate(p["validity"])]
+        [f"{p['strength']:g}", p["variant"], format_rate(p["validity"]), _reviewed(p)]
         + [format_rate(p[g]["per_seed"]) for g in groups]
         for p in curve
     ]
