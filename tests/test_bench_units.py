@@ -1,5 +1,6 @@
 """The bench's parts without any LM: few-shot demonstrations, the sharing plan, setting effects, config errors."""
 
+import json
 import re
 
 import dspy
@@ -267,3 +268,23 @@ def test_the_opinion_prompt_opens_with_the_open_book_prompt_up_to_the_passage():
     prefix = prompts["open_book"][: prompts["open_book"].index(passage) + len(passage)]
     assert prompts["opinion"].startswith(prefix) and "Bob said" in prompts["opinion"]
     assert not prompts["task_instruction"].startswith(prefix) and '"unknown"' in prompts["task_instruction"]
+
+
+def test_a_verdict_serves_a_case_of_another_id_that_reads_the_same(tmp_path):
+    """A comparison's sweep stage writes the main stage's cases under its own variant's ids."""
+    from experiments.review.carry import carry_reviews
+
+    def stage(name, cases):
+        folder = tmp_path / "run" / name
+        folder.mkdir(parents=True)
+        rows = [{"id": i, "seed_id": i, "status": "accepted", "context": c, "judge": {"if": True}} for i, c in cases]
+        (folder / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return folder
+
+    main = stage("optimize", [("s1:mipro", "one"), ("s2:mipro", "two")])
+    (main / "review").mkdir()
+    (main / "review" / "alice.jsonl").write_text('{"id": "s1:mipro", "verdict": "invalid"}\n')
+    sweep = stage("sweep", [("s1:uncompiled", "one"), ("s2:uncompiled", "other")])
+    assert carry_reviews(main, sweep) == 1
+    kept = [json.loads(line) for line in (sweep / "review" / "alice.jsonl").read_text().splitlines()]
+    assert [(v["id"], v["verdict"]) for v in kept] == [("s1:uncompiled", "invalid")]

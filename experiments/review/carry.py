@@ -1,4 +1,4 @@
-"""Reviews follow a stage that ran again, case by case.
+"""Reviews follow a stage that ran again, or another stage holding the same cases, case by case.
 
 A bench stage whose inputs changed (a new generator version, judge or seed list) runs again from the
 call cache in a fresh directory. A verdict speaks for a case as it was read, and the review sample's
@@ -38,7 +38,8 @@ def _content(record: dict, fields: tuple[str, ...] = CONTENT_FIELDS) -> tuple:
 
 
 def carry_reviews(old_dir: Path, new_dir: Path) -> int:
-    """Carry old_dir's reviews into new_dir; the number of verdicts carried."""
+    """Carry old_dir's reviews into new_dir; the number of verdicts carried (of sampled cases, when the cases
+    changed)."""
 
     review = old_dir / "review"
     files = sorted(review.glob("*.jsonl")) if review.is_dir() else []
@@ -53,17 +54,21 @@ def carry_reviews(old_dir: Path, new_dir: Path) -> int:
     drawn = read_sample(review / SAMPLE_FILE) if (review / SAMPLE_FILE).exists() else {}
     run_id = f"{new_dir.parent.name}/{new_dir.name}"
     sample, _ = open_sample(new_dir / "review", new, run_id, drawn.get("size"), drawn.get("seed"))
-    # What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise.
+    # What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise, and
+    # for any case that reads the same (another stage of a comparison gives the same case another id).
     read = {r["id"]: read_key(r) for r in old}
-    now = {r["id"]: read_key(r) for r in new}
-    sampled = {c["id"] for c in sample["cases"]}
-    carried = 0
+    by_text: dict[tuple, list] = {}
     for verdict in verdicts:
-        case = verdict.id
-        if case in sampled and case in read and read[case] == now.get(case):
+        if verdict.id in read:
+            by_text.setdefault(read[verdict.id], []).append(verdict)
+    now = {r["id"]: read_key(r) for r in new}
+    carried = 0
+    for entry in sample["cases"]:
+        given = by_text.get(now.get(entry["id"]), [])
+        for verdict in given:
             note = f"{verdict.note} {CARRIED}".strip() if CARRIED not in verdict.note else verdict.note
-            VerdictLog(new_dir / "review", verdict.annotator).append(case, verdict.verdict, note, at=verdict.at)
-            carried += 1
+            VerdictLog(new_dir / "review", verdict.annotator).append(entry["id"], verdict.verdict, note, at=verdict.at)
+        carried += bool(given)
     logger.warning(
         "%s: %d of the new sample's %d cases kept their verdicts (identical to reviewed ones); "
         "`reeval review %s` asks for the rest",
