@@ -17,7 +17,7 @@ from pathlib import Path
 
 from experiments.review.sample import READ_FIELDS, SAMPLE_FILE, open_sample, read_key, read_sample
 from experiments.review.verdict_log import VerdictLog
-from experiments.review.verdicts import load_verdicts
+from experiments.review.verdicts import REVIEWERS_FILE, load_verdicts
 from experiments.run_store import RunStore
 
 logger = logging.getLogger(__name__)
@@ -54,6 +54,8 @@ def carry_reviews(old_dir: Path, new_dir: Path) -> int:
     drawn = read_sample(review / SAMPLE_FILE) if (review / SAMPLE_FILE).exists() else {}
     run_id = f"{new_dir.parent.name}/{new_dir.name}"
     sample, _ = open_sample(new_dir / "review", new, run_id, drawn.get("size"), drawn.get("seed"))
+    if (review / REVIEWERS_FILE).exists():  # who gave the verdicts travels with them
+        shutil.copy2(review / REVIEWERS_FILE, new_dir / "review" / REVIEWERS_FILE)
     # What a reader saw, status aside: a verdict on the text holds though the judge now decides otherwise, and
     # for any case that reads the same (another stage of a comparison gives the same case another id).
     read = {r["id"]: read_key(r) for r in old}

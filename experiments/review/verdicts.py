@@ -30,6 +30,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Literal
 
+# reviewer id -> their kind ("maintainer, blind"), beside the verdict files
+REVIEWERS_FILE = "reviewers.json"
+
 logger = logging.getLogger(__name__)
 
 Label = Literal["valid", "invalid"]

@@ -21,6 +21,7 @@ from typing import Any
 
 from experiments.case_sets import RUN_PREFIX
 from experiments.review import load_verdicts, majority_vote
+from experiments.review.verdicts import REVIEWERS_FILE
 from experiments.run_store import RunStore
 from metrics.validity import JudgedCase
 
@@ -28,7 +29,6 @@ logger = logging.getLogger(__name__)
 
 REVIEW_DIR = "review"
 SAMPLE_FILE = "sample.json"
-REVIEWERS_FILE = "reviewers.json"
 DECISIONS = ("valid", "invalid")
 
 
