@@ -25,6 +25,9 @@ from programs.faitheval import UNKNOWN, Unanswerable
 from programs.judge import CaseJudge
 from programs.target_reader import TargetReader
 
+# 2: a bootstrapping trace holding a reply the program threw away scores 0 (`Generator.every_reply_used`).
+METRIC_VERSION = "attack_metric/2"
+
 
 @dataclass(frozen=True)
 class Generator:
@@ -37,6 +40,10 @@ class Generator:
     # (docs/results/validity.md), it agrees beyond chance on answer swaps and unanswerable cases and not
     # on enriched contexts (κ -0.10), where the checks alone decide.
     judge_informative: bool = True
+    # Whether the program used every reply its predictors gave for the case: a trace holding a reply the
+    # program threw away (a rewrite that still named the answer, a proposal the checks refused) must not become
+    # a demonstration, since DSPy's bootstrapping may pick any call of a predictor as the demo.
+    every_reply_used: Callable[[dict], bool] = lambda case: True
 
     @staticmethod
     def inputs(example: dspy.Example) -> dict:
@@ -78,9 +85,23 @@ def _unanswerable(max_attempts: int) -> dspy.Module:
     return Unanswerable()
 
 
+def _no_refused_proposal(case: dict) -> bool:
+    return all(p.get("problem") is None for p in case.get("proposals") or [])
+
+
+def _no_dropped_rewrite(case: dict) -> bool:
+    return all(e.get("to") is not None for e in case.get("edits") or [])
+
+
 GENERATORS = {
-    "answer_swap": Generator("answer_swap", _answer_swap, _swap_case),
-    "unanswerable": Generator("unanswerable", _unanswerable, _unanswerable_case, setting="task_instruction"),
+    "answer_swap": Generator("answer_swap", _answer_swap, _swap_case, every_reply_used=_no_refused_proposal),
+    "unanswerable": Generator(
+        "unanswerable",
+        _unanswerable,
+        _unanswerable_case,
+        setting="task_instruction",
+        every_reply_used=_no_dropped_rewrite,
+    ),
 }
 
 
@@ -164,6 +185,11 @@ class AttackMetric:
 
     def __call__(self, example, prediction, trace=None, pred_name=None, pred_trace=None):
         case = {**seed_case(example), **self.generator.to_case(example, prediction)}
+        if trace is not None and not self.feedback and not self.generator.every_reply_used(case):
+            # Bootstrapping demonstrations (BootstrapFewShot, MIPROv2's demo sets: DSPy passes the trace; GEPA
+            # scores with the feedback metric): measured, BootstrapFewShot kept a rewrite that copied its
+            # sentence, answer and all, because the program had dropped that sentence and the case was valid.
+            return 0.0
         assessed = self.scorer.assess(case, self.targets)
         score = assessed["attack_score"]
         if not self.feedback:

@@ -292,3 +292,36 @@ def test_pivot_comparison_reports_each_pivot_against_each_target(isolated, scrip
 def test_pivot_comparison_refuses_a_pivot_listed_twice(isolated, scripted_pivots):
     with pytest.raises(ValueError, match="each pivot once"):
         runner.run_experiment(compare_config(isolated, pivots=("qwen2.5-0.5b", "qwen2.5-0.5b")), progress=False)
+
+
+def test_a_trace_with_a_reply_the_program_threw_away_is_no_demonstration():
+    """BootstrapFewShot passes the trace and may take any call of a predictor as the demo: a case whose
+    program dropped a rewrite that still named the answer must not be bootstrapped; evaluation (no trace)
+    and GEPA's feedback metric score it as usual."""
+    import dspy
+
+    from experiments.attack import GENERATORS, AttackMetric
+
+    class Scorer:
+        asked = 0
+
+        def assess(self, case, targets):
+            Scorer.asked += 1
+            return {**case, "attack_score": 0.5, "valid": True, "targets": {}}
+
+    example = dspy.Example(id="s1", question="q", context="c", answers=["a"]).with_inputs("question")
+    dropped = dspy.Prediction(
+        rejection=None, context="rest", edits=[{"from": "a sentence with a", "to": None}], checks={}
+    )
+    kept = dspy.Prediction(rejection=None, context="rest", edits=[{"from": "x a", "to": "x"}], checks={})
+    metric = AttackMetric(GENERATORS["unanswerable"], Scorer(), [])
+    assert metric(example, dropped, trace=[("step",)]) == 0.0 and Scorer.asked == 0
+    assert metric(example, kept, trace=[("step",)]) == 0.5
+    assert metric(example, dropped) == 0.5  # evaluation: the case is what it is
+    gepa = AttackMetric(GENERATORS["unanswerable"], Scorer(), [], feedback=True)
+    assert gepa(example, dropped, trace=[("step",)]).score == 0.5
+    refused = dspy.Prediction(
+        rejection=None, context="c2", new_answer="b", checks={}, edit="code",
+        proposals=[{"proposal": "a", "problem": "proposal_is_gold"}, {"proposal": "b", "problem": None}],
+    )  # fmt: skip
+    assert AttackMetric(GENERATORS["answer_swap"], Scorer(), [])(example, refused, trace=[("step",)]) == 0.0

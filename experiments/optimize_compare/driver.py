@@ -18,7 +18,7 @@ import time
 from functools import partial
 
 from experiments import runner, tracking
-from experiments.attack import GENERATORS
+from experiments.attack import GENERATORS, METRIC_VERSION
 from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_order, scan_summary, scan_until_known
 from experiments.bench.scan_archive import start_from_archive
@@ -142,6 +142,7 @@ class Comparison:
                 options.model_dump(mode="json"),
                 program_version(options.generator),
                 READER_VERSION,
+                METRIC_VERSION,
                 self.judge_params,
             ]
         )
