@@ -263,3 +263,24 @@ def echoes_option(passage: str, option: str, *shared: str) -> bool:
 
 def talks_about_the_test(passage: str) -> bool:
     return bool(_TASK_TALK.search(passage))
+
+
+# A rewrite that explains itself instead of rewriting: "The question asks about …", "The sentence does not
+# provide any information about the pitcher …" (pasted into passages by a compiled unanswerable generator).
+_REWRITE_TALK = re.compile(
+    r"\b(unanswerable|(the|this) (given |above |original )?(question|sentence) (asks|does|is|provides|mentions|"
+    r"states|gives|no longer))\b",
+    re.IGNORECASE,
+)
+
+
+def talks_about_the_rewrite(text: str) -> bool:
+    return bool(_REWRITE_TALK.search(text))
+
+
+def shares_topic(rewrite: str, sentence: str, answers: list[str]) -> bool:
+    """The rewrite keeps a content word of the sentence it replaces, the answer's aside: a compiled generator
+    put "The child-resistant locking closure for containers was invented in 1967." in place of sentences
+    about a field goal and a track list."""
+    answer_words = set().union(*(content_words(a) for a in answers)) if answers else set()
+    return bool((content_words(rewrite) & content_words(sentence)) - answer_words)

@@ -341,3 +341,32 @@ def test_a_year_the_question_names_is_not_a_trace():
         answers=["September 16 , 2018"],
     )
     assert out.rejection is None and "September" not in out.context
+
+
+def test_an_unanswerable_rewrite_off_the_topic_or_about_the_question_is_dropped():
+    """Both written by a compiled generator into cases the checks and the judge passed (read invalid)."""
+    context = "On September 9 , 2012 , Akers kicked a 63 - yard field goal . The record was set by Dempsey ."
+    off_topic = run(
+        [{"justification": "x", "rewritten_sentence": "The child-resistant locking closure was invented in 1967."}],
+        Unanswerable(min_kept=0.1),
+        question="when did david akers kick the 63 yard field goal",
+        context=context,
+        answers=["September 9 , 2012"],
+    )
+    assert off_topic.edits[0]["to"] is None and "child-resistant" not in off_topic.context
+    talk = run(
+        [{"justification": "x", "rewritten_sentence": "The sentence does not provide the date of the field goal."}],
+        Unanswerable(min_kept=0.1),
+        question="when did david akers kick the 63 yard field goal",
+        context=context,
+        answers=["September 9 , 2012"],
+    )
+    assert talk.edits[0]["to"] is None
+    kept = run(
+        [{"justification": "x", "rewritten_sentence": "Akers once kicked a 63 - yard field goal ."}],
+        Unanswerable(min_kept=0.1),
+        question="when did david akers kick the 63 yard field goal",
+        context=context,
+        answers=["September 9 , 2012"],
+    )
+    assert kept.edits[0]["to"] == "Akers once kicked a 63 - yard field goal ." and kept.rejection is None
