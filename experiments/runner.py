@@ -124,9 +124,17 @@ def run_experiment(
             import mlflow
 
             mlflow.dspy.autolog()
-        _log_inputs(config, run)
-        calibration = _calibrate(config, run, progress)
-        _map_all(config, run, progress, ray_address, started)
+        try:
+            _log_inputs(config, run)
+            calibration = _calibrate(config, run, progress)
+            _map_all(config, run, progress, ray_address, started)
+        finally:
+            if config.run.autolog_traces:
+                # Autologging is process-wide: left on, it would trace the next run in this process to this
+                # run's tracking store (measured: a later run's trace export retried for minutes against a
+                # tracking server that had stopped).
+                mlflow.dspy.autolog(disable=True)
+                mlflow.flush_trace_async_logging()
         seed_ids = {e.id for e in run.data.examples}
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
         seconds = time.perf_counter() - started

@@ -13,6 +13,7 @@ import dspy
 import mlflow
 import pytest
 import yaml
+from mlflow.utils.autologging_utils import autologging_is_disabled
 
 from experiments import launch, runner
 from experiments.config import ConfigError
@@ -176,6 +177,8 @@ def test_no_task_logs_a_provider_key(keyed_server, task, tmp_path, monkeypatch):
         server.faults = {examples[0].question: ["echo_auth"]}
     asked = len(server.seen)
     result = launch.run_experiment(config, progress=False)
+    # a run that traced its calls leaves autologging off for what this process runs next
+    assert autologging_is_disabled("dspy")
 
     sent = {s.authorization for s in server.seen[asked:]}
     assert sent == (SENT if task == "evaluate" else {f"Bearer {MARKERS['OPENAI_API_KEY']}"})  # the keys were used
