@@ -274,7 +274,7 @@ class Comparison:
         return report
 
 
-def flat(rows: list[dict], curve: list[dict], costs: dict, review: dict | None = None) -> dict[str, float]:
+def flat(rows: list[dict], curve: list[dict], costs: dict, review: dict) -> dict[str, float]:
     """MLflow's numbers: each variant's rates and paired differences, each strength's point, each cost."""
     out: dict[str, float] = {}
 
@@ -300,7 +300,7 @@ def flat(rows: list[dict], curve: list[dict], costs: dict, review: dict | None =
                 rate(f"{s}.{group}.per_seed", point[group]["per_seed"])
     for variant, c in costs.items():
         out.update({f"cost.{variant}.{k}": float(v) for k, v in c.items()})
-    for variant, r in ((review or {}).get("figures") or {}).get("variants", {}).items():
+    for variant, r in (review.get("figures") or {}).get("variants", {}).items():
         if r["n"]:
             rate(f"compare.{variant}.validity_reviewed", r)
     return out
