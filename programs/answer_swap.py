@@ -78,7 +78,9 @@ from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswer, RepairSwa
 # proper-noun old answer is a trace (`old_answer_trace:derived_word`: "Pantheist belief" after Pantheism,
 # "Christians comprised 69.9 %" after Christianity, "Bulgarian : София" with Sofia made the capital of
 # Spain); the target answered two of these from memory.
-VERSION = "answer_swap/15"
+# 16 (the bench at 110 rows read blind): the text glued to an answer's number goes with it when the new answer
+# has its own ("mid-2061" → "mid-2062" read "mid-mid-2062", accepted by checks and judge).
+VERSION = "answer_swap/16"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",

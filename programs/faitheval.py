@@ -60,7 +60,8 @@ from signatures.faitheval import (
 # 16: an unanswerable rewrite that shares no content word with its sentence (the answer's aside) or talks about
 # the question instead of rewriting is dropped like one naming the answer (both written by a compiled
 # generator into accepted cases the checks and the judge passed: docs/guides/optimize.md).
-VERSION = "faitheval/16"
+# 17: inconsistent as answer_swap/16 (an answer's attached text is replaced with it).
+VERSION = "faitheval/17"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256

@@ -182,6 +182,35 @@ _TITLES = frozenset(
 )
 
 
+_ATTACHED = re.compile(r"[\w$£€¥₹]")
+
+
+def _attached(answer: str) -> tuple[str, str]:
+    """What an answer holds outside its units and glued to them: "mid-" of "mid-2061", "-year-old" of
+    "22-year-old", "US$" of "US$5 million" (a word glued to a number is not a unit of its own); quotes
+    and spaced words are not attached."""
+    units = units_of(answer)
+    if not units:
+        return "", ""
+    prefix, suffix = answer[: units[0].start], answer[units[-1].end :]
+    prefix = prefix if prefix and not prefix[-1].isspace() and _ATTACHED.search(prefix) else ""
+    suffix = suffix if suffix and not suffix[0].isspace() and _ATTACHED.search(suffix) else ""
+    return prefix, suffix
+
+
+def _widened(text: str, form: Form, old: str, new: str) -> Form:
+    """The form with the old answer's attached text around it, when the new answer brings its own: the
+    units of "mid-2061" are the number 2061, so "mid-2061" swapped to "mid-2062" read "mid-mid-2062" and
+    "22-year-old" to "30-year-old" read "30-year-old-year-old". A new answer without attached text ("30")
+    goes inside the text's ("30-year-old")."""
+    if not any(_attached(new)):
+        return form
+    prefix, suffix = _attached(old)
+    start = form.start - len(prefix) if prefix and text[: form.start].lower().endswith(prefix.lower()) else form.start
+    end = form.end + len(suffix) if suffix and text[form.end :].lower().startswith(suffix.lower()) else form.end
+    return form if (start, end) == (form.start, form.end) else Form(start, end, text[start:end], form.how)
+
+
 def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
     """Replace every recognised form of every old answer (longest alias first, so aliases nested in
     it go too) and the standalone distinctive word of a multi-word old name."""
@@ -190,7 +219,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
     edits: list[Replacement] = []
     unreplaced: list[Form] = []
     for old in olds:
-        for form in find_forms(text, old):
+        for form in (_widened(text, f, old, new) for f in find_forms(text, old)):
             if _overlaps(form.start, form.end, claimed):
                 continue
             claimed.append((form.start, form.end))

@@ -34,3 +34,21 @@ def test_a_new_answers_article_is_capitalised_only_where_a_sentence_starts():
     )
     # a lower-case proposal without an article still takes the old name's capital
     assert replace_forms("He joined Starfleet in 2360 .", ["Starfleet"], "navy").text == "He joined Navy in 2360 ."
+
+
+@pytest.mark.parametrize(
+    "text, old, new, expected",
+    [
+        # read invalid in the bench at 110 rows: checks and judge passed "mid-mid-2062"
+        ("and will next appear in mid-2061 .", "mid-2061", "mid-2062", "and will next appear in mid-2062 ."),
+        ("A 22-year-old man .", "22-year-old", "30-year-old", "A 30-year-old man ."),
+        ("It cost US$5 million .", "US$5 million", "US$6 million", "It cost US$6 million ."),
+        ("the A-10 jet", "A-10", "F-16", "the F-16 jet"),
+        # a new answer without attached text goes inside the text's
+        ("A 22-year-old man .", "22-year-old", "30", "A 30-year-old man ."),
+        # quotes and spaced words are not attached: the passage keeps its quotes
+        ("In `` Classy Christmas '' , Holly", "`` Classy Christmas ''", "Suits", "In `` Suits '' , Holly"),
+    ],
+)
+def test_text_attached_to_an_answers_number_is_replaced_with_it(text, old, new, expected):
+    assert replace_forms(text, [old], new).text == expected
