@@ -9,7 +9,8 @@ later change to the filters or to the loader can move.
 
 NQ's development rows: 0-999 hold every row the shipped configs, the reviewed runs and the tests
 read (they take the first 40-80 rows); 5000-5499 feed the judge's calibration controls
-(judge_calibration.yaml: offset 5000). Every other row is held out.
+(judge_calibration.yaml: offset 5000). ARC-Challenge's development rows: test questions 0-199 (the
+counterfactual configs and the bench take the first 40-55). Every other row is held out.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ SPLITS: tuple[str, ...] = ("all", "development", "held_out")
 
 DEVELOPMENT_ROWS: dict[str, tuple[tuple[int, int], ...]] = {
     "nq": ((0, 1000), (5000, 5500)),
+    # ARC-Challenge test: the shipped counterfactual configs read the first 40-55 questions; 0-199 leaves them room
+    "arc_challenge": ((0, 200),),
 }
 
 T = TypeVar("T")

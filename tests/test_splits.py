@@ -14,6 +14,13 @@ def test_nq_development_rows_are_the_first_thousand_and_the_judge_controls():
     assert not is_development("nq", 5500)
 
 
+def test_arc_challenge_holds_out_every_test_question_after_the_first_two_hundred():
+    assert is_development("arc_challenge", 0) and is_development("arc_challenge", 199)
+    assert not is_development("arc_challenge", 200)
+    questions = list(range(1172))
+    assert select_split(questions, "arc_challenge", "held_out")[0] == 200
+
+
 def test_split_selects_by_file_position_and_partitions_the_rows():
     rows = list(range(6000))
     development = select_split(rows, "nq", "development")
