@@ -31,7 +31,7 @@ from programs.sentences import split_sentences
 from signatures.faitheval import (
     ProposeConflictingAnswer,
     RewriteWithoutAnswer,
-    WriteBackgroundParagraph,
+    ContinueSupportingParagraph,
     WriteSupportingParagraph,
 )
 
@@ -61,7 +61,13 @@ from signatures.faitheval import (
 # the question instead of rewriting is dropped like one naming the answer (both written by a compiled
 # generator into accepted cases the checks and the judge passed: docs/guides/optimize.md).
 # 17: inconsistent as answer_swap/16 (an answer's attached text is replaced with it).
-VERSION = "faitheval/17"
+# 18: a counterfactual passage's second paragraph continues the supporting one (given that paragraph, not the
+# question), as FaithEval's counterfactual passages argue for their answer throughout. Asked for "neutral
+# background" on the question, the pivot answered it from what it knows: 15 of 28 cases of the 110-row bench
+# read invalid, 11 of them for a background paragraph supporting another option in other words ("the tilt of
+# the Earth's axis", "crystallization") or contradicting the supporting one, and 17 of 55 questions were lost
+# to background paragraphs the checks refused.
+VERSION = "faitheval/18"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -170,15 +176,17 @@ def counterfactual_checks(passage: str, question: str, target: str, others: list
 
 
 class Counterfactual(dspy.Module):
-    """A supporting paragraph and a background paragraph, each written and checked on its own, then
+    """A supporting paragraph, then a paragraph continuing it, each written and checked on its own, then
     joined in a seeded order. Small generators asked for a whole multi-paragraph passage at once
     wrote one paragraph, named other options, or ran out of tokens mid-justification; paragraph by
-    paragraph each step is short and each failure is retried where it happened."""
+    paragraph each step is short and each failure is retried where it happened. The second paragraph
+    sees the first, not the question, so it elaborates the counterfactual claim instead of answering
+    the question from memory."""
 
     def __init__(self, max_attempts: int = 3, seed: int = 0):
         super().__init__()
         self.support = dspy.Predict(WriteSupportingParagraph, max_tokens=GENERATION_TOKENS)
-        self.background = dspy.Predict(WriteBackgroundParagraph, max_tokens=GENERATION_TOKENS)
+        self.detail = dspy.Predict(ContinueSupportingParagraph, max_tokens=GENERATION_TOKENS)
         self.max_attempts = max_attempts
         self.seed = seed
 
@@ -200,14 +208,12 @@ class Counterfactual(dspy.Module):
         )
         if support is None:
             return self._rejected(attempts, "support")
-        background, _ = self._paragraph(
-            attempts, "background", passes(*PARAGRAPH_CHECKS), question=question, avoid=others
-        )
-        if background is None:
-            return self._rejected(attempts, "background")
+        detail, _ = self._paragraph(attempts, "detail", passes(*PARAGRAPH_CHECKS), paragraph=support, avoid=others)
+        if detail is None:
+            return self._rejected(attempts, "detail")
         # Seeded per question, so the supporting paragraph is first in about half the cases.
         support_first = random.Random(f"{self.seed}:{question}").random() < 0.5
-        passage = "\n\n".join([support, background] if support_first else [background, support])
+        passage = "\n\n".join([support, detail] if support_first else [detail, support])
         checks = counterfactual_checks(passage, question, target, others)
         rejection = next((k for k, ok in checks.items() if not ok), None)
         return dspy.Prediction(
@@ -220,10 +226,10 @@ class Counterfactual(dspy.Module):
         )
 
     def _paragraph(self, attempts: list[dict], step: str, ok, **inputs) -> tuple[str | None, str]:
-        predictor = self.support if step == "support" else self.background
+        predictor, output = (self.support, "paragraph") if step == "support" else (self.detail, "next_paragraph")
         for attempt in range(self.max_attempts):
             out = predictor(**inputs, config=retry_config(attempt))
-            paragraph = " ".join(str(out.paragraph).split())
+            paragraph = " ".join(str(out.get(output) or "").split())
             passed = bool(paragraph) and ok(paragraph)
             attempts.append({"step": step, "paragraph": paragraph, "passed": passed})
             if passed:

@@ -43,11 +43,12 @@ class WriteSupportingParagraph(dspy.Signature):
     justification: str = dspy.OutputField(desc="at most ten words: which sentence supports the target option")
 
 
-class WriteBackgroundParagraph(dspy.Signature):
-    """Write one short encyclopedic paragraph (two or three sentences) of neutral background on the
-    topic of a science question. It must not answer the question and must not mention any of the
-    `avoid` phrases."""
+class ContinueSupportingParagraph(dspy.Signature):
+    """Write the next paragraph of an encyclopedic text that begins with `paragraph`: two or three
+    sentences on the same topic that agree with every claim in it, adding detail (how, why, an
+    example). It must make sense on its own (name its subject; no "this" or "it" pointing back) and
+    must not mention any of the `avoid` phrases."""
 
-    question: str = dspy.InputField()
+    paragraph: str = dspy.InputField(desc="the text so far")
     avoid: list[str] = dspy.InputField(desc="phrases that must not appear")
-    paragraph: str = dspy.OutputField(desc="two or three sentences")
+    next_paragraph: str = dspy.OutputField(desc="two or three sentences")

@@ -144,8 +144,8 @@ def pivot_and_judge(fields: dict, outputs: list[str], system: str) -> dict:
             "paragraph": f"Green things take in {target} through tiny pores. Leaves use {target} in daylight.",
             "justification": "j",
         }
-    if outputs == ["paragraph"]:
-        return {"paragraph": "Leaves are flat and green. Many gardens grow tall trees."}
+    if outputs == ["next_paragraph"]:
+        return {"next_paragraph": "Leaves are flat and green. Many gardens grow tall trees."}
     if outputs == ["choice"]:  # the judge on a multiple-choice case: the option the context names
         lines = [re.match(r"^([A-F])\) (.*)$", line) for line in fields["options"].split("\n")]
         named = [

@@ -134,8 +134,8 @@ def test_counterfactual_retries_each_paragraph_until_its_checks_pass():
                 "justification": "j",
             },
             {"paragraph": "In the morning sun, water droplets disappear from the grass.", "justification": "first"},
-            {"paragraph": "Rain falls from the sky most days."},
-            {"paragraph": "Dew forms on cool nights when air meets cold leaves."},
+            {"next_paragraph": "Rain falls from the sky most days."},
+            {"next_paragraph": "Dew forms on cool nights when air meets cold leaves."},
         ],
         Counterfactual(max_attempts=3),
         question="What happens to dew?",
@@ -145,11 +145,23 @@ def test_counterfactual_retries_each_paragraph_until_its_checks_pass():
     assert out.rejection is None and [a["step"] for a in out.attempts] == [
         "support",
         "support",
-        "background",
-        "background",
+        "detail",
+        "detail",
     ]
     assert out.context.count("\n\n") == 1 and "water droplets disappear" in out.context
     assert "Rain falls" not in out.context and out.justification == "first"
+    # the second paragraph is asked to continue the supporting one, never shown the question
+    lm = dspy.utils.DummyLM(
+        [
+            {"paragraph": "In the morning sun, water droplets disappear from the grass.", "justification": "j"},
+            {"next_paragraph": "Dew forms on cool nights when air meets cold leaves."},
+        ],
+        adapter=dspy.JSONAdapter(),
+    )
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        Counterfactual(max_attempts=1)(question="What happens to dew?", options=options, target_index=1)
+    detail_prompt = str(lm.history[-1]["messages"])
+    assert "water droplets disappear from the grass" in detail_prompt and "What happens to dew?" not in detail_prompt
     stubborn = run(
         [{"paragraph": "Rain falls from the sky.", "justification": "j"}] * 2,
         Counterfactual(max_attempts=2),
