@@ -29,9 +29,9 @@ from programs.answer_swap import AnswerSwap
 from programs.retries import retry_config
 from programs.sentences import split_sentences
 from signatures.faitheval import (
+    ContinueSupportingParagraph,
     ProposeConflictingAnswer,
     RewriteWithoutAnswer,
-    ContinueSupportingParagraph,
     WriteSupportingParagraph,
 )
 
