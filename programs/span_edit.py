@@ -198,14 +198,10 @@ def _attached(answer: str) -> tuple[str, str]:
     return prefix, suffix
 
 
-def _widened(text: str, form: Form, old: str, new: str) -> Form:
-    """The form with the old answer's attached text around it, when the new answer brings its own: the
+def _widened(text: str, form: Form, prefix: str, suffix: str) -> Form:
+    """The form with the old answer's attached text around it (`_attached`), where the text has it: the
     units of "mid-2061" are the number 2061, so "mid-2061" swapped to "mid-2062" read "mid-mid-2062" and
-    "22-year-old" to "30-year-old" read "30-year-old-year-old". A new answer without attached text ("30")
-    goes inside the text's ("30-year-old")."""
-    if not any(_attached(new)):
-        return form
-    prefix, suffix = _attached(old)
+    "22-year-old" to "30-year-old" read "30-year-old-year-old"."""
     start = form.start - len(prefix) if prefix and text[: form.start].lower().endswith(prefix.lower()) else form.start
     end = form.end + len(suffix) if suffix and text[form.end :].lower().startswith(suffix.lower()) else form.end
     return form if (start, end) == (form.start, form.end) else Form(start, end, text[start:end], form.how)
@@ -218,8 +214,11 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
     claimed: list[tuple[int, int]] = []
     edits: list[Replacement] = []
     unreplaced: list[Form] = []
+    # A new answer without attached text of its own ("30") goes inside the text's ("30-year-old").
+    new_has_attached = any(_attached(new))
     for old in olds:
-        for form in (_widened(text, f, old, new) for f in find_forms(text, old)):
+        prefix, suffix = _attached(old) if new_has_attached else ("", "")
+        for form in (_widened(text, f, prefix, suffix) for f in find_forms(text, old)):
             if _overlaps(form.start, form.end, claimed):
                 continue
             claimed.append((form.start, form.end))
