@@ -12,7 +12,9 @@ replaces the instance) fix what reeval needs, inside a call that set them up onl
   existing cache entries stay valid;
 - a lookup that answered is counted (`CallScope.hits`), so the usage meter tells a cached
   reply from a real call that reported no usage;
-- a reply has every known secret taken out before it is stored (a server may echo the key).
+- a reply has every known secret taken out before it is stored (a server may echo the key);
+- inside `replayed_usage`, a lookup that answered adds the tokens the stored reply took when it was
+  made, so a comparison of generators' cost per case does not read 0 on a run answered from the cache.
 
 A case also records the keys its calls looked up (`case_keys`), so a reply the adapter could not
 parse can be evicted (`evict`): redoing that case then asks the LM again instead of replaying it.
@@ -69,8 +71,17 @@ class CaseKeys:
     keys: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Replayed:
+    """Calls a block's lookups answered, and the tokens their stored replies had taken."""
+
+    calls: int = 0
+    tokens: int = 0
+
+
 _CALL: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar("reeval_lm_call", default=None)
 _CASE: contextvars.ContextVar[CaseKeys | None] = contextvars.ContextVar("reeval_case_keys", default=None)
+_REPLAYED: contextvars.ContextVar[Replayed | None] = contextvars.ContextVar("reeval_replayed", default=None)
 
 
 @contextmanager
@@ -82,6 +93,29 @@ def call_scope(endpoint: str | None) -> Iterator[CallScope]:
         yield scope
     finally:
         _CALL.reset(token)
+
+
+@contextmanager
+def replayed_usage() -> Iterator[Replayed]:
+    install()
+    replayed = Replayed()
+    token = _REPLAYED.set(replayed)
+    try:
+        yield replayed
+    finally:
+        _REPLAYED.reset(token)
+
+
+def stored_tokens(record) -> int:
+    """Prompt plus completion tokens of a stored reply: DSPy's own record (a dict with `usage`) or an
+    older entry that is the provider's response object; 0 when it kept no usage."""
+    usage = record.get("usage") if isinstance(record, dict) else getattr(record, "usage", None)
+    if usage is not None and not isinstance(usage, dict):
+        usage = usage.model_dump() if hasattr(usage, "model_dump") else vars(usage)
+    usage = usage or {}
+    if usage.get("total_tokens"):
+        return int(usage["total_tokens"])
+    return int((usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0))
 
 
 @contextmanager
@@ -168,6 +202,10 @@ def install() -> None:
         scope = _CALL.get()
         if found is not None and scope is not None:
             scope.hits += 1
+        replayed = _REPLAYED.get()
+        if found is not None and replayed is not None:
+            replayed.calls += 1
+            replayed.tokens += stored_tokens(found)
         return found
 
     def put(self, request, value, ignored_args_for_cache_key=None, enable_memory_cache=True):

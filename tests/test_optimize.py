@@ -277,6 +277,8 @@ def test_pivot_comparison_reports_each_pivot_against_each_target(isolated, scrip
     report = RunStore(result.run_id).dir / "report"
     table = (report / "comparison.md").read_text()
     assert "success on gemma3-270m" in table and "tokens / valid" in table
+    per_pivot = json.loads((report / "comparison.json").read_text())
+    assert all(row["cached_calls"] >= 0 for row in per_pivot.values())
     assert (report / "generator_x_target.png").stat().st_size > 1000
 
     import mlflow

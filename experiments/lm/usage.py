@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 import dspy
 
-from experiments.call_cache import call_scope, endpoint_of, install
+from experiments.call_cache import call_scope, endpoint_of, install, replayed_usage
 
 
 def total_tokens(entry: dict) -> int:
@@ -41,13 +41,19 @@ def prompt_read_shares(metrics: dict[str, float]) -> dict[str, float]:
 
 @contextmanager
 def measured(model: str) -> Iterator[dict]:
-    """Yields a dict that holds {"tokens", "seconds"} for `model` once the block ends."""
+    """Yields a dict that holds, once the block ends, the tokens its calls took — `model`'s real calls and
+    every reply the cache answered, counted as it was when made — the calls the cache answered
+    (`cached_calls`), and the block's wall `seconds` (a cached call takes none)."""
     out: dict = {}
     started = time.perf_counter()
-    with dspy.track_usage() as tracker:
+    with dspy.track_usage() as tracker, replayed_usage() as replayed:
         yield out
     usage = tracker.get_total_tokens().get(model, {})
-    out.update(tokens=total_tokens(usage), seconds=round(time.perf_counter() - started, 3))
+    out.update(
+        tokens=total_tokens(usage) + replayed.tokens,
+        cached_calls=replayed.calls,
+        seconds=round(time.perf_counter() - started, 3),
+    )
 
 
 def _finish_reasons(response) -> list[str]:

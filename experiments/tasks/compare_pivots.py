@@ -4,7 +4,9 @@ Per seed and pivot: the pivot's own seed selection (ReEval keeps the seeds *that
 open-book correctly), the generator with that pivot, the judge, and every target on the
 perturbed and the original question. Per pivot the run reports acceptance by the checks,
 validity by the judge, attack success on each target, and the pivot's tokens and wall time per
-valid case — the cost of a usable attack.
+valid case — the cost of a usable attack. A reply the call cache answered counts the tokens it took
+when it was made, so a comparison re-run from the cache keeps its token costs; its wall time is this
+run's, and the table says how many calls the cache answered.
 """
 
 from __future__ import annotations
@@ -74,7 +76,9 @@ class ComparePivotsTask:
                 prediction = self.program(**self.generator.inputs(example)) if selected else None
         except Exception as exc:  # noqa: BLE001 - this pivot's case errored; the other pivots' stand
             return {**record, "seed_id": example.id, "status": error_status(exc), "error": error_text(exc, 500)}
-        record.update(seed, pivot_tokens=cost["tokens"], pivot_seconds=cost["seconds"])
+        record.update(
+            seed, pivot_tokens=cost["tokens"], pivot_seconds=cost["seconds"], pivot_cached_calls=cost["cached_calls"]
+        )
         if prediction is None:
             return {**record, "status": "rejected:seed_not_selected"}
         return self.scorer.assess({**record, **self.generator.to_case(example, prediction)})
@@ -93,6 +97,7 @@ class ComparePivotsTask:
             summary = attack_summary(mine, names)
             tokens = sum(r.get("pivot_tokens", 0) for r in mine)
             seconds = sum(r.get("pivot_seconds", 0.0) for r in mine)
+            cached = sum(r.get("pivot_cached_calls", 0) for r in mine)
             out[pivot.config.name] = {
                 "summary": summary,
                 "seeds": len(mine),
@@ -104,6 +109,7 @@ class ComparePivotsTask:
                 "judge_only_if": _rate([j["only_if"] for j in judged]),
                 "tokens": tokens,
                 "seconds": round(seconds, 1),
+                "cached_calls": cached,
                 "tokens_per_valid": tokens / valid if valid else float("nan"),
                 "seconds_per_valid": seconds / valid if valid else float("nan"),
             }
@@ -142,7 +148,8 @@ class ComparePivotsTask:
                     format_rate(summary["validity"]),
                     *(format_rate(summary["targets"][n]["success"]) for n in names),
                     f"{row['tokens_per_valid']:.0f}",
-                    f"{row['seconds_per_valid']:.1f}",
+                    f"{row['seconds_per_valid']:.1f}"
+                    + (f" ({row['cached_calls']} calls from the cache)" if row["cached_calls"] else ""),
                 ]
             )
         return header, rows
