@@ -131,3 +131,18 @@ def test_another_llama_build_is_named_before_a_rerun(isolated, small_nq, scripte
     with caplog.at_level(logging.WARNING, logger="experiments.reproduce"):
         check_inputs(run, config, models)
     assert "llama.cpp build" not in caplog.text
+
+
+def test_a_pivot_comparisons_wall_time_and_cache_answers_are_not_compared():
+    """A reproduction runs with the LM cache off: its pivot calls are all real, the recorded run's may
+    have come from the cache; the tokens they took are the same either way."""
+    from experiments.reproduce import compare, compare_metrics
+
+    recorded = {"id": "q1:p", "pivot_tokens": 900, "pivot_seconds": 0.2, "pivot_cached_calls": 3, "status": "accepted"}
+    fresh = {**recorded, "pivot_seconds": 14.0, "pivot_cached_calls": 0}
+    assert compare([recorded], [fresh], sampled=False) == ([], 1)
+    assert compare([recorded], [{**fresh, "pivot_tokens": 0}], sampled=False)[0] == [
+        "case q1:p: differs in pivot_tokens"
+    ]
+    metrics = {"pivot.p.cached_calls": 3.0, "pivot.p.tokens": 900.0}
+    assert compare_metrics(metrics, {**metrics, "pivot.p.cached_calls": 0.0}, sampled=False, n=1) == []
