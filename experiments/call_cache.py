@@ -73,10 +73,9 @@ class CaseKeys:
 
 @dataclass
 class Replayed:
-    """Calls a block's lookups answered, and the tokens their stored replies had taken."""
+    """The usage blocks of the stored replies a block's lookups answered, one per call."""
 
-    calls: int = 0
-    tokens: int = 0
+    usages: list[dict] = field(default_factory=list)
 
 
 _CALL: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar("reeval_lm_call", default=None)
@@ -106,16 +105,13 @@ def replayed_usage() -> Iterator[Replayed]:
         _REPLAYED.reset(token)
 
 
-def stored_tokens(record) -> int:
-    """Prompt plus completion tokens of a stored reply: DSPy's own record (a dict with `usage`) or an
-    older entry that is the provider's response object; 0 when it kept no usage."""
+def stored_usage(record) -> dict:
+    """The usage block of a stored reply: DSPy's own record (a dict with `usage`) or an older entry that
+    is the provider's response object; empty when it kept none."""
     usage = record.get("usage") if isinstance(record, dict) else getattr(record, "usage", None)
     if usage is not None and not isinstance(usage, dict):
         usage = usage.model_dump() if hasattr(usage, "model_dump") else vars(usage)
-    usage = usage or {}
-    if usage.get("total_tokens"):
-        return int(usage["total_tokens"])
-    return int((usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0))
+    return usage or {}
 
 
 @contextmanager
@@ -204,8 +200,7 @@ def install() -> None:
             scope.hits += 1
         replayed = _REPLAYED.get()
         if found is not None and replayed is not None:
-            replayed.calls += 1
-            replayed.tokens += stored_tokens(found)
+            replayed.usages.append(stored_usage(found))
         return found
 
     def put(self, request, value, ignored_args_for_cache_key=None, enable_memory_cache=True):

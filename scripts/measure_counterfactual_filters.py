@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from metrics.checks import content_stems  # noqa: E402
 from programs.faitheval import option_words_present  # noqa: E402
 from programs.sentences import split_sentences  # noqa: E402
+from scripts.archived_runs import latest_records  # noqa: E402
 
 REVIEWS = ROOT / "docs" / "reviews"
 READINGS = {
@@ -47,11 +48,7 @@ def reviewed(split: str) -> list[dict]:
     out = []
     for name in READINGS[split]:
         run = REVIEWS / name
-        cases = {}
-        for line in (run / "cases.jsonl").read_text().splitlines():
-            if line.strip():
-                record = json.loads(line)
-                cases[record["id"]] = record
+        cases = {record["id"]: record for record in latest_records(run)}
         for line in (run / "review" / "reviewer-1.jsonl").read_text().splitlines():
             verdict = json.loads(line)
             if verdict["verdict"] in ("valid", "invalid"):
@@ -80,8 +77,10 @@ def linked(record: dict) -> bool:
 
 def roc_auc(scores_invalid: list[float], scores_valid: list[float]) -> float:
     """P(an invalid passage scores above a valid one), ties counting half."""
-    pairs = [(i > v) + 0.5 * (i == v) for i in scores_invalid for v in scores_valid]
-    return sum(pairs) / len(pairs)
+    from sklearn.metrics import roc_auc_score
+
+    labels = [1] * len(scores_invalid) + [0] * len(scores_valid)
+    return float(roc_auc_score(labels, [*scores_invalid, *scores_valid]))
 
 
 def auc_of(records: list[dict], score) -> str:

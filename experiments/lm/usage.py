@@ -50,8 +50,8 @@ def measured(model: str) -> Iterator[dict]:
         yield out
     usage = tracker.get_total_tokens().get(model, {})
     out.update(
-        tokens=total_tokens(usage) + replayed.tokens,
-        cached_calls=replayed.calls,
+        tokens=total_tokens(usage) + sum(total_tokens(u) for u in replayed.usages),
+        cached_calls=len(replayed.usages),
         seconds=round(time.perf_counter() - started, 3),
     )
 
