@@ -145,6 +145,22 @@ def _options_by_text(prediction: str, pairs: Sequence[tuple[str, str]]) -> set[s
     }
 
 
+def _list_items(text: str) -> frozenset[str]:
+    """The items of a list answer ("sand, clay, and dead plants"), each normalised."""
+    parts = re.split(r",|;|\band\b", text)
+    return frozenset(n for n in (normalize_answer(p) for p in parts) if n)
+
+
+def _options_by_items(prediction: str, pairs: Sequence[tuple[str, str]]) -> set[str]:
+    """Labels of list options the prediction gives in another order ("clay, sand, dead plants, dead animals"
+    for "sand, clay, dead plants, and dead animals."). Whole items only: a reordering inside an item
+    ("low runoff, high evaporation" for "high runoff, low evaporation") is a different answer."""
+    items = _list_items(prediction)
+    if len(items) < 2:
+        return set()
+    return {label for label, text in pairs if _list_items(text) == items}
+
+
 def choice_of(prediction: str | None, options: Sequence[Any]) -> str | None:
     """The single option label a prediction chooses, or None (no option, or several)."""
     if not prediction or not options:
@@ -152,7 +168,7 @@ def choice_of(prediction: str | None, options: Sequence[Any]) -> str | None:
     pairs = option_labels(options)
     named = _labels_named(prediction, [label for label, _ in pairs])
     if not named:
-        named = _options_by_text(prediction, pairs)
+        named = _options_by_text(prediction, pairs) or _options_by_items(prediction, pairs)
     return next(iter(named)) if len(named) == 1 else None
 
 

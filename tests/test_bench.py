@@ -135,7 +135,14 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     assert "Main table" in html and "&lt;" not in result.task.markdown
     assert (report / "details" / "report.html").exists()
     artifacts = {a.path for a in mlflow.artifacts.list_artifacts(run_id=result.mlflow_run_id, artifact_path="report")}
-    assert {"report/bench.md", "report/bench.html", "report/bench_tables.json"} <= artifacts
+    assert {"report/bench.md", "report/bench.html", "report/bench_tables.json", "report/scores.jsonl"} <= artifacts
+    # every evaluation record with its scores, the evidence left to the stages
+    scores = [json.loads(line) for line in (report / "scores.jsonl").read_text().splitlines()]
+    assert len(scores) == len(result.records) and not any("context" in r for r in scores)
+    stubborn = [
+        r for r in scores if (r["task"], r["target"], r["variant"]) == ("unanswerable", "smollm2-135m", "perturbed")
+    ]
+    assert stubborn and all(r["task_correct"] is False and r["keyword_strict"] is False for r in stubborn)
     children = mlflow.search_runs(
         filter_string=f"tags.mlflow.parentRunId = '{result.mlflow_run_id}'",
         search_all_experiments=True,

@@ -136,6 +136,29 @@ def test_choice_of(prediction, chosen):
     assert choice_of(prediction, OPTIONS) == chosen
 
 
+LIST_OPTIONS = [
+    "sun, water, clay, and sand.",
+    "sand, clay, wind, and pebbles.",
+    "sand, clay, dead plants, and dead animals.",
+    "high runoff, low evaporation",
+]
+
+
+@pytest.mark.parametrize(
+    ("prediction", "chosen"),
+    [
+        ("clay, sand, dead plants, dead animals", "C"),  # a list answer in another order (bench, qwen2.5-1.5b)
+        ("sand, clay, wind, pebbles", "B"),
+        ("sand and clay and wind and pebbles", "B"),
+        ("low runoff, high evaporation", None),  # words moved inside an item: another answer
+        ("clay, sand", None),  # part of a list is not the option
+        ("sand, clay, wind, pebbles, dead plants", None),
+    ],
+)
+def test_choice_of_list_options_in_another_order(prediction, chosen):
+    assert choice_of(prediction, LIST_OPTIONS) == chosen
+
+
 def test_mc_correct_in_score_record_and_dict_labels():
     cf = {"task": "counterfactual", "variant": "perturbed", "options": OPTIONS, "answer_label": "B"}
     assert score_record(rec(prediction="(B)", **cf))["mc_correct"] is True

@@ -1,6 +1,7 @@
-"""The bench report: bench.md (printed at the end of a run), bench.html, bench_tables.json, and the
-evaluation report of every record (details/report.html: accuracy plots, every metric, breakdowns,
-a sample of cases), all logged to MLflow under report/."""
+"""The bench report: bench.md (printed at the end of a run), bench.html, bench_tables.json, every
+evaluation record with its scores (scores.jsonl) and the evaluation report of every record
+(details/report.html: accuracy plots, every metric, breakdowns, a sample of cases), all logged to
+MLflow under report/."""
 
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ from typing import Any
 
 from experiments.bench.render import drop_cell, sections, to_html, to_markdown
 from experiments.bench.tables import bench_tables, main_metrics
-from experiments.report import jsonable, write_report
+from experiments.report import jsonable, scored_records, write_report
 
 logger = logging.getLogger(__name__)
 
 MARKDOWN_FILE = "bench.md"
 HTML_FILE = "bench.html"
 TABLES_FILE = "bench_tables.json"
+SCORES_FILE = "scores.jsonl"
+# Left out of scores.jsonl: the evidence is the stage's (runs/<id>/<stage>/cases.jsonl) and would make the
+# file tens of MB at 40 cases a cell.
+SCORES_DROPPED = ("context",)
 DETAILS_DIR = "details"
 
 
@@ -75,7 +80,12 @@ def write_bench_report(
     )
     payload = {"tables": tables, "tasks": list(tasks_info), "stages": list(stages), "sharing": dict(sharing)}
     (out_dir / TABLES_FILE).write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
+    scored = scored_records(records)
+    with (out_dir / SCORES_FILE).open("w", encoding="utf-8") as f:
+        for record in scored:
+            row = {k: v for k, v in record.items() if k not in SCORES_DROPPED}
+            f.write(json.dumps(jsonable(row), default=str) + "\n")
     if records:
-        write_report(records, details, title=f"{title}: every evaluation", run_info=dict(run_info))
+        write_report(scored, details, title=f"{title}: every evaluation", run_info=dict(run_info))
     logger.info("wrote bench report %s", out_dir / HTML_FILE)
     return BenchReport(out_dir, markdown, main_metrics(tables), tables)
