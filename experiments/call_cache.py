@@ -25,8 +25,9 @@ from __future__ import annotations
 import contextvars
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from experiments.secrets import redact, secret_values
@@ -83,26 +84,26 @@ _CASE: contextvars.ContextVar[CaseKeys | None] = contextvars.ContextVar("reeval_
 _REPLAYED: contextvars.ContextVar[Replayed | None] = contextvars.ContextVar("reeval_replayed", default=None)
 
 
-@contextmanager
-def call_scope(endpoint: str | None) -> Iterator[CallScope]:
-    install()
-    scope = CallScope(endpoint)
-    token = _CALL.set(scope)
-    try:
-        yield scope
-    finally:
-        _CALL.reset(token)
+T = TypeVar("T")
 
 
 @contextmanager
-def replayed_usage() -> Iterator[Replayed]:
+def _bound(var: contextvars.ContextVar, value: T) -> Iterator[T]:
+    """`value` as what the patched cache reads from `var` for the block (the cache patched first)."""
     install()
-    replayed = Replayed()
-    token = _REPLAYED.set(replayed)
+    token = var.set(value)
     try:
-        yield replayed
+        yield value
     finally:
-        _REPLAYED.reset(token)
+        var.reset(token)
+
+
+def call_scope(endpoint: str | None) -> AbstractContextManager[CallScope]:
+    return _bound(_CALL, CallScope(endpoint))
+
+
+def replayed_usage() -> AbstractContextManager[Replayed]:
+    return _bound(_REPLAYED, Replayed())
 
 
 def stored_usage(record) -> dict:
@@ -114,16 +115,9 @@ def stored_usage(record) -> dict:
     return usage or {}
 
 
-@contextmanager
-def case_keys() -> Iterator[CaseKeys]:
+def case_keys() -> AbstractContextManager[CaseKeys]:
     """The cache keys a case's calls looked up, in call order (the last is the call that failed last)."""
-    install()
-    keys = CaseKeys()
-    token = _CASE.set(keys)
-    try:
-        yield keys
-    finally:
-        _CASE.reset(token)
+    return _bound(_CASE, CaseKeys())
 
 
 def forget_last_call() -> None:
