@@ -481,6 +481,29 @@ def rejudge(
 
 
 @app.command()
+def accept(
+    run_id: Annotated[str, typer.Argument(help="reeval run id of a judged answer-swap or unanswerable run")],
+    log_level: LogLevel = "INFO",
+) -> None:
+    """Decide a finished run's judged cases by the shipped acceptance score (judge and plausibility signals
+    stacked), without generating anything again (resumable; each case keeps its status before)."""
+    _setup_logging(log_level)
+    apply_offline_defaults()
+    from experiments.judging.acceptance import accept_run
+
+    store = RunStore(run_id)
+    store.require_cases()
+    try:
+        result = accept_run(run_id)
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    before, after = result["before"], result["after"]
+    console.print(f"{run_id}: statuses before -> after the acceptance score")
+    for status in sorted(set(before) | set(after)):
+        console.print(f"  {status:<34} {before.get(status, 0):>4} -> {after.get(status, 0):>4}")
+
+
+@app.command()
 def reproduce(
     run_id: Annotated[str, typer.Argument(help="reeval run id or MLflow run id")],
     allow_code_change: Annotated[bool, typer.Option(help="rerun even if the code commit differs")] = False,
@@ -565,9 +588,34 @@ def review(
             "default 'label-studio')"
         ),
     ] = None,
+    sheet: Annotated[
+        Path | None,
+        typer.Option(
+            help="write the sample as a blind plain-text sheet for a reader without the page (the key mapping "
+            "its numbers to case ids goes to <sheet>.key.json beside it, not for the reader)"
+        ),
+    ] = None,
+    accepted_only: Annotated[
+        bool,
+        typer.Option(
+            help="with --sheet: draw --sample cases (default 40) uniformly among the accepted ones instead of "
+            "the review sample; their verdicts stay outside the validity figures"
+        ),
+    ] = False,
+    import_sheet: Annotated[
+        Path | None,
+        typer.Option(help="read a reader's verdict lines on a sheet ('N | valid|invalid|unsure | reason') back"),
+    ] = None,
+    key: Annotated[Path | None, typer.Option(help="with --import-sheet: the sheet's key (<sheet>.key.json)")] = None,
+    reviewer_kind: Annotated[
+        str, typer.Option(help="with --import-sheet: who the reader is, recorded in review/reviewers.json")
+    ] = "independent reader, blind",
     log_level: LogLevel = "INFO",
 ) -> None:
-    """Review a run's sampled cases blind in the browser (v valid, i invalid, u unsure, n note, arrows move)."""
+    """Review a run's sampled cases blind in the browser (v valid, i invalid, u unsure, n note, arrows move).
+
+    Without the page: --sheet writes the cases as a blind text sheet for a reader, --import-sheet reads the
+    reader's verdict lines back."""
     _setup_logging(log_level)
     from experiments.review.label_studio import export_label_studio as write_tasks
     from experiments.review.label_studio import import_label_studio as read_export
@@ -575,10 +623,27 @@ def review(
     from experiments.review.server import ReviewSession, serve
     from experiments.review.verdict_log import check_annotator
 
-    if export_label_studio and import_label_studio:
-        raise UserError("--export-label-studio and --import-label-studio are separate steps: give one")
+    steps = {
+        "--export-label-studio": export_label_studio,
+        "--import-label-studio": import_label_studio,
+        "--sheet": sheet,
+        "--import-sheet": import_sheet,
+    }
+    given = [name for name, value in steps.items() if value]
+    if len(given) > 1:
+        raise UserError(f"{' and '.join(given)} are separate steps: give one")
+    if accepted_only and not sheet:
+        raise UserError("--accepted-only chooses the cases of a --sheet: give --sheet OUT.md too")
+    if key and not import_sheet:
+        raise UserError("--key goes with --import-sheet (the verdicts it maps to cases)")
     store = RunStore(run_id)
     store.require_cases()
+    if sheet:
+        _write_sheet(store, sheet, accepted_only, sample, seed)
+        return
+    if import_sheet:
+        _import_sheet(store, import_sheet, key, annotator, reviewer_kind, sample, seed)
+        return
     if export_label_studio or import_label_studio:
         records = store.records()
         drawn, _ = open_sample(store.dir / "review", records, run_id, size=sample, seed=seed)
@@ -605,6 +670,66 @@ def review(
         highlight=False,
     )
     serve(session, host=host, port=port)
+
+
+def _write_sheet(store, out: Path, accepted_only: bool, sample: int | None, seed: int | None) -> None:
+    from experiments.review.sheet import accepted_only_draw, sample_draw, write_sheet
+
+    records = store.records()
+    if accepted_only:
+        draw = accepted_only_draw(records, store.run_id, sample, seed)
+    else:
+        draw = sample_draw(store.dir / "review", records, store.run_id, sample, seed)
+    sheet_path, key_path = write_sheet(draw, store.run_id, out)
+    console.print(
+        f"sheet of {len(draw.groups)} case(s) ({draw.kind} draw, seed {draw.seed}): {sheet_path}\n"
+        f"key (keep it from the reader): {key_path}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _import_sheet(
+    store, verdicts: Path, key: Path | None, annotator: str | None, kind: str, sample: int | None, seed: int | None
+) -> None:
+    from experiments.review.sheet import DRAW_ACCEPTED_ONLY, import_sheet, sheet_validity
+
+    if key is None or not annotator:
+        raise UserError("--import-sheet needs the sheet's --key and the reader's --annotator NAME")
+    if sample is not None or seed is not None:
+        raise UserError("--sample and --seed choose the cases of a new sheet; the --key already says which")
+    done = import_sheet(verdicts, key, store.dir / "review", store.run_id, annotator, kind)
+    console.print(
+        f"{len(done.answered)} verdict(s) on {len(done.answered) + len(done.missing)} case(s) of the sheet: "
+        f"{done.appended} line(s) appended to {done.path} ({annotator}: {kind})",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    if done.missing:
+        console.print(
+            f"not answered: {', '.join(map(str, done.missing))}", markup=False, highlight=False, soft_wrap=True
+        )
+    if done.shared:
+        console.print(
+            f"{done.shared} verdict(s) also serve a case that reads the same as another",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    if done.draw != DRAW_ACCEPTED_ONLY:
+        return
+    figure = sheet_validity(store.dir, annotator)
+    share = f"{figure.rate:.0%} [{figure.low:.0%}, {figure.high:.0%}] (Wilson 95%)" if figure.n else "undefined"
+    console.print(
+        f"accepted cases read by {annotator} ({kind}), outside the review sample: {figure.valid} valid, "
+        f"{figure.invalid} invalid, {figure.unsure} unsure; valid share {share} over n={figure.n}; "
+        "not part of `reeval validity`",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _report_validity(store) -> dict | None:

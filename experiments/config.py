@@ -129,6 +129,12 @@ class ValidationConfig(Strict):
         "and context enriching) or a method name, with the parameters judge_params fitted for it",
     )
     min_judge_accuracy: float = Field(0.7, ge=0, le=1, description="below this the run warns loudly")
+    acceptance: Literal["off", "auto"] = Field(
+        "off",
+        description="auto: after the judge, answer swaps and unanswerable rewrites are decided by the shipped "
+        "acceptance score (the judge and plausibility signals stacked, fitted on reviewed cases; "
+        "experiments/judging/acceptance.py); off: the judge's verdict decides",
+    )
 
 
 class ModelsConfig(Strict):

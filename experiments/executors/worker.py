@@ -58,6 +58,10 @@ def build_task(config, lms: dict, judge_params: dict | None):
         for holder in (task, getattr(task, "scorer", None)):
             if holder is not None and hasattr(holder, "judge"):
                 holder.judge = run_judge
+    if config.validation.acceptance == "auto" and hasattr(task, "acceptance"):
+        from experiments.judging.acceptance import AcceptanceDecision
+
+        task.acceptance = AcceptanceDecision.shipped(config.task)
     return task, run_judge
 
 

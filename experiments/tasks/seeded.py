@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import dspy
 
+from experiments.judging.acceptance import AcceptanceDecision
 from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_metrics, validate
 from metrics import is_correct, seed_cell
@@ -81,9 +82,14 @@ class JudgedTask:
         self.pivot = lms["pivot"]
         self.judge_lm = lms.get("judge")
         self.judge = CaseJudge()
+        # Set by the runner when validation.acceptance is auto and parameters ship for the task.
+        self.acceptance: AcceptanceDecision | None = None
 
     def _validate(self, records: list[dict]) -> list[dict]:
-        return validate(self.judge_lm, self.judge, records)
+        judged = validate(self.judge_lm, self.judge, records)
+        if self.acceptance is None or self.judge_lm is None:
+            return judged
+        return [self.acceptance.apply(r) for r in judged]
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         return {**acceptance_metrics(records), **judge_metrics(records)}

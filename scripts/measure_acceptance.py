@@ -1,0 +1,213 @@
+"""Fit and measure the acceptance score (experiments/judging/acceptance.py) on the archived verdicts.
+
+    python3 scripts/measure_acceptance.py score [--scorer qwen2.5-0.5b] [--all-judged RUN_DIR ...]
+    python3 scripts/measure_acceptance.py fit [--precision 0.95] [--write]
+
+`score` reads the plausibility signals of every reviewed answer-swap and unanswerable case under
+docs/reviews/ (and of every judged case of the runs given with --all-judged) into each run folder's
+acceptance_signals.jsonl; it resumes where it stopped. `fit` needs no model: per task it prints each signal's
+effect on the verdicts (ROC AUC, development vs held-out rows, and how many invalid cases a cut at the signal's
+own precision-90 point removes against valid ones kept), fits the stacked score on development-row verdicts,
+chooses the threshold on their cross-validated scores, and reports it on held-out-row verdicts. --write stores
+the parameters where runs read them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from experiments.judging import acceptance  # noqa: E402
+from experiments.run_store import RunStore  # noqa: E402
+from metrics.intervals import wilson_interval  # noqa: E402
+
+REVIEWS = ROOT / "docs" / "reviews"
+# One file for the whole archive: stages of one comparison often hold the same case, read once.
+SIGNALS = REVIEWS / acceptance.SIGNALS_FILE
+
+
+def run_dirs() -> list[Path]:
+    found = sorted(p.parent for p in REVIEWS.rglob("cases.jsonl"))
+    return [d for d in found if ".superseded-" not in d.name and (d / "review" / "sample.json").exists()]
+
+
+def records_of(run: Path) -> list[dict]:
+    return RunStore(run.name, root=run.parent).records()
+
+
+def verdicts_of(run: Path, annotator: str) -> dict[str, str]:
+    """Case id → verdict, a verdict given to a drawn case serving every case that reads the same."""
+    path = run / "review" / f"{annotator}.jsonl"
+    if not path.exists():
+        return {}
+    given = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            v = json.loads(line)
+            given[v["id"]] = v["verdict"]
+    sample = json.loads((run / "review" / "sample.json").read_text(encoding="utf-8"))
+    out = {}
+    for case in sample.get("cases", []):
+        if case["id"] in given:
+            for cid in [case["id"], *case.get("same", [])]:
+                out[cid] = given[case["id"]]
+    return out
+
+
+def split_of(run: Path) -> str:
+    config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    return "held_out" if (config.get("data") or {}).get("split") == "held_out" else "development"
+
+
+def score_runs(scorer_name: str, all_judged: list[Path], threads: int) -> None:
+    from experiments.lm.offline import apply_offline_defaults
+
+    apply_offline_defaults()
+    from experiments.lm.token_scorer import LlamaTokenScorer
+
+    scorer = LlamaTokenScorer(scorer_name, n_threads=threads)
+    every = {p.resolve() for p in all_judged}
+    # Answer swaps first: the generator the decision matters most for.
+    for run in sorted(run_dirs(), key=lambda d: "unanswerable" in str(d)) + [p for p in every if p not in run_dirs()]:
+        records = [r for r in records_of(run) if acceptance.passed_checks(r)]
+        if run.resolve() not in every:
+            reviewed = verdicts_of(run, "reviewer-1")
+            records = [r for r in records if r["id"] in reviewed]
+        if not records:
+            continue
+        cache = acceptance.SignalCache(SIGNALS)
+        print(f"{run.relative_to(REVIEWS)}: {len(records)} cases", flush=True)
+        acceptance.read_signals(records, scorer, scorer_name, cache)
+
+
+def rows_for(task: str, scorer_name: str, annotator: str) -> list[dict]:
+    """One row per distinct case text with a valid/invalid verdict (a case several stages wrote counts once)."""
+    rows, seen = [], set()
+    cache = acceptance.SignalCache(SIGNALS)
+    for run in run_dirs():
+        verdicts = verdicts_of(run, annotator)
+        for r in records_of(run):
+            if (
+                r.get("task") != task
+                or not acceptance.passed_checks(r)
+                or verdicts.get(r["id"]) not in ("valid", "invalid")
+            ):
+                continue
+            key = acceptance.case_key(r, scorer_name)
+            entry = cache.entries.get(key)
+            if key in seen or entry is None or "signals" not in entry:
+                continue
+            seen.add(key)
+            rows.append(
+                {
+                    "run": str(run.relative_to(REVIEWS)),
+                    "split": split_of(run),
+                    "valid": verdicts[r["id"]] == "valid",
+                    "judge_accepted": r["status"] == "accepted",
+                    "features": acceptance.feature_vector(task, r, entry["signals"]),
+                }
+            )
+    return rows
+
+
+def auc(scores: list[float], labels: list[bool]) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(labels, scores)) if 0 < sum(labels) < len(labels) else float("nan")
+
+
+def kept(rows: list[dict], accept: list[bool]) -> str:
+    k = [r for r, a in zip(rows, accept, strict=True) if a]
+    valid = sum(r["valid"] for r in k)
+    lo, hi = wilson_interval(valid, len(k)) if k else (float("nan"), float("nan"))
+    invalid_all = sum(not r["valid"] for r in rows)
+    valid_all = sum(r["valid"] for r in rows)
+    return (
+        f"keeps {len(k)}/{len(rows)}: {valid}/{len(k)} valid = {valid / max(len(k), 1):.2f} [{lo:.2f}, {hi:.2f}]; "
+        f"invalid removed {invalid_all - (len(k) - valid)}/{invalid_all}, valid kept {valid}/{valid_all}"
+    )
+
+
+def fit_task(task: str, scorer_name: str, precision: float, write: bool, annotator: str) -> None:
+    rows = rows_for(task, scorer_name, annotator)
+    dev = [r for r in rows if r["split"] == "development"]
+    held = [r for r in rows if r["split"] == "held_out"]
+    names = acceptance.feature_names(task)
+    print(
+        f"\n## {task}: {len(dev)} development-row verdicts ({sum(not r['valid'] for r in dev)} invalid), "
+        f"{len(held)} held-out ({sum(not r['valid'] for r in held)} invalid)"
+    )
+    print("\nsignal | direction | AUC dev | AUC held-out")
+    print("---|---|---|---")
+    for i, name in enumerate(names):
+        d = auc([r["features"][i] for r in dev], [r["valid"] for r in dev])
+        h = auc([r["features"][i] for r in held], [r["valid"] for r in held])
+        sign = "higher = valid" if (d if d == d else h) >= 0.5 else "lower = valid"
+        print(f"{name} | {sign} | {d:.2f} | {h:.2f}")
+    print("\nthe judge alone: development " + kept(dev, [r["judge_accepted"] for r in dev]))
+    print("the judge alone: held-out    " + kept(held, [r["judge_accepted"] for r in held]))
+    for fit_on, test_on, label in ((dev, held, "fitted on development rows"), (rows, [], "fitted on all rows")):
+        x, y = [r["features"] for r in fit_on], [r["valid"] for r in fit_on]
+        cv = acceptance.cross_validated(x, y)
+        threshold = acceptance.threshold_for(cv, y, precision)
+        params = {
+            **acceptance.fit(x, y),
+            "threshold": round(threshold, 4),
+            "features": names,
+            "precision_target": precision,
+            "scorer": scorer_name,
+            "signals_version": acceptance.SIGNALS_VERSION,
+            "fitted_on": f"{len(fit_on)} verdicts ({label}) of {annotator}",
+        }
+        print(f"\n### stacked score, {label}; threshold {threshold:.3f} (cross-validated precision ≥ {precision})")
+        print(
+            f"AUC cross-validated: {auc(cv, y):.2f}; weights: "
+            + ", ".join(f"{n} {w:+.2f}" for n, w in zip(names, params["coef"], strict=True))
+        )
+        print("cross-validated: " + kept(fit_on, [s >= threshold for s in cv]))
+        if test_on:
+            scores = [acceptance.score(params, r["features"]) for r in test_on]
+            print(
+                f"held-out AUC {auc(scores, [r['valid'] for r in test_on]):.2f}; "
+                + kept(test_on, [s >= threshold for s in scores])
+            )
+            by_run = defaultdict(list)
+            for r, s in zip(test_on, scores, strict=True):
+                by_run[r["run"]].append((r, s >= threshold))
+            for run, pairs in sorted(by_run.items()):
+                print(f"  {run}: " + kept([r for r, _ in pairs], [a for _, a in pairs]))
+        if write and not test_on:
+            params["name"] = f"acceptance.{task}/{params['signals_version']}/{scorer_name}"
+            acceptance.params_path(task).write_text(json.dumps(params, indent=1) + "\n", encoding="utf-8")
+            print(f"wrote {acceptance.params_path(task).relative_to(ROOT)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("score")
+    s.add_argument("--scorer", default=acceptance.DEFAULT_SCORER)
+    s.add_argument("--threads", type=int, default=2)
+    s.add_argument("--all-judged", nargs="*", type=Path, default=[])
+    f = sub.add_parser("fit")
+    f.add_argument("--scorer", default=acceptance.DEFAULT_SCORER)
+    f.add_argument("--precision", type=float, default=0.95)
+    f.add_argument("--annotator", default="reviewer-1")
+    f.add_argument("--write", action="store_true")
+    f.add_argument("--task", choices=acceptance.TASKS, nargs="*", default=list(acceptance.TASKS))
+    args = parser.parse_args()
+    if args.command == "score":
+        score_runs(args.scorer, args.all_judged, args.threads)
+    else:
+        for task in args.task:
+            fit_task(task, args.scorer, args.precision, args.write, args.annotator)
+
+
+if __name__ == "__main__":
+    main()
