@@ -31,7 +31,7 @@ from metrics.traces import descriptions_left, gloss_traces, inside_words
 from metrics.word_traces import anaphors, derived_words, inflected_forms, inside_names, letter_counts, name_talk
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
-from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswer, RepairSwappedPassage
+from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswerForPassage, RepairSwappedPassage
 
 # 2: the old answer is looked for and replaced in every surface form (dates, numbers, a name's
 # distinctive word); proposals that are placeholders, overlap the old answer or already occur in the
@@ -80,7 +80,8 @@ from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswer, RepairSwa
 # Spain); the target answered two of these from memory.
 # 16 (the bench at 110 rows read blind): the text glued to an answer's number goes with it when the new answer
 # has its own ("mid-2061" → "mid-2062" read "mid-mid-2062", accepted by checks and judge).
-VERSION = "answer_swap/16"
+# 17 and later: CHANGELOG.md.
+VERSION = "answer_swap/17"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -195,7 +196,7 @@ class AnswerSwap(dspy.Module):
         max_attempts: int = 3,
         repair_grammar: bool = False,
         min_similarity: float = 0.9,
-        propose_signature: type[dspy.Signature] = ProposeWrongAnswer,
+        propose_signature: type[dspy.Signature] = ProposeWrongAnswerForPassage,
         propose_max_tokens: int | None = None,
     ):
         super().__init__()
@@ -225,7 +226,12 @@ class AnswerSwap(dspy.Module):
             # list of answers of the type without showing the gold, which a small model copies when shown.
             if attempt == 0:
                 avoid = [*answers, *(p["proposal"] for p in proposals)]
-                out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt))
+                # A proposer that reads the passage can keep to its period, place and field; one that sees only
+                # the question names whoever is famous (CHANGELOG: answer_swap/17).
+                seen = {"passage": context} if "passage" in self.propose.signature.input_fields else {}
+                out = self.propose(
+                    question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt), **seen
+                )
                 found = [(str(out.wrong_answer), out)]
                 answer_type = str(out.answer_type or "") or "short answer"
             else:

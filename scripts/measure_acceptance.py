@@ -1,7 +1,9 @@
 """Fit and measure the acceptance score (experiments/judging/acceptance.py) on the archived verdicts.
 
     python3 scripts/measure_acceptance.py score [--scorer qwen2.5-0.5b] [--all-judged RUN_DIR ...]
-    python3 scripts/measure_acceptance.py fit [--precision 0.95] [--write]
+    python3 scripts/measure_acceptance.py fit [--precision 0.95] [--labels independent] [--write]
+    python3 scripts/measure_acceptance.py sheet OUT_DIR [--parts 4]
+    python3 scripts/measure_acceptance.py import OUT_DIR/sheet-1.key.json VERDICTS.txt --reader NAME --kind KIND
 
 `score` reads the plausibility signals of every reviewed answer-swap and unanswerable case under
 docs/reviews/ (and of every judged case of the runs given with --all-judged) into each run folder's
@@ -10,6 +12,11 @@ effect on the verdicts (ROC AUC, development vs held-out rows, and how many inva
 own precision-90 point removes against valid ones kept), fits the stacked score on development-row verdicts,
 chooses the threshold on their cross-validated scores, and reports it on held-out-row verdicts. --write stores
 the parameters where runs read them.
+
+`sheet` writes blind sheets (experiments/review/sheet.py: no status, checks, judge or ids; keys apart) of
+every judged case of the development-row runs, for a reader who did not write the checks; `import` stores
+that reader's lines in docs/reviews/independent_reading.jsonl, which `fit --labels independent` fits on
+(the maintainer's archived verdicts, `--labels reviewer-1`, stay the held-out measure).
 """
 
 from __future__ import annotations
@@ -60,6 +67,107 @@ def verdicts_of(run: Path, annotator: str) -> dict[str, str]:
     return out
 
 
+INDEPENDENT = REVIEWS / "independent_reading.jsonl"
+
+
+def independent_verdicts() -> dict[tuple[str, str], str]:
+    """(run, case id) → verdict of the independent reading."""
+    if not INDEPENDENT.exists():
+        return {}
+    out = {}
+    for line in INDEPENDENT.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            v = json.loads(line)
+            out[(v["run"], v["id"])] = v["verdict"]
+    return out
+
+
+def quoted_text() -> str:
+    """Everything the tracked files say (configs, tests, docs, archived runs), lower-cased: a question found in
+    it was read or used before."""
+    import subprocess
+
+    return subprocess.run(
+        ["git", "grep", "-h", "-I", "-i", "-e", ".", "--", ".", ":!data/", f":!{INDEPENDENT.relative_to(ROOT)}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.lower()
+
+
+def write_sheets(
+    out_dir: Path, parts: int, runs: list[Path] | None = None, size: int | None = None, seed: int = 0
+) -> None:
+    """Blind sheets and their keys. Without `runs`: every judged case of the development-row runs. With
+    `runs`: `size` accepted cases drawn uniformly over those runs, none whose question the tracked files quote."""
+    import random
+
+    from experiments.review.sheet import group_same_reading, sheet_text
+
+    groups = []
+    if runs is None:
+        for run in run_dirs():
+            if split_of(run) != "development":
+                continue
+            records = [r for r in records_of(run) if acceptance.passed_checks(r)]
+            groups += [(str(run.relative_to(REVIEWS)), g) for g in group_same_reading(records)]
+    else:
+        text = quoted_text()
+        for run in runs:
+            records = [r for r in records_of(run) if r["status"] == "accepted" and r.get("context")]
+            fresh = [r for r in records if r["question"].lower().strip() not in text]
+            print(f"{run}: {len(records)} accepted, {len(records) - len(fresh)} with a question quoted before")
+            groups += [(str(run), g) for g in group_same_reading(fresh)]
+    random.Random(seed).shuffle(groups)
+    if size is not None:
+        groups = groups[:size]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for k in range(parts):
+        part = groups[k::parts]
+        (out_dir / f"sheet-{k + 1}.md").write_text(sheet_text([g for _, g in part]), encoding="utf-8")
+        key = {str(n): {"run": run, "ids": [r["id"] for r in g]} for n, (run, g) in enumerate(part, start=1)}
+        (out_dir / f"sheet-{k + 1}.key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
+        print(f"{out_dir / f'sheet-{k + 1}.md'}: {len(part)} cases")
+
+
+def readings(prefix: str) -> None:
+    """Valid share of the independent reading, per run whose name starts with `prefix`."""
+    by_run = defaultdict(list)
+    for (run, _), verdict in independent_verdicts().items():
+        if run.startswith(prefix):
+            by_run[run].append(verdict)
+    for run, verdicts in sorted(by_run.items()):
+        valid, invalid = verdicts.count("valid"), verdicts.count("invalid")
+        lo, hi = wilson_interval(valid, valid + invalid)
+        print(
+            f"{run}: {valid} valid, {invalid} invalid, {verdicts.count('unsure')} unsure: "
+            f"{valid / max(valid + invalid, 1):.0%} [{lo:.0%}, {hi:.0%}]"
+        )
+
+
+KIND = (
+    "independent blind reader: a language-model agent given only the sheet and the blind brief, who did not "
+    "write the checks"
+)
+
+
+def import_reading(key_path: Path, verdicts_path: Path, reader: str, kind: str = KIND) -> None:
+    from datetime import datetime, timezone
+
+    from experiments.review.sheet import parse_verdicts
+
+    key = json.loads(key_path.read_text(encoding="utf-8"))
+    found = parse_verdicts(verdicts_path, [int(n) for n in key])
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with INDEPENDENT.open("a", encoding="utf-8") as f:
+        for v in found:
+            entry = key[str(v.number)]
+            for case_id in entry["ids"]:
+                line = {"run": entry["run"], "id": case_id, "verdict": v.verdict, "note": v.reason}
+                f.write(json.dumps({**line, "reader": reader, "kind": kind, "at": at}, ensure_ascii=False) + "\n")
+    print(f"{len(found)} verdicts of {len(key)} cases from {verdicts_path} -> {INDEPENDENT.relative_to(ROOT)}")
+
+
 def split_of(run: Path) -> str:
     config = json.loads((run / "config.json").read_text(encoding="utf-8"))
     return "held_out" if (config.get("data") or {}).get("split") == "held_out" else "development"
@@ -74,9 +182,12 @@ def score_runs(scorer_name: str, all_judged: list[Path], threads: int) -> None:
     scorer = LlamaTokenScorer(scorer_name, n_threads=threads)
     every = {p.resolve() for p in all_judged}
     # Answer swaps first: the generator the decision matters most for.
-    for run in sorted(run_dirs(), key=lambda d: "unanswerable" in str(d)) + [p for p in every if p not in run_dirs()]:
+    for run in sorted(run_dirs(), key=lambda d: (split_of(d) != "development", "unanswerable" in str(d))) + [
+        p for p in every if p not in run_dirs()
+    ]:
         records = [r for r in records_of(run) if acceptance.passed_checks(r)]
-        if run.resolve() not in every:
+        # Development-row runs: every judged case (the independent reading reads them all); others: the reviewed.
+        if run.resolve() not in every and split_of(run) != "development":
             reviewed = verdicts_of(run, "reviewer-1")
             records = [r for r in records if r["id"] in reviewed]
         if not records:
@@ -87,11 +198,17 @@ def score_runs(scorer_name: str, all_judged: list[Path], threads: int) -> None:
 
 
 def rows_for(task: str, scorer_name: str, annotator: str) -> list[dict]:
-    """One row per distinct case text with a valid/invalid verdict (a case several stages wrote counts once)."""
+    """One row per distinct case text with a valid/invalid verdict (a case several stages wrote counts once).
+    `annotator` "independent" takes the independent reading where it read a case, else nothing."""
     rows, seen = [], set()
     cache = acceptance.SignalCache(SIGNALS)
+    independent = independent_verdicts() if annotator == "independent" else {}
     for run in run_dirs():
-        verdicts = verdicts_of(run, annotator)
+        name = str(run.relative_to(REVIEWS))
+        if annotator == "independent":
+            verdicts = {cid: v for (r, cid), v in independent.items() if r == name}
+        else:
+            verdicts = verdicts_of(run, annotator)
         for r in records_of(run):
             if (
                 r.get("task") != task
@@ -134,6 +251,13 @@ def kept(rows: list[dict], accept: list[bool]) -> str:
     )
 
 
+def removed(rows: list[dict], accept: list[bool]) -> str:
+    invalid = [not r["valid"] for r in rows]
+    gone_invalid = sum(i and not a for i, a in zip(invalid, accept, strict=True))
+    kept_valid = sum(not i and a for i, a in zip(invalid, accept, strict=True))
+    return f"invalid removed {gone_invalid}/{sum(invalid)}, valid kept {kept_valid}/{len(rows) - sum(invalid)}"
+
+
 def fit_task(task: str, scorer_name: str, precision: float, write: bool, annotator: str) -> None:
     rows = rows_for(task, scorer_name, annotator)
     dev = [r for r in rows if r["split"] == "development"]
@@ -143,13 +267,23 @@ def fit_task(task: str, scorer_name: str, precision: float, write: bool, annotat
         f"\n## {task}: {len(dev)} development-row verdicts ({sum(not r['valid'] for r in dev)} invalid), "
         f"{len(held)} held-out ({sum(not r['valid'] for r in held)} invalid)"
     )
-    print("\nsignal | direction | AUC dev | AUC held-out")
-    print("---|---|---|---")
+    print(
+        "\nsignal | direction | AUC dev | AUC held-out | dev: the worst fifth by the signal removed | "
+        "held-out: the same cut"
+    )
+    print("---|---|---|---|---|---")
     for i, name in enumerate(names):
         d = auc([r["features"][i] for r in dev], [r["valid"] for r in dev])
         h = auc([r["features"][i] for r in held], [r["valid"] for r in held])
-        sign = "higher = valid" if (d if d == d else h) >= 0.5 else "lower = valid"
-        print(f"{name} | {sign} | {d:.2f} | {h:.2f}")
+        sign = 1.0 if (d if d == d else h) >= 0.5 else -1.0
+        values = sorted(sign * r["features"][i] for r in dev)
+        cut = values[len(values) // 5] if values else 0.0
+        print(
+            f"{name} | {'higher' if sign > 0 else 'lower'} = valid | {d:.2f} | {h:.2f} | "
+            + removed(dev, [sign * r["features"][i] >= cut for r in dev])
+            + " | "
+            + removed(held, [sign * r["features"][i] >= cut for r in held])
+        )
     print("\nthe judge alone: development " + kept(dev, [r["judge_accepted"] for r in dev]))
     print("the judge alone: held-out    " + kept(held, [r["judge_accepted"] for r in held]))
     for fit_on, test_on, label in ((dev, held, "fitted on development rows"), (rows, [], "fitted on all rows")):
@@ -198,11 +332,29 @@ def main() -> None:
     f = sub.add_parser("fit")
     f.add_argument("--scorer", default=acceptance.DEFAULT_SCORER)
     f.add_argument("--precision", type=float, default=0.95)
-    f.add_argument("--annotator", default="reviewer-1")
+    f.add_argument("--annotator", "--labels", dest="annotator", default="reviewer-1")
     f.add_argument("--write", action="store_true")
     f.add_argument("--task", choices=acceptance.TASKS, nargs="*", default=list(acceptance.TASKS))
+    sh = sub.add_parser("sheet")
+    sh.add_argument("out_dir", type=Path)
+    sh.add_argument("--parts", type=int, default=4)
+    sh.add_argument("--runs", type=Path, nargs="*", help="draw accepted cases of these run folders instead")
+    sh.add_argument("--size", type=int, default=None)
+    rd = sub.add_parser("readings")
+    rd.add_argument("prefix", nargs="?", default="")
+    im = sub.add_parser("import")
+    im.add_argument("key", type=Path)
+    im.add_argument("verdicts", type=Path)
+    im.add_argument("--reader", required=True)
+    im.add_argument("--kind", default=KIND)
     args = parser.parse_args()
-    if args.command == "score":
+    if args.command == "sheet":
+        write_sheets(args.out_dir, args.parts, args.runs or None, args.size)
+    elif args.command == "readings":
+        readings(args.prefix)
+    elif args.command == "import":
+        import_reading(args.key, args.verdicts, args.reader, args.kind)
+    elif args.command == "score":
         score_runs(args.scorer, args.all_judged, args.threads)
     else:
         for task in args.task:

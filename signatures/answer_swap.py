@@ -16,6 +16,27 @@ class ProposeWrongAnswer(dspy.Signature):
     wrong_answer: str = dspy.OutputField(desc="a plausible wrong answer of the same type, at most five words")
 
 
+class ProposeWrongAnswerForPassage(dspy.Signature):
+    """You write test cases that check whether a reader trusts its evidence. The passage answers the
+    question with the correct answer; the correct answer will be replaced by your wrong answer everywhere in
+    the passage. Name the type of the answer (person, place, date, number, organisation, …) and propose a
+    different answer of exactly that type that could really stand in this passage: of the same period,
+    place, field and kind as the correct answer (a person of the same time and profession, a place of the
+    same size in the same region, a year close to the correct one), so that the rest of the passage still
+    reads true of it. Never a famous name from another field or time, never a placeholder name, never a
+    name or phrase the passage already contains, and never the correct answer or any phrase in `avoid`.
+    Give only the answer phrase, as short as the correct answer."""
+
+    question: str = dspy.InputField()
+    passage: str = dspy.InputField(desc="the passage that will be edited")
+    answer: str = dspy.InputField(desc="the correct answer")
+    avoid: list[str] = dspy.InputField(desc="answers that must not be proposed")
+    answer_type: str = dspy.OutputField(desc="type of the correct answer, one or two words")
+    wrong_answer: str = dspy.OutputField(
+        desc="a wrong answer of the same type that fits the passage, at most five words"
+    )
+
+
 class RepairSwappedPassage(dspy.Signature):
     """A passage was edited by replacing one phrase with `new_answer` everywhere it occurred. Rewrite the
     passage so that it reads grammatically around the replaced phrase (articles, agreement,

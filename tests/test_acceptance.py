@@ -85,12 +85,12 @@ def test_rest_shift_aligns_shared_tokens_only():
     assert out["rest_tokens"] == 2
 
 
-def test_threshold_is_the_lowest_cut_that_keeps_precision_all_the_way_down():
+def test_threshold_is_the_lowest_cut_that_keeps_precision():
     scores = [0.9, 0.8, 0.7, 0.6, 0.5]
-    # 4/5 at 0.5 would do, but the cut at 0.6 (3/4) does not: the cut stops above it
-    assert acceptance.threshold_for(scores, [True, True, True, False, True], 0.8) == 0.7
-    assert acceptance.threshold_for(scores, [True, True, False, False, True], 0.9) == 0.8
-    assert acceptance.threshold_for(scores, [False, True, True, True, True], 0.9) == 1.0
+    assert acceptance.threshold_for(scores, [True, True, True, False, True], 0.8, min_kept=1) == 0.5
+    assert acceptance.threshold_for(scores, [True, True, False, False, True], 0.9, min_kept=1) == 0.8
+    # a cut above fewer than min_kept cases is not taken, however precise
+    assert acceptance.threshold_for(scores, [True, False, False, False, False], 0.9, min_kept=2) == 1.0
 
 
 def test_fit_orders_separable_cases():
@@ -173,3 +173,17 @@ def test_accept_run_appends_decisions_and_resumes(tmp_path, monkeypatch):
     acceptance.accept_run("run-a", progress=False)  # nothing left to decide: no line added
     assert len((tmp_path / "run-a" / "cases.jsonl").read_text().splitlines()) == len(lines)
     assert json.loads(lines[-1])["status_before_acceptance"] == "rejected:judge_if"
+
+
+def test_validation_acceptance_auto_gives_the_task_its_decision(monkeypatch):
+    from experiments.config import ExperimentConfig
+    from experiments.executors.worker import build_task
+
+    monkeypatch.setattr(acceptance, "load_params", lambda task: _params(task))
+    lms = {"pivot": object(), "judge": object()}
+    base = {"name": "t", "task": "answer_swap", "data": {"source": "nq"}, "models": {}}
+    on = ExperimentConfig.model_validate({**base, "validation": {"acceptance": "auto"}})
+    off = ExperimentConfig.model_validate(base)
+    task, _ = build_task(on, lms, None)
+    assert isinstance(task.acceptance, acceptance.AcceptanceDecision) and task.acceptance.task == "answer_swap"
+    assert build_task(off, lms, None)[0].acceptance is None

@@ -93,3 +93,21 @@ def test_a_prompt_gets_a_cold_contexts_logits_whatever_the_context_decoded_befor
         assert np.array_equal(logits_after(warm, prompt), expected[prompt])
     cold.close()
     warm.close()
+
+
+def test_token_scorer_reuses_prefixes_without_changing_a_probability():
+    from experiments.lm.token_scorer import LlamaTokenScorer
+    from metrics.plausibility import passage_signals
+
+    scorer = LlamaTokenScorer("qwen2.5-0.5b", n_threads=2, n_ctx=256)
+    text = f"Passage: {CONTEXT}\nQuestion: when was it completed?\nAnswer: 1889"
+    cold = scorer(text)
+    scorer("Question: unrelated?\nAnswer: no")
+    scorer(text.replace("1889", "1925"))
+    warm = scorer(text)  # the longest shared prefix comes from the call before
+    assert "".join(text[t.start : t.end] for t in cold) == text[cold[0].start :]
+    assert [round(t.logprob, 3) for t in warm] == [round(t.logprob, 3) for t in cold]
+    # The passage states 1889: the model reads it there, and a swap to 1925 leaves no pull towards 1889.
+    swapped = passage_signals(scorer, "when was it completed", CONTEXT, CONTEXT.replace("1889", "1925"), "1889", "1925")
+    kept = passage_signals(scorer, "when was it completed", CONTEXT, CONTEXT, "1889", "1925")
+    assert swapped["old_pmi"] < kept["old_pmi"] and swapped["new_support"] > kept["new_support"]

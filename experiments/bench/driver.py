@@ -247,9 +247,12 @@ class Bench:
         params, judge_lm = self.judge_params_for(task), self.judge_lm_for(task)
         judged = judge_lm is not None
         store.write_config(stage_config(self.config, task, data, pivot.config, options, judged).model_dump(mode="json"))
-        generator = build_task(task, pivot, judge_lm, judge_from(params) if judged else None, options, replay)
+        accept = self.config.validation.acceptance == "auto"
+        generator = build_task(task, pivot, judge_lm, judge_from(params) if judged else None, options, replay, accept)
         recipe = UnitRecipe(
-            partial(units.generator_unit, task=task, options=options, judge_params=params, replay=replay),
+            partial(
+                units.generator_unit, task=task, options=options, judge_params=params, replay=replay, acceptance=accept
+            ),
             {"pivot": f"pivot/{pivot.config.name}", **({"judge_lm": "judge"} if judged else {})},
         )
         items = self.data_of(task).examples if examples is None else examples

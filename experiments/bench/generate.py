@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from experiments.bench.seeds import RecordedSeedSelection
 from experiments.config import ExperimentConfig, ModelsConfig
+from experiments.judging.acceptance import AcceptanceDecision
 from experiments.tasks import TASKS
 from metrics.status import status_counts
 from programs import answer_swap, context_enrich, faitheval, sentences
@@ -30,7 +31,10 @@ def stage_config(
     )
 
 
-def build_task(task: str, pivot, judge_lm, judge, options: dict, seed_records: list[dict] | None):
+def build_task(
+    task: str, pivot, judge_lm, judge, options: dict, seed_records: list[dict] | None, acceptance: bool = False
+):
+    """`acceptance`: decide judged cases by the shipped acceptance score (validation.acceptance: auto)."""
     task_cls = TASKS[task]
     lms = {"pivot": pivot, **({"judge": judge_lm} if judge_lm is not None else {})}
     generator = task_cls(lms, task_cls.Options.model_validate(options))
@@ -38,6 +42,8 @@ def build_task(task: str, pivot, judge_lm, judge, options: dict, seed_records: l
         generator.judge = judge
     if seed_records is not None and hasattr(generator, "seeds"):
         generator.seeds = RecordedSeedSelection(seed_records)
+    if acceptance and judge is not None and hasattr(generator, "acceptance"):
+        generator.acceptance = AcceptanceDecision.shipped(task)
     return generator
 
 

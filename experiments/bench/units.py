@@ -16,11 +16,13 @@ def seed_unit(pivot) -> SeedStage:
     return SeedStage(pivot)
 
 
-def generator_unit(pivot, judge_lm=None, *, task: str, options: dict, judge_params: dict | None, replay):
+def generator_unit(
+    pivot, judge_lm=None, *, task: str, options: dict, judge_params: dict | None, replay, acceptance: bool = False
+):
     """The generator of a generation stage; its judge is the run's, rebuilt from the parameters the driver
     resolved (a `run:<id>` judge's parameters live in the driver's run store)."""
     judge = judge_from(judge_params) if judge_params is not None else None
-    return build_task(task, pivot, judge_lm, judge, options, replay)
+    return build_task(task, pivot, judge_lm, judge, options, replay, acceptance)
 
 
 def asker_unit(target, *, book: DemoBook) -> TargetAsker:

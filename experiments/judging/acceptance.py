@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ SIGNALS = {
     "unanswerable": ("old_pmi", "old_drop", "rest_top", "rest_sum", "fluency", "old_closed"),
 }
 JUDGE_FEATURE = "judge_p"
+KIND_FEATURES = ("answer_number", "answer_name")
 SIGNALS_FILE = "acceptance_signals.jsonl"
 PARAMS_DIR = Path(__file__).parent / "params"
 DEFAULT_SCORER = "qwen2.5-0.5b"
@@ -127,12 +129,22 @@ def judge_p(record: dict) -> float:
     return float(p)
 
 
+def answer_kind(answer: str) -> tuple[float, float]:
+    """(a number or date, a name) for the removed answer. The kind decides how much of a passage depends on the
+    answer: a year can change while the rest reads on, a person or a place comes with everything the passage
+    says about them (read blind on development rows: 82% of accepted number and date swaps valid, 46% of names)."""
+    number = bool(re.search(r"\d", answer))
+    name = not number and any(w[:1].isupper() for w in answer.split())
+    return float(number), float(name)
+
+
 def feature_vector(task: str, record: dict, signals: dict) -> list[float]:
-    return [float(signals[name]) for name in SIGNALS[task]] + [judge_p(record)]
+    kind = answer_kind((record.get("original_answers") or [""])[0])
+    return [float(signals[name]) for name in SIGNALS[task]] + [judge_p(record), *kind]
 
 
 def feature_names(task: str) -> list[str]:
-    return [*SIGNALS[task], JUDGE_FEATURE]
+    return [*SIGNALS[task], JUDGE_FEATURE, *KIND_FEATURES]
 
 
 def score(params: dict, features: Sequence[float]) -> float:
@@ -175,16 +187,15 @@ def cross_validated(features: list[list[float]], labels: list[bool], folds: int 
     return out
 
 
-def threshold_for(scores: Sequence[float], labels: Sequence[bool], precision: float) -> float:
-    """The lowest cut whose kept cases reach `precision` (and every higher cut's too, so one lucky spot
-    among invalid cases does not set it); 1.0 (keep nothing) when none does."""
+def threshold_for(scores: Sequence[float], labels: Sequence[bool], precision: float, min_kept: int = 10) -> float:
+    """The lowest cut whose kept cases reach `precision`, among cuts that keep at least `min_kept` cases (a
+    cut above a handful of cases measures nothing); 1.0 (keep nothing) when none does."""
     pairs = sorted(zip(scores, labels, strict=True), reverse=True)
     best, valid = 1.0, 0
     for n, (s, label) in enumerate(pairs, start=1):
         valid += label
-        if valid / n < precision:
-            break
-        best = s
+        if n >= min(min_kept, len(pairs)) and valid / n >= precision:
+            best = s
     return best
 
 
