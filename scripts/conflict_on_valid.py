@@ -1,24 +1,21 @@
 """The knowledge-conflict table (evidence / memory / other) on valid swaps, beside the table on every accepted one.
 
-    python3 scripts/conflict_on_valid.py [--run docs/reviews/knowledge-conflict-9eb7a0a1c6] [--sheet-annotator reader-1]
-        [--write-sheet OUT.md --size 40]
+    python3 scripts/conflict_on_valid.py --sheet OUT_DIR [--size 60 --parts 2]   # blind sheets of a sample
+    python3 scripts/measure_acceptance.py import OUT_DIR/sheet-1.key.json VERDICTS.txt --reader NAME
+    python3 scripts/conflict_on_valid.py [--run docs/reviews/knowledge-conflict-9eb7a0a1c6]
 
 Reads an archived knowledge-conflict run: its answer-swap stage's cases and the report's classified answers
-(report/conflict_answers.jsonl). The swaps of seeds the target knows are taken through three filters, each
-on top of the one before:
+(report/conflict_answers.jsonl), restricted to the seeds the target knows. The swaps are taken through:
 
-1. `checks`: today's answer-swap checks (programs/answer_swap.py: the proposal's problems and swap_checks,
-   with the code edit re-made from the recorded proposal) applied to the recorded texts, no model call; a
-   swap whose text the code edit no longer makes is dropped too (it is not what today's generator writes).
-2. `acceptance`: the shipped acceptance score (experiments/judging/acceptance.py) on the archive's signals
-   (docs/reviews/acceptance_signals.jsonl, written by scripts/measure_acceptance.py score).
-3. `read valid`: only the swaps a blind reader read valid (the verdicts of --sheet-annotator, from an
-   accepted-only sheet of the stage: `reeval review … --sheet … --accepted-only`).
+1. today's answer-swap checks (programs/answer_swap.py: the proposal's problems and swap_checks, with the
+   code edit re-made from the recorded proposal) applied to the recorded texts, no model call; a swap whose
+   text the code edit no longer makes is dropped too (it is not what today's generator writes);
+2. the independent blind reading of a seeded uniform sample of those (docs/reviews/independent_reading.jsonl).
 
-It prints, per prompt setting, n and each label's share with its Wilson 95% interval at each level, and a
-prediction-powered estimate for the acceptance level: the shares among valid swaps, with validity taken
-from the reader's verdicts where read and from the acceptance score elsewhere, rectified on the read sample
-(a ratio of two prediction-powered means, its interval by bootstrap).
+It prints, per prompt setting, n and each label's share with its Wilson 95% interval on every accepted swap,
+on the swaps today's checks pass, and on the read swaps read valid; and a prediction-powered estimate over
+every swap today's checks pass: each label's share among valid swaps, E[label · valid] / E[valid], each
+mean taken from the judge's P(valid) on every swap and rectified by the reading (interval by bootstrap).
 """
 
 from __future__ import annotations
@@ -69,24 +66,22 @@ def known_swaps(run: Path) -> tuple[list[dict], list[dict]]:
     return cases, answers
 
 
-def levels(cases: list[dict], annotator: str | None, stage: Path) -> dict[str, dict]:
-    params = acceptance.load_params("answer_swap")
-    cache = acceptance.SignalCache(ROOT / "docs" / "reviews" / acceptance.SIGNALS_FILE)
-    out = {}
-    for r in cases:
-        entry = cache.entries.get(acceptance.case_key(r, params["scorer"]), {})
-        decision = acceptance.decide(params, r, entry) if entry else {"accepted": False, "score": None}
-        out[r["id"]] = {"checks": todays_checks(r), "decision": decision}
-    verdicts = {}
-    path = stage / "review" / "accepted-only" / f"{annotator}.jsonl"
-    if annotator and path.exists():
+def levels(cases: list[dict], run: Path) -> dict[str, dict]:
+    """Per swap: why today's checks refuse it (or None), the independent reading's verdict where it read it,
+    and the judge's P(valid), the predictor the prediction-powered estimate rectifies."""
+    independent = {}
+    path = ROOT / "docs" / "reviews" / "independent_reading.jsonl"
+    stage = f"{run.name}/{STAGE}"
+    if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 v = json.loads(line)
-                verdicts[v["id"]] = v["verdict"]
-    for cid, level in out.items():
-        level["verdict"] = verdicts.get(cid)
-    return out
+                if v["run"] == stage:
+                    independent[v["id"]] = v["verdict"]
+    return {
+        r["id"]: {"checks": todays_checks(r), "verdict": independent.get(r["id"]), "p": acceptance.judge_p(r)}
+        for r in cases
+    }
 
 
 def share_row(answers: list[dict]) -> str:
@@ -102,18 +97,17 @@ def share_row(answers: list[dict]) -> str:
 def ppi_shares(answers: list[dict], level: dict[str, dict], boot: int = 2000, seed: int = 0) -> dict[str, tuple]:
     """Shares among valid swaps of the accepted level: E[label·valid] / E[valid], each a prediction-powered
     mean (the score's prediction on every swap, rectified by the read ones)."""
-    pool = [a for a in answers if level[a["case_id"]]["decision"].get("accepted")]
+    pool = [a for a in answers if level[a["case_id"]]["checks"] is None]
     read = [a for a in pool if level[a["case_id"]]["verdict"] in ("valid", "invalid")]
     if not read:
         return {}
 
     def estimate(pool_s, read_s, label):
-        f = [level[a["case_id"]]["decision"]["score"] for a in pool_s]
+        f = [level[a["case_id"]]["p"] for a in pool_s]
         lab_p = [(a["label"] == label) * p for a, p in zip(pool_s, f, strict=True)]
-        rect_v = [(level[a["case_id"]]["verdict"] == "valid") - level[a["case_id"]]["decision"]["score"] for a in read_s]
+        rect_v = [(level[a["case_id"]]["verdict"] == "valid") - level[a["case_id"]]["p"] for a in read_s]
         rect_l = [
-            (a["label"] == label)
-            * ((level[a["case_id"]]["verdict"] == "valid") - level[a["case_id"]]["decision"]["score"])
+            (a["label"] == label) * ((level[a["case_id"]]["verdict"] == "valid") - level[a["case_id"]]["p"])
             for a in read_s
         ]
         valid = sum(f) / len(f) + sum(rect_v) / len(rect_v)
@@ -131,30 +125,51 @@ def ppi_shares(answers: list[dict], level: dict[str, dict], boot: int = 2000, se
     return out
 
 
+def write_sheet(cases: list[dict], run: Path, out_dir: Path, size: int, parts: int, seed: int = 0) -> None:
+    """A seeded uniform draw of the known-seed swaps that today's checks pass, on `parts` blind sheets; the
+    keys name the stage as scripts/measure_acceptance.py import expects."""
+    from experiments.review.sheet import sheet_text
+
+    kept = [r for r in cases if todays_checks(r) is None]
+    drawn = random.Random(seed).sample(kept, min(size, len(kept)))
+    stage = f"{run.name}/{STAGE}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for k in range(parts):
+        part = drawn[k::parts]
+        (out_dir / f"sheet-{k + 1}.md").write_text(sheet_text([[r] for r in part]), encoding="utf-8")
+        key = {str(n): {"run": stage, "ids": [r["id"]]} for n, r in enumerate(part, start=1)}
+        (out_dir / f"sheet-{k + 1}.key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
+    print(f"{len(drawn)} of {len(kept)} known-seed swaps passing today's checks, on {parts} sheets in {out_dir}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", type=Path, default=ROOT / "docs" / "reviews" / "knowledge-conflict-9eb7a0a1c6")
-    parser.add_argument("--sheet-annotator", default=None)
-    parser.add_argument("--list-kept", action="store_true", help="print the ids of the swaps that pass both filters")
+    parser.add_argument("--sheet", type=Path, help="write a blind sheet of --size swaps passing today's checks")
+    parser.add_argument("--size", type=int, default=60)
+    parser.add_argument("--parts", type=int, default=2)
     args = parser.parse_args()
     cases, answers = known_swaps(args.run)
-    level = levels(cases, args.sheet_annotator, args.run / STAGE)
-    if args.list_kept:
-        for r in cases:
-            if level[r["id"]]["checks"] is None and level[r["id"]]["decision"].get("accepted"):
-                print(r["id"])
+    if args.sheet:
+        write_sheet(cases, args.run, args.sheet, args.size, args.parts)
         return
-    reasons = defaultdict(int)
-    for cid, lv in level.items():
-        reasons[lv["checks"] or ("acceptance" if not lv["decision"].get("accepted") else "kept")] += 1
-    print(f"{len(cases)} known-seed swaps; " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+    level = levels(cases, args.run)
+    refused = defaultdict(int)
+    for lv in level.values():
+        refused[lv["checks"] or "passes"] += 1
+    read = [lv["verdict"] for lv in level.values() if lv["checks"] is None and lv["verdict"] in ("valid", "invalid")]
+    lo, hi = wilson_interval(read.count("valid"), len(read)) if read else (float("nan"), float("nan"))
+    print(
+        f"{len(cases)} known-seed swaps; today's checks: " + ", ".join(f"{k} {v}" for k, v in sorted(refused.items()))
+    )
+    print(
+        f"read blind: {read.count('valid')} of {len(read)} valid = {read.count('valid') / max(len(read), 1):.0%} "
+        f"[{lo:.0%}, {hi:.0%}]"
+    )
     filters = {
         "every accepted swap (the run's table)": lambda lv: True,
         "passing today's checks": lambda lv: lv["checks"] is None,
-        "... and the acceptance score": lambda lv: lv["checks"] is None and lv["decision"].get("accepted"),
-        "... and read valid": lambda lv: lv["checks"] is None
-        and lv["decision"].get("accepted")
-        and lv["verdict"] == "valid",
+        "read valid (restricted to the read sample)": lambda lv: lv["checks"] is None and lv["verdict"] == "valid",
     }
     print("\nsetting | swaps | n | " + " | ".join(LABELS))
     print("---|---|---|" + "---|" * len(LABELS))
@@ -165,13 +180,11 @@ def main() -> None:
         rows = [a for a in rows if a.get("label") in LABELS]
         for name, keep in filters.items():
             print(f"{setting} | {name} | " + share_row([a for a in rows if keep(level[a["case_id"]])]))
-        kept = {
-            cid: lv for cid, lv in level.items() if lv["checks"] is None
-        }  # the prediction-powered pool: swaps today's checks pass
-        est = ppi_shares([a for a in rows if a["case_id"] in kept], level)
+        est = ppi_shares(rows, level)
         if est:
+            n = sum(level[a["case_id"]]["checks"] is None for a in rows)
             print(
-                f"{setting} | among valid, prediction-powered | – | "
+                f"{setting} | valid, prediction-powered (judge P(valid) rectified by the reading) | {n} | "
                 + " | ".join(f"{p:.2f} [{lo:.2f}, {hi:.2f}]" for p, lo, hi in (est[label] for label in LABELS))
             )
 

@@ -93,6 +93,20 @@ def test_threshold_is_the_lowest_cut_that_keeps_precision():
     assert acceptance.threshold_for(scores, [True, False, False, False, False], 0.9, min_kept=2) == 1.0
 
 
+def test_best_cut_is_the_most_precise_cut_that_keeps_its_share():
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
+    labels = [False, True, True, True, False, False]
+    # the top case alone is invalid; among cuts keeping at least half, 3 of 4 at 0.6 is the most precise
+    assert acceptance.best_cut(scores, labels, min_share=0.5) == 0.6
+    assert acceptance.best_cut(scores, [True] * 6, min_share=0.5) == 0.4  # ties: the lower cut keeps more
+
+
+def test_answer_kind_reads_numbers_and_names():
+    assert acceptance.answer_kind("July 18 , 2018") == (1.0, 0.0)
+    assert acceptance.answer_kind("Gina Riley") == (0.0, 1.0)
+    assert acceptance.answer_kind("the primal rib") == (0.0, 0.0)
+
+
 def test_fit_orders_separable_cases():
     features = [[float(i), 0.0] for i in range(20)]
     labels = [i >= 10 for i in range(20)]

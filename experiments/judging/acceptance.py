@@ -199,6 +199,19 @@ def threshold_for(scores: Sequence[float], labels: Sequence[bool], precision: fl
     return best
 
 
+def best_cut(scores: Sequence[float], labels: Sequence[bool], min_share: float = 0.2) -> float:
+    """The cut with the highest precision among cuts that keep at least `min_share` of the cases (ties: the
+    lower cut, which keeps more)."""
+    pairs = sorted(zip(scores, labels, strict=True), reverse=True)
+    least = max(1, math.ceil(min_share * len(pairs)))
+    best, best_precision, valid = 1.0, -1.0, 0
+    for n, (s, label) in enumerate(pairs, start=1):
+        valid += label
+        if n >= least and valid / n >= best_precision:
+            best, best_precision = s, valid / n
+    return best
+
+
 def decide(params: dict, record: dict, signals_entry: dict) -> dict:
     """The record's `acceptance` field: its score, the cut and the signals it rests on."""
     if "signals" not in signals_entry:
