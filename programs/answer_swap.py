@@ -31,7 +31,12 @@ from metrics.traces import descriptions_left, gloss_traces, inside_words
 from metrics.word_traces import anaphors, derived_words, inflected_forms, inside_names, letter_counts, name_talk
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
-from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswerForPassage, RepairSwappedPassage
+from signatures.answer_swap import (
+    ProposeAnswers,
+    ProposeWrongAnswer,
+    ProposeWrongAnswerForPassage,
+    RepairSwappedPassage,
+)
 
 # 2: the old answer is looked for and replaced in every surface form (dates, numbers, a name's
 # distinctive word); proposals that are placeholders, overlap the old answer or already occur in the
@@ -81,7 +86,7 @@ from signatures.answer_swap import ProposeAnswers, ProposeWrongAnswerForPassage,
 # 16 (the bench at 110 rows read blind): the text glued to an answer's number goes with it when the new answer
 # has its own ("mid-2061" → "mid-2062" read "mid-mid-2062", accepted by checks and judge).
 # 17 and later: CHANGELOG.md.
-VERSION = "answer_swap/17"
+VERSION = "answer_swap/18"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -196,13 +201,17 @@ class AnswerSwap(dspy.Module):
         max_attempts: int = 3,
         repair_grammar: bool = False,
         min_similarity: float = 0.9,
-        propose_signature: type[dspy.Signature] = ProposeWrongAnswerForPassage,
+        propose_signature: type[dspy.Signature] = ProposeWrongAnswer,
         propose_max_tokens: int | None = None,
     ):
         super().__init__()
         budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
         self.propose = dspy.Predict(propose_signature, **budget)
         self.propose_many = dspy.Predict(ProposeAnswers, max_tokens=max(propose_max_tokens or 0, 160))
+        # A number or a date is proposed with the passage in view, so that it keeps to the passage's period and
+        # scale; a name is proposed from the question alone (CHANGELOG: answer_swap/18).
+        if propose_signature is ProposeWrongAnswer:
+            self.propose_near = dspy.Predict(ProposeWrongAnswerForPassage, **budget)
         # Only a program that repairs has the predictor: optimizers tune every predictor they find,
         # and one that never runs gives them nothing to learn from.
         if repair_grammar:
@@ -226,12 +235,13 @@ class AnswerSwap(dspy.Module):
             # list of answers of the type without showing the gold, which a small model copies when shown.
             if attempt == 0:
                 avoid = [*answers, *(p["proposal"] for p in proposals)]
-                # A proposer that reads the passage can keep to its period, place and field; one that sees only
-                # the question names whoever is famous (CHANGELOG: answer_swap/17).
-                seen = {"passage": context} if "passage" in self.propose.signature.input_fields else {}
-                out = self.propose(
-                    question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt), **seen
-                )
+                near = getattr(self, "propose_near", None) if re.search(r"\d", answers[0]) else None
+                if near is not None:
+                    out = near(
+                        question=question, passage=context, answer=answers[0], avoid=avoid, config=retry_config(attempt)
+                    )
+                else:
+                    out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt))
                 found = [(str(out.wrong_answer), out)]
                 answer_type = str(out.answer_type or "") or "short answer"
             else:

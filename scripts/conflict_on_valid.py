@@ -121,7 +121,9 @@ def ppi_shares(answers: list[dict], level: dict[str, dict], boot: int = 2000, se
         draws = sorted(
             estimate([rng.choice(pool) for _ in pool], [rng.choice(read) for _ in read], label) for _ in range(boot)
         )
-        out[label] = (point, draws[int(0.025 * boot)], draws[int(0.975 * boot)])
+        # A share lies in [0, 1]; the rectified ratio can leave it on a small reading, so it is clipped there.
+        clip = lambda v: min(1.0, max(0.0, v))  # noqa: E731
+        out[label] = (clip(point), clip(draws[int(0.025 * boot)]), clip(draws[int(0.975 * boot)]))
     return out
 
 

@@ -82,6 +82,12 @@ def independent_verdicts() -> dict[tuple[str, str], str]:
     return out
 
 
+def run_key(run: Path) -> str:
+    """How the independent reading names a run: its path under docs/reviews/, else its folder name."""
+    run = run.resolve()
+    return str(run.relative_to(REVIEWS)) if run.is_relative_to(REVIEWS) else run.name
+
+
 def quoted_text() -> str:
     """Everything the tracked files say (configs, tests, docs, archived runs), lower-cased: a question found in
     it was read or used before."""
@@ -96,7 +102,13 @@ def quoted_text() -> str:
 
 
 def write_sheets(
-    out_dir: Path, parts: int, runs: list[Path] | None = None, size: int | None = None, seed: int = 0
+    out_dir: Path,
+    parts: int,
+    runs: list[Path] | None = None,
+    size: int | None = None,
+    seed: int = 0,
+    accepted_only: bool = False,
+    allow_quoted: bool = False,
 ) -> None:
     """Blind sheets and their keys. Without `runs`: every judged case of the development-row runs. With
     `runs`: every judged case of those runs (or `size` drawn uniformly), none whose question the tracked files
@@ -113,9 +125,11 @@ def write_sheets(
             records = [r for r in records_of(run) if acceptance.passed_checks(r)]
             groups += [(str(run.relative_to(REVIEWS)), g) for g in group_same_reading(records)]
     else:
-        text = quoted_text()
+        text = "" if allow_quoted else quoted_text()
         for run in runs:
             records = [r for r in records_of(run) if acceptance.passed_checks(r)]
+            if accepted_only:
+                records = [r for r in records if r["status"] == "accepted"]
             done = independent_verdicts()
             fresh = [
                 r for r in records if r["question"].lower().strip() not in text and (run.name, r["id"]) not in done
@@ -175,8 +189,8 @@ def carry(sources: list[Path], target: Path) -> None:
     read = {}
     for run in sources:
         for r in records_of(run):
-            if (run.name, r["id"]) in verdicts:
-                read[(r.get("task"), read_key(r))] = by_case[(run.name, r["id"])]
+            if (run_key(run), r["id"]) in verdicts:
+                read[(r.get("task"), read_key(r))] = by_case[(run_key(run), r["id"])]
     added = 0
     with INDEPENDENT.open("a", encoding="utf-8") as f:
         for r in records_of(target):
@@ -405,6 +419,8 @@ def main() -> None:
     sh.add_argument("--parts", type=int, default=4)
     sh.add_argument("--runs", type=Path, nargs="*", help="draw accepted cases of these run folders instead")
     sh.add_argument("--size", type=int, default=None)
+    sh.add_argument("--accepted-only", action="store_true")
+    sh.add_argument("--allow-quoted", action="store_true", help="seeds an archived run used (known-seed swaps)")
     ca = sub.add_parser("carry")
     ca.add_argument("target", type=Path)
     ca.add_argument("sources", type=Path, nargs="+")
@@ -419,7 +435,14 @@ def main() -> None:
     im.add_argument("--kind", default=KIND)
     args = parser.parse_args()
     if args.command == "sheet":
-        write_sheets(args.out_dir, args.parts, args.runs or None, args.size)
+        write_sheets(
+            args.out_dir,
+            args.parts,
+            args.runs or None,
+            args.size,
+            accepted_only=args.accepted_only,
+            allow_quoted=args.allow_quoted,
+        )
     elif args.command == "carry":
         carry(args.sources, args.target)
     elif args.command == "fresh":
