@@ -56,10 +56,18 @@ def new_llama(name: str, n_ctx: int, n_threads: int, cache):
     further context of a model costs its KV cache and buffers, not another copy of the weights."""
     import llama_cpp
 
+    llama = load_llama(context_class(llama_cpp.Llama), name, n_ctx, n_threads)
+    llama.set_cache(cache)
+    return drop_logits_buffer(llama)
+
+
+def load_llama(cls: type, name: str, n_ctx: int, n_threads: int, **extra):
+    """A `cls` (llama_cpp.Llama or a subclass) on the verified file of `name`, loaded under the process's load
+    lock on shared weights."""
     path = model_path(name)
     logger.info("Loading %s (%s) n_ctx=%d threads=%d", name, path.name, n_ctx, n_threads)
     with _LOAD_LOCK, sharing_weights():
-        llama = context_class(llama_cpp.Llama)(
+        return cls(
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
@@ -67,9 +75,8 @@ def new_llama(name: str, n_ctx: int, n_threads: int, cache):
             seed=0,
             use_mmap=True,
             verbose=False,
+            **extra,
         )
-    llama.set_cache(cache)
-    return drop_logits_buffer(llama)
 
 
 def drop_logits_buffer(llama):

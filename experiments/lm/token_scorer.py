@@ -14,9 +14,9 @@ import logging
 import threading
 from dataclasses import dataclass
 
+from experiments.lm.engine import load_llama
 from experiments.lm.pool import available_cores
-from experiments.lm.roster import get_spec, model_path
-from experiments.lm.shared_weights import sharing_weights
+from experiments.lm.roster import get_spec
 
 logger = logging.getLogger(__name__)
 
@@ -45,17 +45,7 @@ class LlamaTokenScorer:
 
         get_spec(name)  # an unknown name fails here with the roster's suggestion
         self.name = name
-        with sharing_weights():
-            self._llama = llama_cpp.Llama(
-                model_path=str(model_path(name)),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_threads_batch=n_threads,
-                logits_all=True,
-                seed=0,
-                use_mmap=True,
-                verbose=False,
-            )
+        self._llama = load_llama(llama_cpp.Llama, name, n_ctx, n_threads, logits_all=True)
         self._lock = threading.Lock()
 
     def identity(self) -> dict:
