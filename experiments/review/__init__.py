@@ -5,9 +5,11 @@
 - :mod:`.verdict_log` — one annotator's append-only, fsynced verdict file;
 - :mod:`.view` — what the page shows of a case (word-level diff against the original, documents);
 - :mod:`.server` — the blind review page (``reeval review``);
-- :mod:`.label_studio` — the same sample as Label Studio tasks, and its exports back as verdicts.
+- :mod:`.label_studio` — the same sample as Label Studio tasks, and its exports back as verdicts;
+- :mod:`.sheet` — a blind plain-text sheet for a reader without the page (the key kept apart), and the
+  reader's verdict lines back.
 
-The Python functions re-exported here are the API; the page and Label Studio are two ways of
+The Python functions re-exported here are the API; the page, Label Studio and the sheet are three ways of
 filling the same ``runs/<run-id>/review/<annotator>.jsonl`` files.
 """
 
