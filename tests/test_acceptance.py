@@ -156,6 +156,7 @@ def test_decision_rejects_a_trace_and_keeps_a_clean_swap():
     assert trace["status"] == "rejected:acceptance" and trace["acceptance"]["signals"]["old_pmi"] > 4
     unjudged = {**_swap("c", "Paris ."), "status": "rejected:old_answer_absent", "judge": {}}
     assert decision.apply(unjudged) is unjudged  # only cases the checks passed are decided
+    assert acceptance.passed_checks(trace)  # a case the score rejected is still one the checks passed
 
 
 def test_signals_are_read_once_per_text(tmp_path):

@@ -68,7 +68,7 @@ def passed_checks(record: dict) -> bool:
     return (
         record.get("task") in TASKS
         and bool(record.get("judge"))
-        and (status == "accepted" or status.startswith("rejected:judge"))
+        and (status in ("accepted", "rejected:acceptance") or status.startswith("rejected:judge"))
     )
 
 
