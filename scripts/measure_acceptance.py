@@ -201,6 +201,22 @@ def carry(sources: list[Path], target: Path) -> None:
     print(f"{added} verdicts carried to {target.name}")
 
 
+def by_kind(runs: list[Path]) -> None:
+    """Read valid share of every judged case, by the old answer's kind (number or date, name, other)."""
+    verdicts = independent_verdicts()
+    for run in runs:
+        counts = defaultdict(lambda: [0, 0])
+        for r in records_of(run):
+            v = verdicts.get((run.name, r["id"]))
+            if v not in ("valid", "invalid") or r.get("task") != "answer_swap":
+                continue
+            number, name = acceptance.answer_kind(r["original_answers"][0])
+            kind = "number or date" if number else "name" if name else "other"
+            counts[kind][0] += v == "valid"
+            counts[kind][1] += 1
+        print(f"{run.name}: " + ", ".join(f"{k} {v}/{n}" for k, (v, n) in sorted(counts.items())))
+
+
 def readings(prefix: str) -> None:
     """Valid share of the independent reading, per run whose name starts with `prefix`."""
     by_run = defaultdict(list)
@@ -426,6 +442,8 @@ def main() -> None:
     ca.add_argument("sources", type=Path, nargs="+")
     fr = sub.add_parser("fresh")
     fr.add_argument("runs", type=Path, nargs="+")
+    bk = sub.add_parser("kinds")
+    bk.add_argument("runs", type=Path, nargs="+")
     rd = sub.add_parser("readings")
     rd.add_argument("prefix", nargs="?", default="")
     im = sub.add_parser("import")
@@ -447,6 +465,8 @@ def main() -> None:
         carry(args.sources, args.target)
     elif args.command == "fresh":
         fresh_report(args.runs)
+    elif args.command == "kinds":
+        by_kind(args.runs)
     elif args.command == "readings":
         readings(args.prefix)
     elif args.command == "import":
