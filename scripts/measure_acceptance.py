@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from experiments.judging import acceptance  # noqa: E402
+from experiments.review.sample import read_sample  # noqa: E402
+from experiments.review.verdicts import load_verdicts  # noqa: E402
 from experiments.run_store import RunStore  # noqa: E402
 from metrics.intervals import wilson_interval  # noqa: E402
 
@@ -53,18 +55,14 @@ def verdicts_of(run: Path, annotator: str) -> dict[str, str]:
     path = run / "review" / f"{annotator}.jsonl"
     if not path.exists():
         return {}
-    given = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            v = json.loads(line)
-            given[v["id"]] = v["verdict"]
-    sample = json.loads((run / "review" / "sample.json").read_text(encoding="utf-8"))
-    out = {}
-    for case in sample.get("cases", []):
-        if case["id"] in given:
-            for cid in [case["id"], *case.get("same", [])]:
-                out[cid] = given[case["id"]]
-    return out
+    given = {str(v.id): v.verdict for v in load_verdicts(path)}
+    sample = read_sample(run / "review" / "sample.json")
+    return {
+        cid: given[case["id"]]
+        for case in sample.get("cases", [])
+        if case["id"] in given
+        for cid in [case["id"], *case.get("same", [])]
+    }
 
 
 INDEPENDENT = REVIEWS / "independent_reading.jsonl"
@@ -268,6 +266,7 @@ def score_runs(scorer_name: str, all_judged: list[Path], threads: int) -> None:
 
     scorer = LlamaTokenScorer(scorer_name, n_threads=threads)
     every = {p.resolve() for p in all_judged}
+    cache = acceptance.SignalCache(SIGNALS)
     # Answer swaps first: the generator the decision matters most for.
     for run in sorted(run_dirs(), key=lambda d: (split_of(d) != "development", "unanswerable" in str(d))) + [
         p for p in every if p not in run_dirs()
@@ -279,7 +278,6 @@ def score_runs(scorer_name: str, all_judged: list[Path], threads: int) -> None:
             records = [r for r in records if r["id"] in reviewed]
         if not records:
             continue
-        cache = acceptance.SignalCache(SIGNALS)
         print(f"{run.relative_to(REVIEWS)}: {len(records)} cases", flush=True)
         acceptance.read_signals(records, scorer, scorer_name, cache)
 
