@@ -99,7 +99,7 @@ def derivation(text: str, answer: str) -> str | None:
 # and preserve a majority" gives the chamber's size (about 344) to a reader asked for it. Compared within
 # 5%: the counts a seed's gold and its text give often differ by a few seats (this very seed's gold is
 # 332 while its parts, 272 + 70, make 342), and a reader who can put the answer within a few seats
-# still has it in the passage (issue 30, read invalid).
+# still has it in the passage (a case read invalid).
 MAJORITY_TOLERANCE = Decimal("0.05")
 _MAJORITY = re.compile(r"\bmajority\b", re.IGNORECASE)
 
@@ -118,7 +118,7 @@ def majority_size(text: str, answer: str) -> str | None:
     return None
 
 
-# Issue 25 (read blind on held-out NQ swaps): a swap breaks an identity the old answer stood in, and the
+# Read blind on held-out NQ swaps: a swap breaks an identity the old answer stood in, and the
 # rest of the identity still gives it. Each looks only at a sentence that holds the new answer, the one
 # the swap changed, so that a coincidence elsewhere in the passage does not count.
 

@@ -1,5 +1,5 @@
 """Background sentences that a context-enriched copy drops because a reader would take them as part of
-the answer's evidence, or as another answer (issue 30's invalid copies).
+the answer's evidence, or as another answer (the invalid copies of a held-out reading).
 
 The copy sets the kept evidence first and the background after it (`programs.context_enrich`), so a
 background sentence is read against the evidence before it. Seven kinds are dropped:
@@ -21,7 +21,7 @@ background sentence is read against the evidence before it. Seven kinds are drop
   Read after a song's evidence, another song's facts become this one's: "Springfield 's version ... her
   first album", "The single became a gold record ... from 1969", "The lyrics were written by ... the song
   was performed by Thurl Ravenscroft", "In a later interview , Hendrix commented that the lyrics
-  represent ..." (issue 30, read invalid on held-out rows). Unlike *leaning* it applies anywhere in the
+  represent ..." (read invalid on held-out rows). Unlike *leaning* it applies anywhere in the
   sentence and whether or not the evidence uses the noun: the evidence is a work the reference can take
   ("the show" after Dr. Crusher's evidence reads as her series). A reference followed by its own name
   ("the film Pat Garrett", "the season of Game of Thrones") is not one;

@@ -321,7 +321,7 @@ def unintroduced_pronoun(span: str, evidence: str) -> str | None:
     """The span's first personal pronoun ("she", "his", "their") when no name stands before it in the span:
     kept without the sentence that introduces her, "Satisfied , she tells Conan ... the Queen 's niece"
     set after a Daenerys passage made Daenerys the queen, and "After she discovered that her brother ,
-    Brian , was Missy 's killer" after The Last Song's plot read as Ronnie (issue 30, read invalid). "It"
+    Brian , was Missy 's killer" after The Last Song's plot read as Ronnie (read invalid). "It"
     is left out: it mostly points at a thing of its own sentence."""
     found = _PERSONAL.search(span)
     if found is None or _named_before(span[: found.start()], evidence):

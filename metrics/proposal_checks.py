@@ -1,4 +1,4 @@
-"""Is a proposed wrong answer a different answer to the question at all? (issue 25)
+"""Is a proposed wrong answer a different answer to the question at all?
 
 Read blind on held-out NQ swaps, two kinds of proposal were no swap:
 

@@ -5,7 +5,7 @@ whether a kept run of evidence still holds them.
 remains India 's longest - serving prime minister", not by "The first was Jawaharlal Nehru", though
 both hold the gold; "when did toronto maple leafs last win the stanley cup" by "The Maple Leafs ended up
 winning the series ... this is Toronto 's most recent Stanley Cup championship", not by "The 1967 Stanley
-Cup Finals was ... between the Montreal Canadiens and the Toronto Maple Leafs" (issue 30, read invalid
+Cup Finals was ... between the Montreal Canadiens and the Toronto Maple Leafs" (read invalid
 on held-out rows). A qualifier is a superlative ("longest", "most points"), an ordinal or a word of
 sequence ("first", "second", "last", "latest", "next", "original"), together with the question word it
 qualifies ("serving", "win", "points"). Words of one sense count as one: "last" is held by "most recent",

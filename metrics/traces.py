@@ -1,4 +1,4 @@
-"""Traces of an old answer that a removed or swapped answer leaves behind (issues 25 and 30).
+"""Traces of an old answer that a removed or swapped answer leaves behind.
 
 Each finder returns what it found, so a check can name its kind in the case's status
 (`rejected:old_answer_trace:<kind>`) and a run's rejection table counts the swaps each one removes:

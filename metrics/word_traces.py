@@ -1,4 +1,4 @@
-"""Traces of a swapped answer in the words around it (issue 25, read blind on held-out NQ swaps).
+"""Traces of a swapped answer in the words around it (read blind on held-out NQ swaps).
 
 `metrics.traces` sees what a gloss or an apposition keeps of the old answer. These finders see what the
 rest of the passage keeps, each a kind of its own (`rejected:old_answer_trace:<kind>`):

@@ -51,13 +51,13 @@ from signatures.answer_swap import (
 # 7: the old name's gloss (pronunciation, own script) after a swapped name rejects the case; an "-ism"
 # answer's family ("Darwinists") counts as the old answer's name part.
 # 8: a currency sign is not doubled ("$$20 trillion").
-# 9 (issue 25): no trace of the old answer, each kind a status of its own (`rejected:old_answer_trace:<kind>`):
+# 9: no trace of the old answer, each kind a status of its own (`rejected:old_answer_trace:<kind>`):
 # the gloss after a replaced span of any answer kind (pronunciation, own script, symbol, code: "The won ( / wʌn
 # / ; ... symbol : ₩ ; code : KRW )"), a name part inside a longer name ("Chandragupta II" for "Gupta"), a
 # description with names in apposition or in a gold alias ("a British Overseas Territory , located at the
 # southern tip of the Iberian Peninsula"); a new answer's article is dropped after a determiner ("A single
 # The yen"), and a capitalised article left mid-sentence rejects the case (`new_answer_fits_grammar`).
-# 10 (issue 25, read blind on held-out rows): more traces, each a kind of its own (`metrics.word_traces`,
+# 10 (read blind on held-out rows): more traces, each a kind of its own (`metrics.word_traces`,
 # `metrics.arithmetic`): another form of the old answer's word ("conjunctions"), a demonstrative taking its
 # head noun back ("This plexus"), a sentence on the form of the name in a passage about the answer ("The
 # name is an abbreviation of change mode"), a letter count ("four - letter suffix"), a common-noun answer
@@ -79,7 +79,7 @@ from signatures.answer_swap import (
 # the run's 202 accepted swaps, each a real trace: "India 's Yuvraj Singh", "Cortana 's features"), and the
 # code edit replaces it; a proposal in a script no gold uses is a translation ("武士" for "the samurai");
 # the Greek plural of a one-word old answer is an inflection ("ellipses" after "an ellipsis").
-# 15 (issue 25, the full knowledge-conflict run's answers read): a capitalised word derived from a one-word
+# 15 (the full knowledge-conflict run's answers read): a capitalised word derived from a one-word
 # proper-noun old answer is a trace (`old_answer_trace:derived_word`: "Pantheist belief" after Pantheism,
 # "Christians comprised 69.9 %" after Christianity, "Bulgarian : София" with Sofia made the capital of
 # Spain); the target answered two of these from memory.

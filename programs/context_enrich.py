@@ -50,18 +50,18 @@ from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSup
 # distinctive word of the answer ("Chandan Shetty" for "rapper Chandan Shetty") names it.
 # 9: a definite description is "the" right before the subject word (/8 allowed a word between, so "The
 # bridge opened" hid "opened", and which subject word was stripped first depended on set order).
-# 10 (issue 30): the copy is the kept evidence first, then the background (`evidence_first`); the kept run
+# 10: the copy is the kept evidence first, then the background (`evidence_first`); the kept run
 # opens on no pronoun or "this / these" even as the excerpt's first sentence, names a person before any
 # "he / she / his / her" of it, holds the words of the article title the question names that the evidence
 # holds ("Pakistan"), up to five sentences; background sentences leaning on the evidence, claiming
 # priority for another name where the question asks "first", or dating the subject against the evidence
 # are dropped (`metrics.background_checks`).
-# 11 (issue 30, held-out reading): background sentences referring to a work ("the single", "the lyrics",
+# 11 (held-out reading): background sentences referring to a work ("the single", "the lyrics",
 # "Springfield 's version", "the show") before the background has named one of its own are dropped
 # (`work`), and a background sentence is not cut after "Dr." or an initial; the kept run holds the
 # question's qualifiers and the word they qualify ("longest serving", "last win") when the evidence holds
 # them within reach of the answer sentence, or the seed is refused (`supporting_sentence_lacks_relation`).
-# 12 (issue 30, held-out reading of /11): "James ' version" is a possessive and "version of the song" no work
+# 12 (held-out reading of /11): "James ' version" is a possessive and "version of the song" no work
 # of its own (`work`); for a when-question, another date of the thing the evidence dates, or the evidence's
 # people set at another time, and for a purpose question another purpose of its subject, are dropped.
 # 13: a background sentence restating the question counts when the word it shares in lower case is the
@@ -140,14 +140,14 @@ def kept_evidence(
         names.append(titled)
     elif titled is not None and not any(titled & content_stems(evidence) <= name for name in names):
         # The title's words the evidence holds are named too: "The National Assembly ... 332 members" kept
-        # without "Pakistan" read as India's parliament inside background about it (issue 30, read invalid).
+        # without "Pakistan" read as India's parliament inside background about it (read invalid).
         names.append(titled & content_stems(evidence))
     relation = relation_words(question)
     lacking_relation = False
     for index in [first, *(i for i in holding if i != first)]:
         # The question's qualifiers ("longest serving", "last win") are asked of the kept run when the
         # evidence holds them within its reach of the answer sentence: the gold alone ("The first was
-        # Jawaharlal Nehru") answers another question (issue 30, read invalid on held-out rows).
+        # Jawaharlal Nehru") answers another question (read invalid on held-out rows).
         reach = sentences[max(0, index - MAX_KEPT_SENTENCES + 1) : index + MAX_KEPT_SENTENCES]
         required = [forms for forms in relation if any(holds(s.text, forms) for s in reach)]
         for size in range(1, MAX_KEPT_SENTENCES + 1):
@@ -157,7 +157,7 @@ def kept_evidence(
                 if start < 0 or end >= len(sentences):
                     continue
                 # The evidence is itself an excerpt: its first sentence opening on "This feat" leans on
-                # text nobody kept (issue 30: after background on Shearer's 100 goals it read as his).
+                # text nobody kept (read: after background on Shearer's 100 goals it read as his).
                 opening = sentences[start].text
                 if (
                     opens_on_missing_referent(opening)
@@ -195,7 +195,7 @@ def complete_sentences(text: str) -> str:
 def evidence_first(background: str, evidence: str) -> str:
     """The copy: the kept evidence, then the background. Placing the evidence among background sentences
     let its pronouns and definite descriptions take the background's referents ("she" became The Last
-    Song's Ronnie, "This feat" Shearer's 100 goals, "The National Assembly" India's; issue 30, read
+    Song's Ronnie, "This feat" Shearer's 100 goals, "The National Assembly" India's; read
     invalid), and a small pivot's merge cannot be trusted to place it better. First, the evidence can
     only lean on itself, which `kept_evidence` makes sufficient; what follows it is cleaned of sentences
     that would lean on it instead (`metrics.background_checks`)."""

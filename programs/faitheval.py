@@ -43,7 +43,7 @@ from signatures.faitheval import (
 # beside "The Florida Gators defeated …"); a new answer's article is not doubled ("The The Florida Gators").
 # 7: as answer_swap/7 (a swapped name's stale gloss; "social Darwinists" left by an unanswerable rewrite).
 # 8: as answer_swap/8.
-# 9 (issue 30): an unanswerable rewrite leaves no phrase that stood in apposition to the answer and identifies
+# 9: an unanswerable rewrite leaves no phrase that stood in apposition to the answer and identifies
 # it ("her brother , Brian" → "her brother"; a rewrite keeping one is dropped like one naming the answer), and
 # no majority that gives a count answer ("172 seats ... majority" for a chamber of 332); rejections
 # `old_answer_trace:description` and `old_answer_trace:majority`. Inconsistent: as answer_swap/9.

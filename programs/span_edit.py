@@ -109,7 +109,7 @@ def _rewrite(text: str, form: Form, old: str, new: str) -> str | None:
 _ARTICLE = re.compile(r"(the|a|an)\s+", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)(the|a|an)\s+$", re.IGNORECASE)
 # A determiner or quantifier already before the span takes the new answer without its article: "A single
-# won is divided" swapped to "The yen" read "A single The yen is divided" (issue 25, read invalid).
+# won is divided" swapped to "The yen" read "A single The yen is divided" (read invalid).
 DETERMINER_BEFORE = re.compile(
     r"(?<!\w)(the|a|an|single|one|each|every|this|that|per|any|no|its|their|his|her|"
     r"our|whose|[\w-]+ 's|[\w-]+'s)\s+$",

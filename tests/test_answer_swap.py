@@ -82,7 +82,7 @@ def test_a_retry_list_that_cannot_be_read_is_one_empty_retry():
     assert [p["problem"] for p in out.proposals] == ["proposal_is_gold", "unparsed_list", None]
 
 
-# Accepted by answer_swap/1 but caught by answer_swap/2's checks (issue 11): the old answer surviving in
+# Accepted by answer_swap/1 but caught by answer_swap/2's checks: the old answer surviving in
 # another form or by its distinctive word, and proposals that are placeholders, overlap the old answer,
 # or already stand in the question or the context. Read one by one: each is an invalid case.
 CAUGHT_NOW = {
@@ -269,7 +269,7 @@ def test_derivation_within_one_sentence_by_sums_and_products():
     assert answer_number("86 episodes") is None and answer_number("twelve") == 12
 
 
-# --- issue 25: a swap leaves no trace of the old answer; each kind is a rejection of its own
+# --- a swap leaves no trace of the old answer; each kind is a rejection of its own
 
 
 def _swap(question: str, new: str, answers: list[str] | None = None):

@@ -84,7 +84,7 @@ KEPT = "The bridge opened in 1932 after six years of work. It was designed by Jo
 
 
 def test_two_copies_and_code_merge_when_lm_merge_paraphrases():
-    # "It was designed by ..." opens with a pronoun: its antecedent sentence is kept with it (issue 11).
+    # "It was designed by ..." opens with a pronoun: its antecedent sentence is kept with it.
     retriever = FakeRetriever()
     lm = dspy.utils.DummyLM(
         [
@@ -110,7 +110,7 @@ def test_two_copies_and_code_merge_when_lm_merge_paraphrases():
     assert second["rejection"] is None and len(second["retrieved"]) == 3
 
 
-# --- issue 11 regressions: the kept sentence must still say what the question asks -------------
+# --- regressions: the kept sentence must still say what the question asks -------------
 
 GRINCH = (
     "The Grinch is a bitter , grouchy , cave - dwelling creature with a heart `` two sizes too small '' who "

@@ -1,4 +1,4 @@
-"""Issue 30 regressions: every context-enriching copy read invalid on seeds the checks had not been
+"""Regressions: every context-enriching copy read invalid on seeds the checks had not been
 built from. Seeds come from the shipped NQ file; backgrounds are built from the issue's quoted text."""
 
 import json

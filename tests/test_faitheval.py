@@ -234,7 +234,7 @@ def test_unanswerable_rejects_a_context_whose_numbers_still_add_up_to_the_answer
     assert out.rejection == "old_answer_not_derivable" and out.checks["old_answer_not_derivable"] is False
 
 
-# --- issue 30: an unanswerable rewrite leaves no description of the answer and no arithmetic that yields it
+# --- an unanswerable rewrite leaves no description of the answer and no arithmetic that yields it
 
 
 def test_a_rewrite_that_keeps_her_brother_is_dropped():

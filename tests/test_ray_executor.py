@@ -202,7 +202,7 @@ def _fake_embedder():
 
 
 def test_an_index_embedded_by_ray_data_on_the_workers_equals_the_local_build(ray_cluster, tmp_path):
-    """Issue 14 §3: on a cluster the corpus is embedded by Ray Data `map_batches` over the workers; the
+    """On a cluster the corpus is embedded by Ray Data `map_batches` over the workers; the
     vectors come back in corpus order, so the index (and every search) is the local build's."""
     from experiments.executors.ray_embedding import RayDataEncoder
     from programs.retriever import PassageRetriever

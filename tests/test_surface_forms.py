@@ -1,6 +1,6 @@
 """Surface forms of answers (metrics.surface_forms) and the span editor that replaces them all.
 
-Regression fixtures are written by hand from issue 11's text (cases found by reading accepted runs).
+Regression fixtures are written by hand from the cases a reading found (cases found by reading accepted runs).
 """
 
 import datetime
@@ -103,7 +103,7 @@ def test_kinds_and_date_parts():
 
 
 def test_code_black_every_form_of_the_date_is_swapped():
-    """Issue 11: "July 18 , 2018" was swapped while "( 2018 - 07 - 18 )" survived."""
+    """ "July 18 , 2018" was swapped while "( 2018 - 07 - 18 )" survived."""
     result = replace_forms(CODE_BLACK, ["July 18 , 2018"], "March 2, 2015")
     assert result.text.endswith("March 2, 2015 ( 2015 - 03 - 02 )")
     assert not mentions_any_form(result.text, ["July 18 , 2018"]) and not result.unreplaced

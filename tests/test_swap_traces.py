@@ -1,4 +1,4 @@
-"""answer_swap/10's rules (issue 25): each catches an invalid kind read blind on held-out NQ swaps, and no
+"""answer_swap/10's rules: each catches an invalid kind read blind on held-out NQ swaps, and no
 archived swap read valid fails one of them. The archived cases are the knowledge-conflict answer swaps
 (docs/reviews/knowledge-conflict-quick-0bbe1ce6ed/...); the cases of the run they superseded are rebuilt
 from the shipped NQ rows."""
