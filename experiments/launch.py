@@ -13,9 +13,15 @@ from experiments.config import ExperimentConfig
 from experiments.lm.offline import apply_offline_defaults
 from experiments.optimize_compare.task import OptimizeCompareTask
 from experiments.runner import RunResult
+from experiments.sweep.task import StrengthSweepTask
 from experiments.tasks import TASKS as RUNNER_TASKS
 
-TASKS = {**RUNNER_TASKS, "bench": BenchTask, "optimize_compare": OptimizeCompareTask}
+TASKS = {
+    **RUNNER_TASKS,
+    "bench": BenchTask,
+    "optimize_compare": OptimizeCompareTask,
+    "strength_sweep": StrengthSweepTask,
+}
 
 
 def run_experiment(

@@ -29,6 +29,7 @@ from metrics.checks import (
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
 from metrics.traces import descriptions_left, gloss_traces, inside_words
 from metrics.word_traces import anaphors, derived_words, inflected_forms, inside_names, letter_counts, name_talk
+from programs.distance_ladder import DISTANCES, shifted_answers
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from signatures.answer_swap import (
@@ -203,8 +204,11 @@ class AnswerSwap(dspy.Module):
         min_similarity: float = 0.9,
         propose_signature: type[dspy.Signature] = ProposeWrongAnswer,
         propose_max_tokens: int | None = None,
+        distance: str = "proposed",
     ):
         super().__init__()
+        if distance not in DISTANCES:
+            raise ValueError(f"distance: one of {DISTANCES}, got {distance!r}")
         budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
         self.propose = dspy.Predict(propose_signature, **budget)
         self.propose_many = dspy.Predict(ProposeAnswers, max_tokens=max(propose_max_tokens or 0, 160))
@@ -219,8 +223,11 @@ class AnswerSwap(dspy.Module):
         self.max_attempts = max_attempts
         self.repair_grammar = repair_grammar
         self.min_similarity = min_similarity
+        self.distance = distance
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
+        if self.distance != "proposed":
+            return self._swap_at_distance(question, context, answers)
         proposals: list[dict] = []
         new_answer = None
         alternative = other_alternative(question, answers)
@@ -282,6 +289,23 @@ class AnswerSwap(dspy.Module):
                 edit="none",
             )
 
+        return self._swap(context, answers, new_answer, proposals)
+
+    def _swap_at_distance(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
+        """The new answer made in code at the chosen distance (programs.distance_ladder); no proposal call.
+        A seed whose answer has no such distance, or whose every shifted answer fails the proposal checks,
+        is `level_unreachable`: counted, not silently dropped."""
+        proposals: list[dict] = []
+        for candidate in shifted_answers(answers[0], self.distance, f"{question}|{answers[0]}"):
+            problem = proposal_problem(candidate, answers, context=context, question=question)
+            proposals.append({"proposal": candidate, "answer_type": f"distance:{self.distance}", "problem": problem})
+            if problem is None:
+                return self._swap(context, answers, candidate, proposals)
+        return dspy.Prediction(
+            rejection="level_unreachable", proposals=proposals, context=None, new_answer=None, checks={}, edit="none"
+        )
+
+    def _swap(self, context: str, answers: list[str], new_answer: str, proposals: list[dict]) -> dspy.Prediction:
         edit_result = replace_forms(context, answers, new_answer)
         edited, replaced = edit_result.text, edit_result.count
         if replaced == 0 and not edit_result.unreplaced:

@@ -202,8 +202,38 @@ def evidence_first(background: str, evidence: str) -> str:
     return f"{evidence} {background}".strip()
 
 
+# Where the kept evidence stands among the background: first (the default, see `evidence_first`), in the
+# middle, or last. Models read the middle of a long context worst ("lost in the middle").
+POSITIONS = ("first", "middle", "last")
+# The background: the retrieved passages condensed by the pivot into one paragraph (ReEval), or the
+# retrieved passages themselves, each its own paragraph (its length grows with k; no condensing call).
+BACKGROUNDS = ("condensed", "passages")
+
+
+def placed(units: list[str], evidence: str, position: str, joiner: str) -> str:
+    """The evidence set first, in the middle or last among the background's units (its sentences, or its
+    passages as paragraphs)."""
+    at = {"first": 0, "middle": len(units) // 2, "last": len(units)}[position]
+    return joiner.join([*units[:at], evidence, *units[at:]]).strip()
+
+
+def evidence_placed(merged: str, sentence: str, position: str) -> bool:
+    """The evidence stands where it was placed; with one background unit the middle is the front."""
+    text, key = _squash(merged), _squash(sentence)
+    if position == "first":
+        return text.startswith(key)
+    if position == "last":
+        return text.endswith(key)
+    return key in text and not text.endswith(key)
+
+
 def enrich_checks(
-    merged: str, sentence: str, answers: list[str], known_wrong: list[str], question: str | None = None
+    merged: str,
+    sentence: str,
+    answers: list[str],
+    known_wrong: list[str],
+    question: str | None = None,
+    position: str = "first",
 ) -> dict:
     """Cheap checks; the "no other candidate" check is done where a candidate is recognisable: another
     date or year for a date answer, and with the question at hand another number beside a question
@@ -215,7 +245,7 @@ def enrich_checks(
     return {
         "answer_span_present": mentions_any_form(merged, answers),
         "key_sentence_kept": contains_verbatim(merged, sentence),
-        "evidence_first": _squash(merged).startswith(_squash(sentence)),
+        f"evidence_{position}": evidence_placed(merged, sentence, position),
         "longer_than_sentence": len(_squash(merged)) > len(_squash(sentence)) + 20,
         "no_other_candidate": not others and not introduced,
         "no_restated_question": question is None or not restating_sentences(added, question, answers),
@@ -248,7 +278,15 @@ def failed_check(checks: dict) -> str | None:
 
 
 class ContextEnrich(dspy.Module):
-    def __init__(self, retriever=None, k: int = 3, seed: int = 0, lm_merge: bool = True):
+    def __init__(
+        self,
+        retriever=None,
+        k: int = 3,
+        seed: int = 0,
+        lm_merge: bool = True,
+        position: str = "first",
+        background: str = "condensed",
+    ):
         super().__init__()
         self.select_sentence = dspy.Predict(SelectSupportingSentence)
         # Long outputs: the role's max_tokens fits short answers, so these predictors set their own.
@@ -257,7 +295,13 @@ class ContextEnrich(dspy.Module):
         self.retriever = retriever  # not a predictor: assigned by the task, never saved with the state
         self.k = k
         self.seed = seed  # unused since context_enrich/10 (the evidence always comes first); kept so configs load
-        self.lm_merge = lm_merge
+        if position not in POSITIONS or background not in BACKGROUNDS:
+            raise ValueError(
+                f"position in {POSITIONS} and background in {BACKGROUNDS}, got {position!r}, {background!r}"
+            )
+        # The pivot's merge is asked to put the evidence first; elsewhere the code places it.
+        self.lm_merge = lm_merge and position == "first" and background == "condensed"
+        self.position, self.background = position, background
 
     def forward(
         self,
@@ -295,19 +339,35 @@ class ContextEnrich(dspy.Module):
                     }
                 )
                 continue
-            background = complete_sentences(
-                str(self.condense(question=question, passages=[h.text for h in hits]).background)
-            )
-            drops = background_drops(background, sentence, question, answers, question_names(question, context))
-            background = without(background, drops)
+            names = question_names(question, context)
+            if self.background == "passages":
+                units = []
+                drops = []
+                for hit in hits:
+                    found = background_drops(hit.text, sentence, question, answers, names)
+                    drops += found
+                    units.append(without(hit.text, found))
+                units = [u for u in units if u.strip()]
+                background, joiner = "\n\n".join(units), "\n\n"
+            else:
+                background = complete_sentences(
+                    str(self.condense(question=question, passages=[h.text for h in hits]).background)
+                )
+                drops = background_drops(background, sentence, question, answers, names)
+                background = without(background, drops)
+                units, joiner = [s.text for s in split_sentences(background)], " "
             merge, merged, checks = "code", None, {}
             if self.lm_merge:
                 merged = str(self.merge(background=background, key_sentence=sentence).passage)
                 checks = enrich_checks(merged, sentence, answers, known_wrong or [], question)
                 merge = "lm" if failed_check(checks) is None else f"code (lm merge failed: {failed_check(checks)})"
             if merge != "lm":
-                merged = evidence_first(background, sentence)
-                checks = enrich_checks(merged, sentence, answers, known_wrong or [], question)
+                merged = (
+                    evidence_first(background, sentence)
+                    if self.position == "first" and joiner == " "
+                    else placed(units, sentence, self.position, joiner)
+                )
+                checks = enrich_checks(merged, sentence, answers, known_wrong or [], question, self.position)
             copies.append(
                 {
                     "focus": focus,

@@ -23,6 +23,7 @@ from metrics.checks import (
     talks_about_the_rewrite,
     talks_about_the_test,
 )
+from metrics.evidence_checks import competing_candidates, restating_sentences
 from metrics.normalize import answer_tokens
 from metrics.traces import date_year_left, descriptions_left
 from programs.answer_swap import AnswerSwap
@@ -68,7 +69,8 @@ from signatures.faitheval import (
 # the Earth's axis", "crystallization") or contradicting the supporting one, and 17 of 55 questions were lost
 # to background paragraphs the checks refused. On 50 held-out ARC questions read blind: 3 of 15 accepted valid
 # under 17, 21 of 29 under 18 (docs/results/validity.md).
-VERSION = "faitheval/18"
+# 19 and later: CHANGELOG.md.
+VERSION = "faitheval/19"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -79,26 +81,58 @@ def gives_answer(text: str, answers: list[str]) -> bool:
     return mentions_any_form(text, answers) or bool(old_name_part_left(text, answers))
 
 
+# What is taken out with the answer, gentlest to strongest: the answer's sentences with a sentence either side,
+# the answer's sentences, or the answer's sentences rewritten to say the same without it (a sentence shaped
+# like the answer is left for a reader to latch on to).
+REMOVALS = ("window", "drop", "rewrite")
+# Lures: sentences holding another candidate of the answer's type about the question's subject (another
+# date of the subject for a when-question). Removed, little is left to guess from; kept, a reader unwilling
+# to abstain finds a wrong answer.
+LURES = ("remove", "keep")
+
+
+def lure_indices(sentences: list, question: str, answers: list[str], carrying: set[int]) -> set[int]:
+    """Sentences, not carrying the answer, that offer another candidate of its type (metrics.evidence_checks)."""
+    return {i for i, s in enumerate(sentences) if i not in carrying and competing_candidates(s.text, question, answers)}
+
+
+def lures_answering(text: str, question: str, answers: list[str]) -> list[str]:
+    """Lures that restate the question with another value: they answer it, so the case is not unanswerable."""
+    restating = set(restating_sentences(text, question, answers))
+    return [s for s in restating if competing_candidates(s, question, answers)]
+
+
 class Unanswerable(dspy.Module):
-    def __init__(self, min_kept: float = 0.3):
+    def __init__(self, min_kept: float = 0.3, removal: str = "rewrite", lures: str = "keep"):
         super().__init__()
+        if removal not in REMOVALS or lures not in LURES:
+            raise ValueError(f"removal in {REMOVALS} and lures in {LURES}, got {removal!r}, {lures!r}")
         # justification + a full sentence: more than the role's short-answer budget
         self.rewrite = dspy.Predict(RewriteWithoutAnswer, max_tokens=GENERATION_TOKENS)
         self.min_kept = min_kept
+        self.removal, self.lures = removal, lures
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         sentences = split_sentences(context)
-        carrying = [s for s in sentences if gives_answer(s.text, answers)]
+        carrying = {i for i, s in enumerate(sentences) if gives_answer(s.text, answers)}
         if not carrying:
             return dspy.Prediction(rejection="answer_not_in_context", context=None, edits=[], checks={})
+        removed = set(carrying)
+        if self.removal == "window":
+            removed |= {j for i in carrying for j in (i - 1, i + 1) if 0 <= j < len(sentences)}
+        if self.lures == "remove":
+            removed |= lure_indices(sentences, question, answers, carrying)
         # A rewrite that still gives the answer drops its sentence; a sampled second ask was measured and not
         # kept: on 39 held-out rows 3 of 34 retries gave a clean sentence, none turned a rejected case into an
         # accepted one (the `rest_kept` losses are passages about the answer itself, where the pivot repeats
         # the sentence again), and each cost about one more call a seed.
         parts, edits = [], []
-        for sentence in sentences:
-            if sentence not in carrying:
+        for i, sentence in enumerate(sentences):
+            if i not in removed:
                 parts.append(sentence.text)
+                continue
+            if i not in carrying or self.removal != "rewrite":
+                edits.append({"from": sentence.text, "to": None, "why": "lure" if i not in carrying else self.removal})
                 continue
             out = self.rewrite(question=question, sentence=sentence.text, answer=answers[0])
             new = " ".join(str(out.rewritten_sentence).split())
@@ -123,6 +157,7 @@ class Unanswerable(dspy.Module):
             "old_answer_trace:description": not descriptions_left(edited, context, answers),
             "old_answer_trace:majority": not any(majority_size(edited, a) for a in answers),
             "old_answer_trace:date_year": not date_year_left(edited, answers, question, dated=False),
+            "lure_answers_question": not lures_answering(edited, question, answers),
             "rest_kept": len(edited) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)

@@ -6,13 +6,14 @@ import time
 from typing import Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments.compiled import load_compiled
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.answer_swap import VERSION, AnswerSwap
 from programs.seed_selection import SeedSelection
+from programs.strength import with_strength
 
 
 class AnswerSwapTask(JudgedTask):
@@ -29,11 +30,30 @@ class AnswerSwapTask(JudgedTask):
         program: str | None = Field(
             None, description="compiled generator state: run:<optimisation run id> or a path to a saved program JSON"
         )
+        distance: Literal["proposed", "near", "mid", "far", "extreme"] = Field(
+            "proposed",
+            description="how far the new answer stands from the old: the pivot's proposal, or a year, date or "
+            "quantity made in code (near ±1 year / x1.1, mid ±5 / x1.5, far ±25 / x3, extreme ±100 / x10); "
+            "a seed without such an answer is rejected:level_unreachable",
+        )
+        strength: float | None = Field(
+            None, ge=0, le=1, description="sets the dials not given, from the ladder in programs/strength.py"
+        )
+
+        @model_validator(mode="before")
+        @classmethod
+        def _strength(cls, data):
+            return with_strength("answer_swap", data) if isinstance(data, dict) else data
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.program = AnswerSwap(self.options.max_attempts, self.options.repair_grammar, self.options.min_similarity)
+        self.program = AnswerSwap(
+            self.options.max_attempts,
+            self.options.repair_grammar,
+            self.options.min_similarity,
+            distance=self.options.distance,
+        )
         if self.options.program:
             load_compiled(self.program, self.options.program, "answer_swap")
 

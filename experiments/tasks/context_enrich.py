@@ -6,13 +6,14 @@ import time
 from typing import Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments import corpus
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.context_enrich import VERSION, ContextEnrich
 from programs.seed_selection import SeedSelection
+from programs.strength import with_strength
 
 
 class ContextEnrichTask(JudgedTask):
@@ -21,7 +22,7 @@ class ContextEnrichTask(JudgedTask):
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
         seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct_closed_wrong"
-        k: int = Field(3, ge=1, description="retrieved passages per copy, from distinct titles")
+        k: int = Field(3, ge=1, le=8, description="retrieved passages per copy, from distinct titles")
         embedder: str = Field("all-MiniLM-L6-v2", description="all-MiniLM-L6-v2, all-mpnet-base-v2 or a hub id")
         # torch: configs written before the ONNX backends reproduce their runs, and it was the fastest
         # backend per CPU second that kept the float32 top 10 (docs/retrieval_at_scale.md).
@@ -38,8 +39,24 @@ class ContextEnrichTask(JudgedTask):
         lm_merge: bool = Field(
             True,
             description="ask the pivot to merge; a merge failing the checks falls back "
-            "to inserting the key sentence in code",
+            "to inserting the key sentence in code (with the evidence first in a condensed background only)",
         )
+        position: Literal["first", "middle", "last"] = Field(
+            "first", description="where the kept evidence stands among the background"
+        )
+        background: Literal["condensed", "passages"] = Field(
+            "condensed",
+            description="the retrieved passages condensed by the pivot into one paragraph, or the passages "
+            "themselves, one paragraph each (grows with k; no condensing call)",
+        )
+        strength: float | None = Field(
+            None, ge=0, le=1, description="sets the dials not given, from the ladder in programs/strength.py"
+        )
+
+        @model_validator(mode="before")
+        @classmethod
+        def _strength(cls, data):
+            return with_strength("context_enrich", data) if isinstance(data, dict) else data
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())
@@ -47,7 +64,14 @@ class ContextEnrichTask(JudgedTask):
         self.retriever = corpus.default_retriever(
             self.options.embedder, backend=self.options.backend, corpus=self.options.corpus
         )
-        self.program = ContextEnrich(self.retriever, self.options.k, self.options.seed, self.options.lm_merge)
+        self.program = ContextEnrich(
+            self.retriever,
+            self.options.k,
+            self.options.seed,
+            self.options.lm_merge,
+            position=self.options.position,
+            background=self.options.background,
+        )
 
     def tracking_params(self) -> dict:
         """Logged with the run: which corpus, embedder and index produced the retrieved passages."""

@@ -7,13 +7,14 @@ import time
 from typing import Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from experiments.compiled import load_compiled
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
 from programs.multiple_choice import lettered
 from programs.seed_selection import SeedSelection
+from programs.strength import with_strength
 
 
 class _JudgedTask(JudgedTask):
@@ -32,6 +33,22 @@ class UnanswerableOptions(SeededOptions):
     program: str | None = Field(
         None, description="compiled generator state: run:<optimisation run id> or a path to a saved program JSON"
     )
+    removal: Literal["window", "drop", "rewrite"] = Field(
+        "rewrite",
+        description="what goes with the answer: its sentences and their neighbours, its sentences, or its "
+        "sentences rewritten by the pivot to say the rest without it",
+    )
+    lures: Literal["remove", "keep"] = Field(
+        "keep", description="sentences offering another candidate of the answer's type about the subject"
+    )
+    strength: float | None = Field(
+        None, ge=0, le=1, description="sets the dials not given, from the ladder in programs/strength.py"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strength(cls, data):
+        return with_strength("unanswerable", data) if isinstance(data, dict) else data
 
 
 class UnanswerableTask(_JudgedTask):
@@ -41,7 +58,7 @@ class UnanswerableTask(_JudgedTask):
     def __init__(self, lms, options=None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.program = Unanswerable()
+        self.program = Unanswerable(removal=self.options.removal, lures=self.options.lures)
         if self.options.program:
             load_compiled(self.program, self.options.program, "unanswerable")
 

@@ -1,0 +1,21 @@
+"""`task: strength_sweep`: the registry's entry for the sweep, which runs stages of its own
+(experiments/sweep/driver.py)."""
+
+from __future__ import annotations
+
+from experiments.sweep.driver import check_config, run_sweep
+from experiments.sweep.options import SweepOptions
+
+
+class StrengthSweepTask:
+    name = "strength_sweep"
+    roles = ("pivot", "targets")
+    optional_roles = ("judge",)
+    Options = SweepOptions
+
+    check_config = staticmethod(check_config)
+
+    @staticmethod
+    def drive(config, **kwargs):
+        """Run the whole sweep (instead of the runner's one case loop); returns the runner's RunResult."""
+        return run_sweep(config, **kwargs)

@@ -1,0 +1,101 @@
+"""How far a swapped answer stands from the truth: new years, dates and quantities made in code at a
+chosen distance from the old answer, instead of whatever distance the pivot happens to propose.
+
+ClashEval found that models adopt a passage's answer less the further it deviates from what they know;
+a ladder of deviations lets a user ask for near (hard to tell from the truth, so readily adopted) or far
+(absurd to a reader who knows) swaps. A name has no distance this module can compute: a seed whose
+answer is not a year, a date or a written-out-in-digits quantity cannot reach a code-made level.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from decimal import ROUND_HALF_UP, Decimal
+
+from metrics.surface_forms import answer_kind
+
+# "proposed": the pivot proposes the new answer (the generator's own distance).
+DISTANCES = ("proposed", "near", "mid", "far", "extreme")
+YEAR_STEPS = {"near": 1, "mid": 5, "far": 25, "extreme": 100}
+FACTORS = {"near": Decimal("1.1"), "mid": Decimal("1.5"), "far": Decimal("3"), "extreme": Decimal("10")}
+# Years after this one would be dates of events that have not happened; the step goes the other way first.
+LATEST_YEAR = 2026
+_YEAR = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
+_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,]*\d)")
+
+
+def _order(key: str, pair: list[str]) -> list[str]:
+    """Both directions, in an order drawn from the seed: a ladder that always went up would teach a target
+    that swapped values run high."""
+    flip = hashlib.sha256(key.encode()).digest()[0] % 2
+    return pair[::-1] if flip else pair
+
+
+def _years(answer: str, step: int, key: str) -> list[str]:
+    match = _YEAR.search(answer)
+    if match is None:
+        return []
+    year = int(match.group(1))
+    shifted = [y for y in _order(key, [year - step, year + step]) if 1000 <= y]
+    shifted.sort(key=lambda y: y > LATEST_YEAR)  # a future year only when the past one is unusable
+    return [answer[: match.start(1)] + str(y) + answer[match.end(1) :] for y in shifted]
+
+
+def _format(value: Decimal, grouped: bool, decimals: int) -> str:
+    quantum = Decimal(1).scaleb(-decimals)
+    value = value.quantize(quantum, rounding=ROUND_HALF_UP)
+    text = f"{value:,.{decimals}f}" if grouped else f"{value:.{decimals}f}"
+    return text
+
+
+def _significant(value: Decimal, like: str) -> Decimal:
+    """Rounded to as many significant digits as the old number shows ("1,500,000" has two), so that a
+    passage writing round figures gets a round figure."""
+    digits = like.replace(",", "").split(".")[0].rstrip("0") or "0"
+    keep = max(1, len(digits))
+    if value == 0:
+        return value
+    exponent = value.adjusted() - keep + 1
+    if exponent <= 0:
+        return value
+    return value.scaleb(-exponent).quantize(Decimal(1), rounding=ROUND_HALF_UP).scaleb(exponent)
+
+
+def _quantities(answer: str, factor: Decimal, key: str) -> list[str]:
+    match = _NUMBER.search(answer)
+    if match is None:
+        return []
+    whole, fraction = match.group(1), match.group(2) or ""
+    old = Decimal(whole.replace(",", "") + fraction)
+    if old == 0:
+        return []
+    decimals = len(fraction) - 1 if fraction else 0
+    out = []
+    for value in _order(key, [old * factor, old / factor]):
+        value = _significant(value, whole) if not fraction else value
+        text = _format(value, "," in whole, decimals)
+        shown = Decimal(text.replace(",", ""))
+        if shown == old:  # 3 x 1.1 rounds back to 3: the nearest distinct value instead
+            shown = old + (Decimal(1).scaleb(-decimals) if value >= old else -Decimal(1).scaleb(-decimals))
+            text = _format(shown, "," in whole, decimals)
+        # 0, and 1 where the old count was plural ("1 episodes"), do not read as a count of the same thing.
+        if shown <= 0 or (shown == 1 and old != 1):
+            continue
+        out.append(answer[: match.start()] + text + answer[match.end() :])
+    return out
+
+
+def shifted_answers(answer: str, level: str, key: str) -> list[str]:
+    """New answers at `level` from `answer`, in the order to try them (both directions), or [] when the
+    answer has no distance at that level (a name, a number written in words, an ordinal)."""
+    if level == "proposed":
+        raise ValueError("'proposed' is the pivot's own proposal, not a code-made distance")
+    if level not in YEAR_STEPS:
+        raise ValueError(f"distance: one of {DISTANCES}, got {level!r}")
+    kind = answer_kind(answer)
+    if kind == "date":
+        return _years(answer, YEAR_STEPS[level], key)
+    if kind == "number" and not re.search(r"\d+(st|nd|rd|th)\b", answer):
+        return _quantities(answer, FACTORS[level], key)
+    return []

@@ -1,0 +1,53 @@
+"""One attack strength in [0, 1] per generator, read as a ladder of dial settings.
+
+Each rung names the dials it sets; a strength takes the highest rung at or below it, and a dial the user
+sets directly wins over the rung's. The default strength of a generator is the rung that reproduces the
+generator's behaviour before dials existed, so leaving `strength` unset changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (strength, dials), gentlest first. Context enriching: more text around the evidence, the evidence away
+# from the front. Unanswerable: less left of what surrounded the answer (a gentle case leaves little to
+# guess from). Answer swap: how far the new answer stands from the old (numbers and dates only).
+LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
+    "context_enrich": [
+        (0.0, {"k": 1, "background": "condensed", "position": "first"}),
+        (0.25, {"k": 3, "background": "condensed", "position": "first"}),
+        (0.5, {"k": 3, "background": "passages", "position": "middle"}),
+        (0.75, {"k": 5, "background": "passages", "position": "middle"}),
+        (1.0, {"k": 8, "background": "passages", "position": "middle"}),
+    ],
+    "unanswerable": [
+        (0.0, {"removal": "window", "lures": "remove"}),
+        (0.5, {"removal": "drop", "lures": "keep"}),
+        (1.0, {"removal": "rewrite", "lures": "keep"}),
+    ],
+    "answer_swap": [
+        (0.0, {"distance": "extreme"}),
+        (0.25, {"distance": "far"}),
+        (0.5, {"distance": "proposed"}),
+        (0.75, {"distance": "mid"}),
+        (1.0, {"distance": "near"}),
+    ],
+}
+DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 1.0, "answer_swap": 0.5}
+
+
+def dials_at(generator: str, strength: float) -> dict[str, Any]:
+    """The dial settings of the highest rung at or below `strength`."""
+    if generator not in LADDERS:
+        raise ValueError(f"no strength ladder for {generator!r}; generators with one: {sorted(LADDERS)}")
+    if not 0.0 <= strength <= 1.0:
+        raise ValueError(f"strength must be in [0, 1], got {strength}")
+    return dict(next(dials for level, dials in reversed(LADDERS[generator]) if level <= strength))
+
+
+def with_strength(generator: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Options with the dials of `options["strength"]` filled in where the user did not set them."""
+    strength = options.get("strength")
+    if strength is None:
+        return options
+    return {**dials_at(generator, float(strength)), **options}

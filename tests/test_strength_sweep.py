@@ -1,0 +1,77 @@
+"""`task: strength_sweep` end to end on the bench's tiny world (tests/bench_fakes.py): every level on the same
+seeds, a level no seed can reach counted, success per level with the paired difference against the default,
+the report's curve and table, MLflow metrics, and a resumed sweep that makes no new call."""
+
+import json
+
+import mlflow
+import pytest
+import yaml
+
+from experiments import launch
+from experiments.config_loader import load_config
+from tests.bench_fakes import write_data
+
+
+def sweep_config(folder, **options):
+    nq, _ = write_data(folder)
+    lm = {"temperature": 0.0, "max_tokens": 64, "seed": 0}
+    raw = {
+        "name": "sweep-test",
+        "task": "strength_sweep",
+        "data": {"source": nq, "limit": 3, "max_evidence_words": 300},
+        "models": {
+            "pivot": {"name": "qwen2.5-1.5b", **lm},
+            "judge": {"name": "qwen2.5-1.5b", **lm},
+            "targets": [{"name": "qwen2.5-0.5b", **lm}],
+        },
+        "validation": {"calibration_controls": 0, "judge_params": "reasoned"},
+        "options": {"generator": "unanswerable", "levels": [0.0, 0.5, 1.0], **options},
+    }
+    path = folder / "sweep.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return load_config(path)
+
+
+def test_a_sweep_runs_every_level_on_the_same_seeds_and_reports_the_curve(world, isolated):
+    result = launch.run_experiment(sweep_config(isolated), progress=False)
+    out = result.task.dir
+    table = (out / "sweep.md").read_text()
+    assert (out / "sweep.png").read_bytes()[:4] == b"\x89PNG"
+    # strength 0 removes each answer sentence with its neighbours: too little is left of a three-sentence
+    # passage, so every seed is rejected at that level, and the report counts why
+    assert "| 0 | 3 | 0 |" in table and "`rejected:rest_kept` 3" in table
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    levels = {r["level"] for r in records}
+    assert levels == {"0.5", "1"}
+    perturbed = [r for r in records if r["variant"] == "perturbed"]
+    # the fake target follows its evidence: with the answer gone it says "unknown" (no attack success)
+    # in the task-instruction setting, where FaithEval counts that as right
+    instructed = [r for r in perturbed if r["setting"] == "task_instruction"]
+    assert instructed and all(r["task_correct"] for r in instructed)
+    assert {r["case_id"] for r in perturbed if r["level"] == "0.5"} == {
+        r["case_id"] for r in perturbed if r["level"] == "1"
+    }
+    metrics = result.metrics
+    assert metrics["sweep.0.accepted"] == 0 and metrics["sweep.1.accepted"] == 3
+    assert metrics["sweep.0.5.qwen2.5-0.5b.task_instruction.success"] == 0.0
+    assert metrics["sweep.0.5.qwen2.5-0.5b.task_instruction.vs_default"] == 0.0
+    run = mlflow.get_run(result.mlflow_run_id)
+    assert run.data.params["sweep.dial"] == "strength" and run.data.params["sweep.default"] == "1"
+    assert "sweep.1.yield" in run.data.metrics
+
+    again = launch.run_experiment(sweep_config(isolated), progress=False)
+    assert again.new_cases == 0 and again.metrics["sweep.1.accepted"] == 3
+
+
+def test_a_dial_swept_directly_and_bad_sweeps_refused(world, isolated):
+    result = launch.run_experiment(
+        sweep_config(isolated, dial="lures", levels=["remove", "keep"], default="keep"), progress=False
+    )
+    assert {"sweep.remove.accepted", "sweep.keep.accepted"} <= set(result.metrics)
+    with pytest.raises(Exception, match="no option of unanswerable"):
+        sweep_config(isolated, dial="nonsense", levels=[1, 2])
+    with pytest.raises(Exception, match="not among the levels"):
+        sweep_config(isolated, dial="lures", levels=["remove"], default="keep")
+    with pytest.raises(Exception, match="levels"):
+        sweep_config(isolated, dial="removal", levels=["rewrite", "shred"])
