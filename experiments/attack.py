@@ -32,7 +32,7 @@ METRIC_VERSION = "attack_metric/2"
 @dataclass(frozen=True)
 class Generator:
     name: str
-    build: Callable[[int], dspy.Module]  # max_attempts -> program
+    build: Callable[..., dspy.Module]  # (max_attempts, **dials) -> program
     to_case: Callable[[dspy.Example, dspy.Prediction], dict]
     # The prompt setting a target resists in: FaithEval's task instruction lets it say "unknown".
     setting: str = "open_book"
@@ -77,12 +77,12 @@ def _unanswerable_case(example, out) -> dict:
     }
 
 
-def _answer_swap(max_attempts: int) -> dspy.Module:
-    return AnswerSwap(max_attempts)
+def _answer_swap(max_attempts: int, distance: str = "proposed") -> dspy.Module:
+    return AnswerSwap(max_attempts, distance=distance)
 
 
-def _unanswerable(max_attempts: int) -> dspy.Module:
-    return Unanswerable()
+def _unanswerable(max_attempts: int, removal: str = "rewrite", lures: str = "keep") -> dspy.Module:
+    return Unanswerable(removal=removal, lures=lures)
 
 
 def _no_refused_proposal(case: dict) -> bool:

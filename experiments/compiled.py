@@ -88,4 +88,14 @@ def load_compiled(program: dspy.Module, reference: str, generator: str) -> dict:
     if meta.get("generator") not in (None, generator):
         raise ConfigError(f"compiled program {reference!r} was compiled for {meta['generator']!r}, not {generator!r}")
     program.load(str(path))
+    apply_dials(program, meta.get("dials") or {}, reference)
     return meta
+
+
+def apply_dials(program: dspy.Module, dials: dict, reference: str) -> None:
+    """The dial settings a program was compiled at (a searched `options.dials`): they are constructor
+    arguments, not predictor state, so `load` alone would leave the program at its defaults."""
+    for name, value in dials.items():
+        if not hasattr(program, name):
+            raise ConfigError(f"compiled program {reference!r}: dial {name!r} is unknown to {type(program).__name__}")
+        setattr(program, name, value)

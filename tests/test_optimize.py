@@ -333,3 +333,40 @@ def test_a_trace_with_a_reply_the_program_threw_away_is_no_demonstration():
         proposals=[{"proposal": "a", "problem": "proposal_is_gold"}, {"proposal": "b", "problem": None}],
     )  # fmt: skip
     assert AttackMetric(GENERATORS["answer_swap"], Scorer(), [])(example, refused, trace=[("step",)]) == 0.0
+
+
+def test_the_dials_are_searched_on_validation_and_a_later_config_loads_them(isolated, scripted_roles, monkeypatch):
+    from experiments.tasks import optimize
+    from experiments.tasks.answer_swap import AnswerSwapTask
+
+    # Validation prefers the far swaps: the search must choose them and compile at them.
+    monkeypatch.setattr(
+        optimize.OptimizeTask, "_val_score", lambda self, program, val: 1.0 if program.distance == "far" else 0.5
+    )
+    config = optimize_config(isolated, optimizers=["bootstrap_fewshot"], dials={"distance": ["proposed", "far"]})
+    result = runner.run_experiment(config, progress=False)
+    assert result.metrics["dials.val_score.distance-far"] == 1.0
+    assert result.metrics["dials.val_score.distance-proposed"] == 0.5
+    variants = {r["variant"] for r in RunStore(result.run_id).records() if r.get("split") == "test"}
+    assert variants == {"uncompiled", "dials", "bootstrap_fewshot"}
+    meta = load_compiled(program := AnswerSwap(), f"run:{result.run_id}:bootstrap_fewshot", "answer_swap")
+    assert meta["dials"] == {"distance": "far"} and program.distance == "far"
+    task = AnswerSwapTask({"pivot": None}, AnswerSwapTask.Options(program=f"run:{result.run_id}:bootstrap_fewshot"))
+    assert task.program.distance == "far"
+
+
+def test_a_dial_grid_reads_strength_as_its_ladder_and_refuses_unknown_dials():
+    from experiments.tasks.optimize import OptimizeOptions, dial_grid
+
+    assert dial_grid("unanswerable", {"strength": [0.0, 1.0]}) == [
+        {"removal": "window", "lures": "remove"},
+        {"removal": "rewrite", "lures": "keep"},
+    ]
+    assert dial_grid("unanswerable", {"removal": ["drop", "rewrite"], "lures": ["keep"]}) == [
+        {"removal": "drop", "lures": "keep"},
+        {"removal": "rewrite", "lures": "keep"},
+    ]
+    with pytest.raises(ValueError, match="dials"):
+        OptimizeOptions(generator="unanswerable", dials={"removal": ["shred"]})
+    with pytest.raises(ValueError, match="dials"):
+        OptimizeOptions(generator="answer_swap", dials={"nonsense": [1]})

@@ -75,3 +75,35 @@ def test_a_dial_swept_directly_and_bad_sweeps_refused(world, isolated):
         sweep_config(isolated, dial="lures", levels=["remove"], default="keep")
     with pytest.raises(Exception, match="levels"):
         sweep_config(isolated, dial="removal", levels=["rewrite", "shred"])
+
+
+def test_seeds_known_by_a_target_and_of_an_answer_kind(tmp_path, monkeypatch):
+    import dspy
+
+    from experiments.bench.scan_archive import write_archive
+    from experiments.config import DataConfig
+    from experiments.sweep import driver
+
+    seeds = [
+        dspy.Example(id="a", question="when did the tower open", answers=["1889"]),
+        dspy.Example(id="b", question="who built the tower", answers=["Gustave Eiffel"]),
+        dspy.Example(id="c", question="when did the bridge open", answers=["1932"]),
+    ]
+    path = tmp_path / "scan.jsonl.gz"
+    write_archive(
+        path,
+        {"kind": "knowledge_scan", "key": {}},
+        [
+            {"id": "a", "closed_answer": "1889"},
+            {"id": "b", "closed_answer": "Gustave Eiffel"},
+            {"id": "c", "closed_answer": "1930"},
+        ],
+    )
+    monkeypatch.setattr(driver, "archive_path", lambda source, split, target: path)
+    data = DataConfig(source="nq")
+    assert [e.id for e in driver.chosen_seeds(seeds, data, "qwen2.5-1.5b", [])] == ["a", "b"]
+    assert [e.id for e in driver.chosen_seeds(seeds, data, "qwen2.5-1.5b", ["date"])] == ["a"]
+    assert [e.id for e in driver.chosen_seeds(seeds, data, None, ["date"])] == ["a", "c"]
+    monkeypatch.setattr(driver, "archive_path", lambda source, split, target: tmp_path / "none.jsonl.gz")
+    with pytest.raises(Exception, match="no shipped knowledge scan"):
+        driver.chosen_seeds(seeds, data, "gemma3-270m", [])

@@ -22,6 +22,7 @@ from experiments.bench.demos import DemoBook
 from experiments.bench.driver import Bench, BenchConfigError
 from experiments.bench.generate import program_version
 from experiments.bench.records import evaluation_records
+from experiments.bench.scan_archive import archive_path, read_archive
 from experiments.bench.sharing import Plan, plan
 from experiments.bench.stages import StageRunner, clean_metrics, digest
 from experiments.bench.summary import validity_figure
@@ -32,6 +33,8 @@ from experiments.runner import RunResult
 from experiments.sweep.curves import level_yield, sweep_table
 from experiments.sweep.options import SweepOptions, label
 from experiments.sweep.report import write_report
+from metrics.conflict import knows
+from metrics.surface_forms import answer_kind
 
 
 @dataclass
@@ -48,6 +51,23 @@ def check_config(config: ExperimentConfig) -> None:
         raise BenchConfigError("models.pivots: a sweep varies one generator's dial with one pivot")
 
 
+def chosen_seeds(examples: list, data, known_by: str | None, kinds: list[str]) -> list:
+    """The seeds of kinds asked for, known to `known_by` by its shipped scan of this source and split."""
+    if kinds:
+        examples = [e for e in examples if answer_kind(list(e.answers)[0]) in kinds]
+    if known_by:
+        path = archive_path(data.source, data.split, known_by)
+        _, rows = read_archive(path)
+        if not rows:
+            raise BenchConfigError(f"options.known_by: no shipped knowledge scan of {known_by} at {path}")
+        examples = [
+            e
+            for e in examples
+            if str(e.id) in rows and knows(rows[str(e.id)].get("closed_answer"), list(e.answers), e.question)
+        ]
+    return examples
+
+
 class StrengthSweep:
     def __init__(self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool, ray_address=None):
         self.config = config
@@ -62,6 +82,9 @@ class StrengthSweep:
         self.bench = Bench(
             config.model_copy(update={"options": bench_options}), run_id, retry_errors, progress, ray_address
         )
+        self.bench.nq.examples = chosen_seeds(self.bench.nq.examples, config.data, o.known_by, o.answer_kinds)
+        if not self.bench.nq.examples:
+            raise BenchConfigError("options.known_by / answer_kinds: no seed of the data is left to sweep")
 
     def generate(self, seeds: dict[str, list[dict]]) -> tuple[dict, dict, dict]:
         b, o = self.bench, self.options

@@ -32,6 +32,14 @@ class SweepOptions(BaseModel):
     )
     base: dict[str, Any] = Field(default_factory=dict, description="the generator's other options, at every level")
     settings: list[Setting] = Field(default_factory=list, description="prompt settings the targets answer in")
+    known_by: str | None = Field(
+        None,
+        description="only seeds this target answers right closed-book in the shipped knowledge scan "
+        "(data/knowledge_scans/), so a swap contradicts what it knows",
+    )
+    answer_kinds: list[Literal["date", "number", "name", "other"]] = Field(
+        default_factory=list, description="only seeds whose answer is of these kinds (default: any)"
+    )
 
     @model_validator(mode="after")
     def _resolve(self) -> SweepOptions:

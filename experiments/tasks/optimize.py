@@ -19,19 +19,25 @@ from pathlib import Path
 from typing import Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from experiments.attack import GENERATORS, AttackMetric, AttackScorer, seed_case
 from experiments.compiled import BEST, read_meta, save_compiled
 from experiments.config import ConfigError
 from experiments.errors import error_kind, error_status, error_text
 from experiments.lm.registry import ResolvedLM
+from experiments.tasks.answer_swap import AnswerSwapTask
+from experiments.tasks.faitheval import UnanswerableTask
 from metrics.attack import attack_summary, flat_metrics, format_rate
+from programs.strength import dials_at
 
 logger = logging.getLogger(__name__)
 
 Optimizer = Literal["bootstrap_fewshot", "mipro_v2", "gepa"]
 UNCOMPILED = "uncompiled"
+# The uncompiled program at the dial settings the search chose (when options.dials is given).
+DIALED = "dials"
+REGISTRY = {"answer_swap": AnswerSwapTask, "unanswerable": UnanswerableTask}
 
 
 class OptimizeOptions(BaseModel):
@@ -69,12 +75,35 @@ class OptimizeOptions(BaseModel):
     mipro_candidates: int = Field(3, ge=1)
     mipro_trials: int = Field(6, ge=1)
     gepa_metric_calls: int = Field(60, ge=1)
+    dials: dict[str, list] = Field(
+        default_factory=dict,
+        description="the generator's dials searched on validation before compiling, as a grid: "
+        "{removal: [drop, rewrite], lures: [remove, keep]}, or {strength: [0, 0.5, 1]} for its ladder",
+    )
 
     @model_validator(mode="after")
     def _distinct(self) -> OptimizeOptions:
         if len(set(self.optimizers)) != len(self.optimizers):
             raise ValueError("optimizers: each optimizer once")
+        for combination in dial_grid(self.generator, self.dials):
+            try:
+                REGISTRY[self.generator].Options.model_validate(combination)
+            except ValidationError as exc:
+                raise ValueError(f"dials: {combination}: {exc.errors()[0]['msg']}") from None
         return self
+
+
+def dial_label(dials: dict) -> str:
+    """A dial setting as an MLflow metric name can carry it: "lures-keep.removal-drop"."""
+    return ".".join(f"{k}-{v}" for k, v in sorted(dials.items())) or "default"
+
+
+def dial_grid(generator: str, dials: dict[str, list]) -> list[dict]:
+    """Every combination of the dials' values, a strength read as its ladder's settings; [{}] without dials."""
+    grid: list[dict] = [{}]
+    for name, values in dials.items():
+        grid = [{**g, name: v} for g in grid for v in values]
+    return [{**dials_at(generator, g.pop("strength")), **g} if "strength" in g else g for g in grid]
 
 
 class OptimizeTask:
@@ -109,6 +138,8 @@ class OptimizeTask:
         self.compile_seconds: dict[str, float] = {}
         self.compile_calls: dict[str, float] = {}
         self.failed: dict[str, str] = {}
+        self.dials: dict = {}  # chosen by `_search_dials` on validation; every compiled program is built with them
+        self.dial_scores: dict[str, float] = {}
 
     # -- optimisation (once per run; resumed from runs/<id>/compiled) -----------------------------
 
@@ -142,13 +173,44 @@ class OptimizeTask:
             )
         )
         train, val = (_with_inputs(parts["train"]), _with_inputs(parts["val"]))
+        if opts.dials:
+            self._search_dials(val, folder)
         for optimizer in opts.optimizers:
             self._compile(optimizer, train, val, folder)
         self._choose_best(val, folder)
 
+    def _val_score(self, program: dspy.Module, val: list) -> float:
+        metric = AttackMetric(self.generator, self.scorer, self.optimised_for)
+        scores = []
+        for example in val:
+            try:
+                with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+                    scores.append(metric(example, program(**self.generator.inputs(example))))
+            except Exception:  # noqa: BLE001 - a case that errors scores nothing
+                logger.debug("validation case %s failed", example.id, exc_info=True)
+                scores.append(0.0)
+        return sum(scores) / len(scores)
+
+    def _search_dials(self, val: list, folder: Path) -> None:
+        """The dial settings whose uncompiled program scores best on validation with the run's metric (a grid:
+        the dials are few and discrete, and each setting costs one pass over the validation seeds; ties go to
+        the earlier setting). The optimizers then compile the program at those settings."""
+        saved = folder / "dials.json"
+        if saved.exists():  # resumed
+            found = json.loads(saved.read_text())
+            self.dials, self.dial_scores = found["chosen"], found["scores"]
+        else:
+            grid = {dial_label(d): d for d in dial_grid(self.generator.name, self.options.dials)}
+            for key, dials in grid.items():
+                self.dial_scores[key] = self._val_score(self.generator.build(self.options.max_attempts, **dials), val)
+            best = max(self.dial_scores, key=lambda k: (self.dial_scores[k], -list(self.dial_scores).index(k)))
+            self.dials = grid[best]
+            saved.write_text(json.dumps({"chosen": self.dials, "scores": self.dial_scores}, indent=2))
+        self.variants[DIALED] = self.generator.build(self.options.max_attempts, **self.dials)
+
     def _compile(self, optimizer: str, train: list, val: list, folder: Path) -> None:
         meta = read_meta(folder, optimizer)
-        program = self.generator.build(self.options.max_attempts)
+        program = self.generator.build(self.options.max_attempts, **self.dials)
         if meta is not None:  # resumed: compiled before this process started
             program.load(str(folder / f"{optimizer}.json"))
             self.variants[optimizer] = program
@@ -232,22 +294,14 @@ class OptimizeTask:
             "compile_seconds": self.compile_seconds.get(variant, 0.0),
             "compile_calls": self.compile_calls.get(variant, 0.0),
             "splits": {name: sorted(i for i, s in self.split.items() if s == name) for name in ("train", "val")},
+            "dials": {} if variant == UNCOMPILED else self.dials,
             **extra,
         }
 
     def _choose_best(self, val: list, folder: Path) -> None:
         """Every variant scored on validation with the same metric; ties go to the simpler one."""
-        metric = AttackMetric(self.generator, self.scorer, self.optimised_for)
         for name, program in self.variants.items():
-            scores = []
-            for example in val:
-                try:
-                    with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
-                        scores.append(metric(example, program(**self.generator.inputs(example))))
-                except Exception:  # noqa: BLE001 - a case that errors scores nothing
-                    logger.debug("validation case %s failed under %s", example.id, name, exc_info=True)
-                    scores.append(0.0)
-            self.val_scores[name] = sum(scores) / len(scores)
+            self.val_scores[name] = self._val_score(program, val)
         best = max(self.variants, key=lambda n: (self.val_scores[n], -list(self.variants).index(n)))
         save_compiled(
             self.variants[best],
@@ -303,6 +357,7 @@ class OptimizeTask:
         metrics.update({f"compile.{k}.seconds": v for k, v in self.compile_seconds.items()})
         metrics.update({f"compile.{k}.lm_calls": v for k, v in self.compile_calls.items()})
         metrics.update({f"compile.{k}.failed": 1.0 for k in self.failed})
+        metrics.update({f"dials.val_score.{k}": v for k, v in self.dial_scores.items()})
         return metrics
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
