@@ -34,40 +34,7 @@ from metrics.surface_forms import answer_kind
 from programs.sentences import sentence_at, split_sentences
 from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSupportingSentence
 
-# 2: the kept evidence carries the question's subject and a pronoun's antecedent; retrieved passages
-# that offer another candidate of the answer's type are skipped for the next ones; the merged passage
-# is checked for such candidates by type (dates, numbers, names), not only for years.
-# 4: the kept evidence names every name the question asks about, read off the evidence's capitals,
-# within a window of sentences around the answer (forwards too: "... King of Sardinia until 17 March
-# 1861. At that point, he assumed the title of King of Italy"); its first sentence never leans on a
-# cut-off antecedent.
-# 5: code merge places the key evidence only before a sentence without a third-person pronoun (or last).
-# 6: the source article's title counts as a question name when the question names it (Kath & Kim).
-# 7: background that restates the question without its answer is skipped (retrieved passages) or
-# rejected (the condensed background): `restating_sentences`; so is a background naming the answer.
-# 8: the kept evidence names its subject other than by a definite description ("the service"), and
-# does not open on one whose antecedent was cut off ("Rhett produced the album"); a background holding a
-# distinctive word of the answer ("Chandan Shetty" for "rapper Chandan Shetty") names it.
-# 9: a definite description is "the" right before the subject word (/8 allowed a word between, so "The
-# bridge opened" hid "opened", and which subject word was stripped first depended on set order).
-# 10: the copy is the kept evidence first, then the background (`evidence_first`); the kept run
-# opens on no pronoun or "this / these" even as the excerpt's first sentence, names a person before any
-# "he / she / his / her" of it, holds the words of the article title the question names that the evidence
-# holds ("Pakistan"), up to five sentences; background sentences leaning on the evidence, claiming
-# priority for another name where the question asks "first", or dating the subject against the evidence
-# are dropped (`metrics.background_checks`).
-# 11 (held-out reading): background sentences referring to a work ("the single", "the lyrics",
-# "Springfield 's version", "the show") before the background has named one of its own are dropped
-# (`work`), and a background sentence is not cut after "Dr." or an initial; the kept run holds the
-# question's qualifiers and the word they qualify ("longest serving", "last win") when the evidence holds
-# them within reach of the answer sentence, or the seed is refused (`supporting_sentence_lacks_relation`).
-# 12 (held-out reading of /11): "James ' version" is a possessive and "version of the song" no work
-# of its own (`work`); for a when-question, another date of the thing the evidence dates, or the evidence's
-# people set at another time, and for a purpose question another purpose of its subject, are dropped.
-# 13: a background sentence restating the question counts when the word it shares in lower case is the
-# question's verb ("Raviv Ullman played Biff in Back to the Future."; held-out reading of /12).
-# 14: the answer standing as a possessive ("Skyrush 's top speed") counts as the answer, in the evidence
-# and in the background (`metrics.surface_forms`).
+# Version history: CHANGELOG.md.
 VERSION = "context_enrich/14"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are

@@ -36,40 +36,7 @@ from signatures.faitheval import (
     WriteSupportingParagraph,
 )
 
-# 3: counterfactual checks see paraphrased options and talk about the test. 4: the old answer is looked
-# for in every surface form (dates, numbers, a name's distinctive word) when removed (unanswerable)
-# and swapped (inconsistent: answer_swap/2's proposal checks and replacement).
-# 5: an unanswerable rewrite may not leave numbers that add up to the old answer (5 × 13 + 21 episodes).
-# 6: every name part of the old answer counts, not just its head ("Alabama overcame a 13-0 deficit" kept
-# beside "The Florida Gators defeated …"); a new answer's article is not doubled ("The The Florida Gators").
-# 7: as answer_swap/7 (a swapped name's stale gloss; "social Darwinists" left by an unanswerable rewrite).
-# 8: as answer_swap/8.
-# 9: an unanswerable rewrite leaves no phrase that stood in apposition to the answer and identifies
-# it ("her brother , Brian" → "her brother"; a rewrite keeping one is dropped like one naming the answer), and
-# no majority that gives a count answer ("172 seats ... majority" for a chamber of 332); rejections
-# `old_answer_trace:description` and `old_answer_trace:majority`. Inconsistent: as answer_swap/9.
-# 10: inconsistent as answer_swap/10 (more traces of the old answer; no translated or third-alternative swap).
-# 11: each sampled retry with a seed of its own (programs/retries.py): a counterfactual paragraph's third try
-# repeated its second word for word; inconsistent as answer_swap/11.
-# 12: an unanswerable rewrite leaves no year of a full-date answer (`old_answer_trace:date_year`: "on March
-# 1994" for "1 March 1994", read invalid on held-out rows): a rewritten sentence keeping it is dropped, a
-# context keeping it as a bare year or month and year is rejected. Inconsistent as answer_swap/12.
-# 13: inconsistent as answer_swap/13 (a retry lists five conflicting answers).
-# 14: an old answer standing as a possessive is found (it stays in an unanswerable rewrite only as a
-# trace); inconsistent as answer_swap/14.
-# 15: inconsistent as answer_swap/15 (a word derived from a proper-noun old answer is a trace).
-# 16: an unanswerable rewrite that shares no content word with its sentence (the answer's aside) or talks about
-# the question instead of rewriting is dropped like one naming the answer (both written by a compiled
-# generator into accepted cases the checks and the judge passed: docs/guides/optimize.md).
-# 17: inconsistent as answer_swap/16 (an answer's attached text is replaced with it).
-# 18: a counterfactual passage's second paragraph continues the supporting one (given that paragraph, not the
-# question), as FaithEval's counterfactual passages argue for their answer throughout. Asked for "neutral
-# background" on the question, the pivot answered it from what it knows: 15 of 28 cases of the 110-row bench
-# read invalid, 11 of them for a background paragraph supporting another option in other words ("the tilt of
-# the Earth's axis", "crystallization") or contradicting the supporting one, and 17 of 55 questions were lost
-# to background paragraphs the checks refused. On 50 held-out ARC questions read blind: 3 of 15 accepted valid
-# under 17, 21 of 29 under 18 (docs/results/validity.md).
-# 19 and later: CHANGELOG.md.
+# Version history: CHANGELOG.md.
 VERSION = "faitheval/19"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
