@@ -25,6 +25,7 @@ from metrics.checks import (
 )
 from metrics.evidence_checks import competing_candidates, restating_sentences
 from metrics.normalize import answer_tokens
+from metrics.surface_forms import answer_kind, units_of
 from metrics.traces import date_year_left, descriptions_left
 from programs.answer_swap import AnswerSwap
 from programs.retries import retry_config
@@ -52,15 +53,23 @@ def gives_answer(text: str, answers: list[str]) -> bool:
 # the answer's sentences, or the answer's sentences rewritten to say the same without it (a sentence shaped
 # like the answer is left for a reader to latch on to).
 REMOVALS = ("window", "drop", "rewrite")
-# Lures: sentences holding another candidate of the answer's type about the question's subject (another
-# date of the subject for a when-question). Removed, little is left to guess from; kept, a reader unwilling
-# to abstain finds a wrong answer.
+# Lures: sentences holding another value of the answer's type (another date or year for a date answer, another
+# number for a number answer; for a name, another name about the question's subject). Removed, little is left
+# to guess from; kept, a reader unwilling to abstain finds a wrong answer.
 LURES = ("remove", "keep")
 
 
+def is_lure(sentence: str, question: str, answers: list[str]) -> bool:
+    kind = answer_kind(answers[0])
+    if kind in ("date", "number"):
+        wanted = {"date", "num"} if kind == "date" else {"num", "ord"}
+        return any(u.kind in wanted for u in units_of(sentence))
+    return bool(competing_candidates(sentence, question, answers))
+
+
 def lure_indices(sentences: list, question: str, answers: list[str], carrying: set[int]) -> set[int]:
-    """Sentences, not carrying the answer, that offer another candidate of its type (metrics.evidence_checks)."""
-    return {i for i, s in enumerate(sentences) if i not in carrying and competing_candidates(s.text, question, answers)}
+    """Sentences, not carrying the answer, that offer another value of its type."""
+    return {i for i, s in enumerate(sentences) if i not in carrying and is_lure(s.text, question, answers)}
 
 
 def lures_answering(text: str, question: str, answers: list[str]) -> list[str]:

@@ -177,7 +177,7 @@ def test_passages_as_background_grow_with_k_and_keep_the_evidence_where_asked(po
 
 
 def test_strength_takes_the_highest_rung_at_or_below_it_and_a_dial_set_directly_wins():
-    assert dials_at("unanswerable", 0.0) == {"removal": "window", "lures": "remove"}
+    assert dials_at("unanswerable", 0.0) == {"removal": "drop", "lures": "remove"}
     assert dials_at("unanswerable", 0.7) == {"removal": "drop", "lures": "keep"}
     assert with_strength("unanswerable", {"strength": 0.2, "lures": "keep"})["lures"] == "keep"
     assert with_strength("unanswerable", {"removal": "drop"}) == {"removal": "drop"}

@@ -359,7 +359,7 @@ def test_a_dial_grid_reads_strength_as_its_ladder_and_refuses_unknown_dials():
     from experiments.tasks.optimize import OptimizeOptions, dial_grid
 
     assert dial_grid("unanswerable", {"strength": [0.0, 1.0]}) == [
-        {"removal": "window", "lures": "remove"},
+        {"removal": "drop", "lures": "remove"},
         {"removal": "rewrite", "lures": "keep"},
     ]
     assert dial_grid("unanswerable", {"removal": ["drop", "rewrite"], "lures": ["keep"]}) == [

@@ -26,7 +26,7 @@ def sweep_config(folder, **options):
             "targets": [{"name": "qwen2.5-0.5b", **lm}],
         },
         "validation": {"calibration_controls": 0, "judge_params": "reasoned"},
-        "options": {"generator": "unanswerable", "levels": [0.0, 0.5, 1.0], **options},
+        "options": {"generator": "unanswerable", **options},
     }
     path = folder / "sweep.yaml"
     path.write_text(yaml.safe_dump(raw))
@@ -34,34 +34,41 @@ def sweep_config(folder, **options):
 
 
 def test_a_sweep_runs_every_level_on_the_same_seeds_and_reports_the_curve(world, isolated):
-    result = launch.run_experiment(sweep_config(isolated), progress=False)
+    removal = {"dial": "removal", "levels": ["window", "drop", "rewrite"]}
+    result = launch.run_experiment(sweep_config(isolated, **removal), progress=False)
     out = result.task.dir
     table = (out / "sweep.md").read_text()
     assert (out / "sweep.png").read_bytes()[:4] == b"\x89PNG"
-    # strength 0 removes each answer sentence with its neighbours: too little is left of a three-sentence
+    # a window removes each answer sentence with its neighbours: too little is left of a three-sentence
     # passage, so every seed is rejected at that level, and the report counts why
-    assert "| 0 | 3 | 0 |" in table and "`rejected:rest_kept` 3" in table
+    assert "| window | 3 | 0 |" in table and "`rejected:rest_kept` 3" in table
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     levels = {r["level"] for r in records}
-    assert levels == {"0.5", "1"}
+    assert levels == {"drop", "rewrite"}
     perturbed = [r for r in records if r["variant"] == "perturbed"]
     # the fake target follows its evidence: with the answer gone it says "unknown" (no attack success)
     # in the task-instruction setting, where FaithEval counts that as right
     instructed = [r for r in perturbed if r["setting"] == "task_instruction"]
     assert instructed and all(r["task_correct"] for r in instructed)
-    assert {r["case_id"] for r in perturbed if r["level"] == "0.5"} == {
-        r["case_id"] for r in perturbed if r["level"] == "1"
+    assert {r["case_id"] for r in perturbed if r["level"] == "drop"} == {
+        r["case_id"] for r in perturbed if r["level"] == "rewrite"
     }
     metrics = result.metrics
-    assert metrics["sweep.0.accepted"] == 0 and metrics["sweep.1.accepted"] == 3
-    assert metrics["sweep.0.5.qwen2.5-0.5b.task_instruction.success"] == 0.0
-    assert metrics["sweep.0.5.qwen2.5-0.5b.task_instruction.vs_default"] == 0.0
+    assert metrics["sweep.window.accepted"] == 0 and metrics["sweep.rewrite.accepted"] == 3
+    assert metrics["sweep.drop.qwen2.5-0.5b.task_instruction.success"] == 0.0
+    assert metrics["sweep.drop.qwen2.5-0.5b.task_instruction.vs_default"] == 0.0
     run = mlflow.get_run(result.mlflow_run_id)
-    assert run.data.params["sweep.dial"] == "strength" and run.data.params["sweep.default"] == "1"
-    assert "sweep.1.yield" in run.data.metrics
+    assert run.data.params["sweep.dial"] == "removal" and run.data.params["sweep.default"] == "rewrite"
+    assert "sweep.rewrite.yield" in run.data.metrics
 
-    again = launch.run_experiment(sweep_config(isolated), progress=False)
-    assert again.new_cases == 0 and again.metrics["sweep.1.accepted"] == 3
+    again = launch.run_experiment(sweep_config(isolated, **removal), progress=False)
+    assert again.new_cases == 0 and again.metrics["sweep.rewrite.accepted"] == 3
+
+
+def test_the_strength_ladder_is_the_default_sweep(world, isolated):
+    result = launch.run_experiment(sweep_config(isolated), progress=False)
+    assert {"sweep.0.accepted", "sweep.0.5.accepted", "sweep.1.accepted"} <= set(result.metrics)
+    assert "| 1 | qwen2.5-0.5b | task_instruction |" in (result.task.dir / "sweep.md").read_text()
 
 
 def test_a_dial_swept_directly_and_bad_sweeps_refused(world, isolated):

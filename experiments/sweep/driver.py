@@ -33,6 +33,7 @@ from experiments.runner import RunResult
 from experiments.sweep.curves import level_yield, sweep_table
 from experiments.sweep.options import SweepOptions, label
 from experiments.sweep.report import write_report
+from experiments.tasks import TASKS as REGISTRY
 from metrics.conflict import knows
 from metrics.surface_forms import answer_kind
 
@@ -98,7 +99,8 @@ class StrengthSweep:
             inputs = digest(
                 [
                     [e.id for e in b.nq.examples],
-                    options,
+                    # resolved: a ladder's rung changing under the same strength makes new cases
+                    REGISTRY[o.generator].Options.model_validate(options).model_dump(mode="json"),
                     [[r["id"], r["status"]] for r in replay],
                     program_version(o.generator),
                     b.judge_params_for(o.generator),
