@@ -284,3 +284,29 @@ def test_side_by_side_needs_every_variant_on_the_seed():
     shown = side_by_side(records, ["a", "b"], ["t"], 3)
     assert [s["seed_id"] for s in shown] == ["s1"] and set(shown[0]["cases"]) == {"a", "b"}
     assert "three" in shown[0]["cases"]["b"]["excerpt"]
+
+
+def test_the_curve_of_the_dial_search_alone(isolated, roles):
+    with pytest.raises(ValueError, match="give the dials to search"):
+        compare_config(isolated, sweep_optimizer="dials")
+    config = compare_config(
+        isolated,
+        optimizers=[],
+        sweep_optimizer="dials",
+        strengths=[0.0, 1.0],
+        strength=1.0,
+        dials={"distance": ["proposed", "far"]},
+    )
+    result = launch.run_experiment(config, progress=False)
+    stages = json.loads((RunStore(result.run_id).dir / "stages.json").read_text())
+    # the main stage (strength 1) serves its own point of the curve; strength 0 searches again, nothing compiled
+    assert {"optimize.strength_1", "sweep.strength_0"} <= set(stages)
+    for stage in ("optimize.strength_1", "sweep.strength_0"):
+        variants = {r["variant"] for r in RunStore(f"{result.run_id}/{stage}").records() if r.get("split") == "test"}
+        assert variants == {"uncompiled", "dials"}
+        chosen = json.loads((RunStore(f"{result.run_id}/{stage}").dir / "compiled" / "dial_search.json").read_text())
+        assert chosen["chosen"] in ({"distance": "proposed"}, {"distance": "far"})
+    # the dial search's variant is compared with the uncompiled program, paired, and each strength is a point
+    assert result.metrics["compare.dials.validity.n"] == 6
+    assert "compare.dials.vs_uncompiled.validity.p" in result.metrics
+    assert {"strength.0.validity.rate", "strength.1.validity.rate"} <= set(result.metrics)

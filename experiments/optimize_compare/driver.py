@@ -34,7 +34,7 @@ from experiments.optimize_compare.report import ComparisonReport, write_report
 from experiments.optimize_compare.review import reviewed_validity
 from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore
-from experiments.tasks.optimize import UNCOMPILED, OptimizeOptions, OptimizeTask
+from experiments.tasks.optimize import DIALED, UNCOMPILED, OptimizeOptions, OptimizeTask
 from programs.target_reader import VERSION as READER_VERSION
 
 logger = logging.getLogger(__name__)
@@ -183,11 +183,11 @@ class Comparison:
             records = self.optimise(main_stage, opts.strength, list(opts.optimizers), seeds)
             curve_stages = {}
             for strength in opts.strengths:
-                if strength == opts.strength and opts.sweep_optimizer in opts.optimizers:
+                if strength == opts.strength and opts.curve_in_main_stage():
                     curve_stages[strength] = records
                 else:
                     stage = f"sweep.strength_{strength:g}"
-                    curve_stages[strength] = self.optimise(stage, strength, [opts.sweep_optimizer], seeds)
+                    curve_stages[strength] = self.optimise(stage, strength, opts.curve_optimizers, seeds)
             report = self.report(records, curve_stages, main_stage, time.perf_counter() - started)
             mlflow.log_metrics(clean_metrics(report.metrics))
             mlflow.log_artifacts(str(report.dir), artifact_path="report")
@@ -202,7 +202,7 @@ class Comparison:
         opts, groups = self.options, list(self.groups)
         generator = GENERATORS[opts.generator]
         present = {r.get("variant") for r in records}
-        variants = [UNCOMPILED, *(o for o in opts.optimizers if o in present)]
+        variants = [UNCOMPILED, *(o for o in [DIALED, *opts.optimizers] if o in present)]
         rows = comparison(records, variants, self.groups)
         compiled = self.stages.store(main_stage).dir / "compiled"
         test_seeds = sorted({r["seed_id"] for r in records if r.get("split") == "test"})

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from experiments.tasks.optimize import OptimizeOptions, Optimizer
+from experiments.tasks.optimize import DIALED, OptimizeOptions, Optimizer
 
 
 class KnowledgeScan(BaseModel):
@@ -31,11 +31,12 @@ class CompareOptions(OptimizeOptions):
     strengths: list[float] = Field(
         [0.0, 0.5, 1.0], description="the strength curve: the sweep optimizer compiled at each of these strengths"
     )
-    sweep_optimizer: Optimizer = Field(
+    sweep_optimizer: Optimizer | Literal["dials"] = Field(
         "mipro_v2",
-        description="the optimizer the strength curve compiles. Not bootstrap_fewshot: it keeps any demonstration "
-        "whose score is non-zero, so below strength 1 every strength keeps the same ones (measured: the same two "
-        "demonstrations at 0 and 0.5, none at 1), while MIPROv2 ranks candidates by their mean score",
+        description="the optimizer the strength curve compiles, or dials: the search of options.dials alone (the "
+        "uncompiled program at the settings each strength's metric prefers). Not bootstrap_fewshot: it keeps any "
+        "demonstration whose score is non-zero, so below strength 1 every strength keeps the same ones (measured: "
+        "the same two demonstrations at 0 and 0.5, none at 1), while MIPROv2 ranks candidates by their mean score",
     )
     cases_shown: int = Field(3, ge=0, description="test seeds whose cases the report shows side by side per variant")
 
@@ -43,12 +44,22 @@ class CompareOptions(OptimizeOptions):
     def _sweep(self) -> CompareOptions:
         if any(not 0 <= s <= 1 for s in self.strengths) or len(set(self.strengths)) != len(self.strengths):
             raise ValueError(f"strengths: distinct values in [0, 1], got {self.strengths}")
+        if self.sweep_optimizer == DIALED and not self.dials:
+            raise ValueError("sweep_optimizer: dials searches options.dials; give the dials to search")
         if self.generator == "unanswerable" and self.seeds == "known":
             raise ValueError(
                 "seeds: known is for answer swaps (an unanswerable case removes the answer whatever the "
                 "target knows); use seeds: all"
             )
         return self
+
+    @property
+    def curve_optimizers(self) -> list[str]:
+        """What each strength of the curve compiles: the sweep optimizer, or nothing but the dial search."""
+        return [] if self.sweep_optimizer == DIALED else [self.sweep_optimizer]
+
+    def curve_in_main_stage(self) -> bool:
+        return self.sweep_optimizer in self.optimizers or (self.sweep_optimizer == DIALED and bool(self.dials))
 
     @property
     def seed_rule(self) -> str:

@@ -195,7 +195,7 @@ class OptimizeTask:
         """The dial settings whose uncompiled program scores best on validation with the run's metric (a grid:
         the dials are few and discrete, and each setting costs one pass over the validation seeds; ties go to
         the earlier setting). The optimizers then compile the program at those settings."""
-        saved = folder / "dials.json"
+        saved = folder / "dial_search.json"
         if saved.exists():  # resumed
             found = json.loads(saved.read_text())
             self.dials, self.dial_scores = found["chosen"], found["scores"]
