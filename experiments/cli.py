@@ -430,6 +430,38 @@ def unpack(
 
 
 @app.command()
+def export(
+    run_id: Annotated[str, typer.Argument(help="reeval run id of a generation, bench or compare-pivots run")],
+    out: Annotated[Path, typer.Option(help="the folder to write (new or empty)")],
+    cases: Annotated[
+        str,
+        typer.Option(help="accepted, reviewed-valid (accepted and read valid by the reviewers' majority) or all"),
+    ] = "accepted",
+    layout: Annotated[
+        str,
+        typer.Option(
+            help="hf (Parquet, dataset card, croissant.json), faitheval (FaithEval's hub layout) or reeval "
+            "(ReEval's released JSON)"
+        ),
+    ] = "hf",
+    log_level: LogLevel = "WARNING",
+) -> None:
+    """Write a run's chosen cases to share: a Hugging Face dataset folder, FaithEval's or ReEval's layout.
+    A bench run exports each generator stage, a compare-pivots run each pivot."""
+    _setup_logging(log_level)
+    apply_offline_defaults()
+    from experiments.export import export_run
+
+    result = export_run(run_id, out, cases=cases, layout=layout)
+    for name, rows in result.rows.items():
+        console.print(f"{name}: {rows} cases", markup=False, highlight=False)
+    if layout == "hf":
+        warned = f" ({len(result.croissant_warnings)} warnings)" if result.croissant_warnings else ""
+        console.print(f"croissant.json: valid for mlcroissant{warned}", markup=False, highlight=False)
+    console.print(f"{result.out}: {len(result.files)} files, layout {layout}", markup=False, highlight=False)
+
+
+@app.command()
 def validity(
     run_id: Annotated[str, typer.Argument(help="reeval run id of a generation run")],
     log: Annotated[bool, typer.Option(help="log the figures to the run's latest MLflow parent run")] = True,
