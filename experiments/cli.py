@@ -356,6 +356,10 @@ def show(
         if key in params:
             console.print(f"{key} = {params[key]}")
     console.print(f"artifacts: {latest.info.artifact_uri}")
+    from experiments.tracking import PROMPTS_TAG
+
+    if latest.data.tags.get(PROMPTS_TAG):
+        console.print(f"prompts (Prompt Registry): {latest.data.tags[PROMPTS_TAG]}", markup=False, highlight=False)
     _print_validity(latest.data.tags.get("reeval.run_id", run_id), latest.data.metrics, log=False)
 
 
