@@ -97,7 +97,7 @@ def select_case_sets(run_id: str, choice: str, root: Path) -> list[CaseSet]:
     for name, store_id, records, config in _sets_of(run_id, root):
         cases = [r for r in records if is_case(r)]
         if store_id not in human_by_store:
-            human_by_store[store_id] = load_inputs(store_id, root).human if choice == "reviewed-valid" else {}
+            human_by_store[store_id] = load_inputs(store_id, root).human
         human = human_by_store[store_id]
         kept = [r for r in cases if chosen(r, choice, human)]
         counts = Counter(str(r.get("status", "")) for r in cases)
