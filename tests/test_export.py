@@ -74,7 +74,9 @@ def swap_run(isolated, monkeypatch):
         _swap(3, "rejected:old_answer_absent"),
         _swap(4, "error:provider", question=f"who wrote book 4 ({KEY})", error=f"401 {KEY} at {cache}"),
     ]
-    _write_run(isolated / "runs", "swap-run", _config("answer_swap"), records, {"s1:swap": "valid", "s2:swap": "invalid"})
+    _write_run(
+        isolated / "runs", "swap-run", _config("answer_swap"), records, {"s1:swap": "valid", "s2:swap": "invalid"}
+    )
     return isolated
 
 
@@ -164,9 +166,20 @@ def test_faitheval_layout_read_by_a_loader_of_their_hub_layout(isolated):
     _write_run(runs, "u-run", _config("unanswerable"), [unanswerable])
     question = "Which is a mammal?\nA. frog\nB. whale"
     counterfactual = _swap(
-        2, "accepted", task="counterfactual", id="q2:counterfactual", question=question, answers=["frog"],
-        options=["frog", "whale"], choice_labels=["A", "B"], answer_label="A", original_answer_label="B",
-        original_context="", original_answers=None, variant="perturbed", batch_size=2,
+        2,
+        "accepted",
+        task="counterfactual",
+        id="q2:counterfactual",
+        question=question,
+        answers=["frog"],
+        options=["frog", "whale"],
+        choice_labels=["A", "B"],
+        answer_label="A",
+        original_answer_label="B",
+        original_context="",
+        original_answers=None,
+        variant="perturbed",
+        batch_size=2,
     )
     twin = {**counterfactual, "id": "q2:closed-book", "variant": "original"}
     _write_run(runs, "c-run", _config("counterfactual", source="arc_challenge"), [counterfactual, twin])
@@ -208,8 +221,13 @@ def test_reeval_layout_fields_and_round_trip_as_external_cases(swap_run):
 
 def test_context_enriching_rows_carry_reeval_fields(isolated):
     record = _swap(
-        1, "accepted", task="context_enrich", id="s1:enrich-question", answers=["Bo Ray"],
-        supporting_sentence="Book 1 was written by Bo Ray .", background="Books are read .",
+        1,
+        "accepted",
+        task="context_enrich",
+        id="s1:enrich-question",
+        answers=["Bo Ray"],
+        supporting_sentence="Book 1 was written by Bo Ray .",
+        background="Books are read .",
         retrieved=[{"id": "w:1", "title": "Book", "score": 0.4}],
     )
     _write_run(isolated / "runs", "ce-run", _config("context_enrich"), [record])
