@@ -16,6 +16,7 @@ from typing import Any
 
 from experiments.export.selection import CaseSet
 from experiments.run_store import RunStore
+from experiments.tracking import find_runs
 from experiments.validity import run_validity, statement
 from experiments.validity.inputs import evaluation_runs
 from experiments.validity.render import reviewers
@@ -49,8 +50,6 @@ def _models(config: dict[str, Any], role: str) -> dict[str, Any]:
 def _commit(run_id: str) -> str:
     """The commit the run's MLflow run recorded; this store may not hold the run (an archived folder)."""
     try:
-        from experiments.tracking import find_runs
-
         runs = find_runs(run_id)
     except Exception as exc:  # noqa: BLE001 - a card is still written without the tracking store
         logger.warning("commit of %s: the tracking store could not be read (%s)", run_id, exc)
