@@ -356,6 +356,10 @@ def show(
         if key in params:
             console.print(f"{key} = {params[key]}")
     console.print(f"artifacts: {latest.info.artifact_uri}")
+    from experiments.tracking import PROMPTS_TAG
+
+    if latest.data.tags.get(PROMPTS_TAG):
+        console.print(f"prompts (Prompt Registry): {latest.data.tags[PROMPTS_TAG]}", markup=False, highlight=False)
     _print_validity(latest.data.tags.get("reeval.run_id", run_id), latest.data.metrics, log=False)
 
 
@@ -427,6 +431,38 @@ def unpack(
 
     run_id, cases = unpack_run(bundle, runs_dir())
     console.print(f"runs/{run_id}: {cases} cases restored; resume with `reeval resume {run_id}`")
+
+
+@app.command()
+def export(
+    run_id: Annotated[str, typer.Argument(help="reeval run id of a generation, bench or compare-pivots run")],
+    out: Annotated[Path, typer.Option(help="the folder to write (new or empty)")],
+    cases: Annotated[
+        str,
+        typer.Option(help="accepted, reviewed-valid (accepted and read valid by the reviewers' majority) or all"),
+    ] = "accepted",
+    layout: Annotated[
+        str,
+        typer.Option(
+            help="hf (Parquet, dataset card, croissant.json), faitheval (FaithEval's hub layout) or reeval "
+            "(ReEval's released JSON)"
+        ),
+    ] = "hf",
+    log_level: LogLevel = "WARNING",
+) -> None:
+    """Write a run's chosen cases to share: a Hugging Face dataset folder, FaithEval's or ReEval's layout.
+    A bench run exports each generator stage, a compare-pivots run each pivot."""
+    _setup_logging(log_level)
+    apply_offline_defaults()
+    from experiments.export import export_run
+
+    result = export_run(run_id, out, cases=cases, layout=layout)
+    for name, rows in result.rows.items():
+        console.print(f"{name}: {rows} cases", markup=False, highlight=False)
+    if layout == "hf":
+        warned = f" ({len(result.croissant_warnings)} warnings)" if result.croissant_warnings else ""
+        console.print(f"croissant.json: valid for mlcroissant{warned}", markup=False, highlight=False)
+    console.print(f"{result.out}: {len(result.files)} files, layout {layout}", markup=False, highlight=False)
 
 
 @app.command()

@@ -1,9 +1,11 @@
 """Compiled generator programs: saved by an optimisation run, loaded by name in any later config.
 
 A reference is `run:<reeval run id>` (the variant that scored best on that run's validation
-seeds), `run:<reeval run id>:<variant>` (e.g. `:mipro_v2`), or a path to a saved program JSON.
+seeds), `run:<reeval run id>:<variant>` (e.g. `:mipro_v2`), a path to a saved program JSON, or an
+MLflow model URI (`models:/<registered name>/<version>`, `models:/<name>@<alias>`, `models:/<model id>`).
 The state sits in runs/<id>/compiled/ and in the MLflow run's `compiled/` artifacts, so a
-clone without the local runs/ folder still finds it through the tracking store.
+clone without the local runs/ folder still finds it through the tracking store; the best variant is also
+an MLflow model (`mlflow.dspy.log_model`), registered under `options.register_as` when the config names one.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ import dspy
 
 from experiments.config import ConfigError
 from experiments.paths import runs_dir
-from experiments.tracking import find_runs
+from experiments.tracking import find_runs, setup_mlflow
 
 BEST = "best"
+MODELS_PREFIX = "models:/"
 
 
 def compiled_dir(run_id: str) -> Path:
@@ -82,12 +85,54 @@ def _download(run_id: str, variant: str) -> Path:
     return found.parent
 
 
+def log_compiled_model(program: dspy.Module, variant: str, meta: dict, registered_name: str | None) -> str:
+    """The program as an MLflow model of the active run (registered when a name is given); its URI."""
+    import mlflow
+
+    info = mlflow.dspy.log_model(
+        program,
+        name=f"compiled-{variant}",
+        registered_model_name=registered_name,
+        # Named, not inferred: inference imports the program's whole environment and takes minutes.
+        pip_requirements=[f"dspy=={dspy.__version__}"],
+        metadata={"reeval": meta},
+    )
+    return info.model_uri
+
+
+def _load_model(program: dspy.Module, reference: str) -> dict:
+    import mlflow
+
+    setup_mlflow()
+    active = mlflow.get_active_model_id()
+    try:
+        loaded = mlflow.dspy.load_model(reference)
+        meta = (mlflow.models.get_model_info(reference).metadata or {}).get("reeval", {})
+    except Exception as exc:  # noqa: BLE001 - MLflow raises several kinds for an unknown model or version
+        raise CompiledProgramNotFound(f"compiled program {reference!r}: {exc}") from None
+    finally:
+        # Loading makes the model the process's active model, and every metric logged afterwards (in any
+        # store) would name it: a later run's metrics then point at a model its store does not hold.
+        if mlflow.get_active_model_id() != active:
+            mlflow.clear_active_model() if active is None else mlflow.set_active_model(model_id=active)
+    if type(loaded).__name__ != type(program).__name__:
+        kinds = f"a {type(loaded).__name__}, not a {type(program).__name__}"
+        raise ConfigError(f"compiled program {reference!r} is {kinds}")
+    program.load_state(loaded.dump_state())
+    return meta
+
+
 def load_compiled(program: dspy.Module, reference: str, generator: str) -> dict:
-    """Load the state into `program`; refuses a program compiled for another generator."""
-    path, meta = resolve(reference)
+    """Load the state (and the dial settings it was compiled at) into `program`; refuses a program compiled
+    for another generator."""
+    if reference.startswith(MODELS_PREFIX):
+        meta = _load_model(program, reference)
+    else:
+        path, meta = resolve(reference)
     if meta.get("generator") not in (None, generator):
         raise ConfigError(f"compiled program {reference!r} was compiled for {meta['generator']!r}, not {generator!r}")
-    program.load(str(path))
+    if not reference.startswith(MODELS_PREFIX):
+        program.load(str(path))
     apply_dials(program, meta.get("dials") or {}, reference)
     return meta
 

@@ -21,6 +21,11 @@ may carry what released adversarial sets carry next to it:
 - ``seed_id`` (copies of one seed, such as Category 2's two enriched copies, share it),
   ``source``, ``generator`` (or ``pivot``: the model that made the row, for the transfer matrix).
 
+ReEval's released field names are read as these: ``q_id`` as ``id``, ``evidence`` as ``context``,
+``answer`` (a string or a list) as ``answers``, and ``original_evidence`` / ``original_answer`` (which
+`reeval export --layout reeval` adds beside them) as ``original_context`` / ``original_answers``; a
+file may also be one JSON array of such rows (``.json``), as ReEval released them.
+
 Other fields are ignored. ReEval's seed filters are not applied to these rows unless the config
 asks for them (``data.reeval_filters: true``): they drop rows and rewrite answers, and a file
 given for evaluation must be measured as published.
@@ -46,6 +51,28 @@ logger = logging.getLogger(__name__)
 TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual", "external")
 # The keyword a FaithEval row answers with, and the task it marks.
 KEYWORD_TASKS: dict[str, str] = {TASK_ANSWERS["unknown"]: "unanswerable", TASK_ANSWERS["conflict"]: "inconsistent"}
+
+
+# ReEval's released names -> the flat form's; a row holding the flat name as well keeps the flat one.
+REEVAL_FIELDS: dict[str, str] = {
+    "q_id": "id",
+    "evidence": "context",
+    "answer": "answers",
+    "original_evidence": "original_context",
+    "original_answer": "original_answers",
+}
+
+
+def _flat_names(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not any(name in obj for name in REEVAL_FIELDS):
+        return obj
+    out = dict(obj)
+    for theirs, ours in REEVAL_FIELDS.items():
+        if theirs in out and ours not in out:
+            value = out.pop(theirs)
+            # ReEval writes a single answer as a string.
+            out[ours] = [value] if ours.endswith("answers") and isinstance(value, str) else value
+    return out
 
 
 def _row_id(obj: Mapping[str, Any], where: str) -> str:
@@ -110,6 +137,7 @@ def _infer_task(answers: list[str], options: list | None) -> str:
 
 def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: str) -> dict[str, Any]:
     """One row as the fields of an evaluation case; a malformed row raises DataError naming `where` and the field."""
+    obj = _flat_names(obj)
     rid = _row_id(obj, where)
     question = req_str(obj, "question", where)
     context = req_str(obj, "context", where)
@@ -175,7 +203,8 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
 
 
 def load_external_cases(path: str | Path) -> list[dspy.Example]:
-    """Every row of a ``.jsonl``/``.jsonl.gz`` file as an evaluation case, in file order (see the module docstring).
+    """Every row of a ``.jsonl``/``.jsonl.gz`` file (or ``.json`` array) as an evaluation case, in file order
+    (see the module docstring).
 
     Ids must be unique within the file (a duplicate names both lines).
     """

@@ -313,6 +313,8 @@ def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metri
         mlflow.log_artifacts(str(report.parent), artifact_path="report")
     if (store.dir / "compiled").is_dir():
         mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
+        if hasattr(task, "log_models"):
+            task.log_models(store.dir / "compiled")
     mlflow.log_artifact(str(store.cases_path), artifact_path="cases")
     mlflow.log_artifact(str(store.dir / "config.json"), artifact_path="cases")
 

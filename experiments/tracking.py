@@ -33,6 +33,7 @@ from experiments.secrets import redact, secret_values
 logger = logging.getLogger(__name__)
 
 RUN_ID_TAG = "reeval.run_id"
+PROMPTS_TAG = "reeval.prompts"  # the Prompt Registry versions a run's generators used, "prompts:/<name>/<version>"
 # MLflow accepts alphanumerics, _ - . / : and space in a metric name, at most 250 characters, and no
 # name that is not its own normalised path ("a//b", "a/./b", a leading or trailing slash).
 _METRIC_UNSAFE = re.compile(r"[^A-Za-z0-9_\-./: ]")
@@ -307,6 +308,72 @@ def log_programs(programs: dict, adapters: dict[str, Any]) -> None:
             for predictor_name, predictor in program.named_predictors():
                 (folder / f"{name}.{predictor_name}.prompt.txt").write_text(render_prompt(predictor, adapter))
         mlflow.log_artifacts(str(folder), artifact_path="programs")
+    register_prompts(programs, adapters)
+
+
+# The modules whose programs generate cases; their VERSION is the one a case records (program_version).
+GENERATOR_MODULES = ("programs.answer_swap", "programs.context_enrich", "programs.faitheval")
+
+
+def generator_version(program) -> str | None:
+    """The VERSION of the module that defines a generator program; None for any other program (seed
+    selection, the judge, a target's reader)."""
+    import importlib
+
+    module = type(program).__module__
+    if module not in GENERATOR_MODULES:
+        return None
+    version = getattr(importlib.import_module(module), "VERSION", None)
+    return version if isinstance(version, str) else None
+
+
+def prompt_name(program_key: str, predictor_name: str) -> str:
+    """A Prompt Registry name (letters, digits, '_', '-', '.') for one predictor of one program."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", f"reeval.{program_key}.{predictor_name}")
+
+
+def _prompt_version(client, name: str, version: str, template: str):
+    """The registered version of `name` for this generator version and text, registered if there is none:
+    a generator version's prompt is one registry version, however many runs use it."""
+    import mlflow
+
+    try:
+        existing = client.search_prompt_versions(name)
+    except Exception:  # noqa: BLE001 - MLflow raises several kinds for a prompt never registered
+        existing = []
+    for found in getattr(existing, "prompt_versions", existing) or []:
+        if found.tags.get("program_version") == version and found.template == template:
+            return found
+    return mlflow.genai.register_prompt(
+        name=name, template=template, commit_message=version, tags={"program_version": version}
+    )
+
+
+def register_prompts(programs: dict, adapters: dict[str, Any]) -> list[str]:
+    """Every generator predictor's rendered prompt in the Prompt Registry, linked to the active run; the
+    run's PROMPTS_TAG lists them. Programs without a generator version (seed selection, the judge) are not
+    generators and stay run artifacts only."""
+    import mlflow
+
+    run = mlflow.active_run()
+    if run is None:
+        return []
+    client = mlflow.MlflowClient()
+    adapter = next(iter(adapters.values()), None)
+    secrets = secret_values()
+    uris = []
+    for key, program in programs.items():
+        version = generator_version(program)
+        if version is None:
+            continue
+        for predictor_name, predictor in program.named_predictors():
+            template = redact(render_prompt(predictor, adapter), secrets)
+            found = _prompt_version(client, prompt_name(key, predictor_name), version, template)
+            client.link_prompt_version_to_run(run.info.run_id, found)
+            uris.append(f"prompts:/{found.name}/{found.version}")
+    if uris:
+        mlflow.set_tag(PROMPTS_TAG, " ".join(uris))
+    return uris
 
 
 def render_prompt(predictor, adapter) -> str:

@@ -100,7 +100,7 @@ def test_corrupt_gzip_and_wrong_suffix(tmp_path: Path) -> None:
         load_qa(bad)
     other = tmp_path / "x.csv"
     other.write_text("a,b\n")
-    with pytest.raises(DataError, match=r"\.jsonl or \.jsonl\.gz"):
+    with pytest.raises(DataError, match=r"\.jsonl, \.jsonl\.gz or \.json \(an array of objects\)"):
         load_qa(other)
     assert issubclass(DataError, ValueError)
 

@@ -240,3 +240,56 @@ def test_context_enrich_rows_keep_their_answer_for_the_original_and_share_a_seed
     cases = load_external_cases(path)
     assert [c.seed_id for c in cases] == ["s1", "s1"] and cases[0].original_answers == ["Ada"]
     assert cases[0].generator == "gpt-x" and cases[0].source == "enrich"
+
+
+def test_reeval_released_json_array_is_read_with_its_field_names(tmp_path):
+    """ReEval released one JSON array per file with q_id, evidence and answer; `original_evidence` and
+    `original_answer` (written by `reeval export --layout reeval`) pair each row with its source row."""
+    import json
+
+    from experiments.external_cases import load_external_cases
+
+    rows = [
+        {
+            "q_id": 7,
+            "question": "who wrote it",
+            "answer": "Ann Lee",
+            "evidence": "Ann Lee wrote it .",
+            "source": "nq",
+            "status": "accepted",
+            "original_evidence": "Bo Ray wrote it .",
+            "original_answer": ["Bo Ray"],
+            "task": "answer_swap",
+        },
+        {
+            "q_id": "8",
+            "question": "who sang it",
+            "answer": ["Cy Di"],
+            "evidence": "Cy Di sang it .",
+            "source": "nq",
+            "status": "accepted",
+        },
+    ]
+    path = tmp_path / "answer_swap.json"
+    path.write_text(json.dumps(rows))
+    first, second = load_external_cases(path)
+    assert (first.id, first.context, first.answers) == ("7", "Ann Lee wrote it .", ["Ann Lee"])
+    assert (first.original_context, first.original_answers, first.task) == (
+        "Bo Ray wrote it .",
+        ["Bo Ray"],
+        "answer_swap",
+    )
+    assert (second.answers, second.original_context, second.task) == (["Cy Di"], None, "external")
+
+
+def test_a_json_file_must_hold_an_array_of_objects(tmp_path):
+    from experiments.data.errors import DataError
+    from experiments.external_cases import load_external_cases
+
+    path = tmp_path / "cases.json"
+    path.write_text('{"q_id": 1}')
+    with pytest.raises(DataError, match="expected a JSON array of objects"):
+        load_external_cases(path)
+    path.write_text('[{"q_id": "1", "question": "q", "evidence": "c", "answer": "a"}, 3]')
+    with pytest.raises(DataError, match="item 2: expected a JSON object"):
+        load_external_cases(path)

@@ -18,6 +18,8 @@ from typing import Any
 from experiments.data.errors import DataError, describe
 
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+# ReEval released its cases as one JSON array per file; such a file is read row by row like JSON Lines.
+_JSON_ARRAY_SUFFIX = ".json"
 
 
 def content_sha256(path: str | Path) -> str:
@@ -43,8 +45,24 @@ def file_stem(path: Path) -> str:
 
 
 def _check_suffix(path: Path) -> None:
-    if not path.name.endswith(_JSONL_SUFFIXES):
-        raise DataError(f"{path}: expected a .jsonl or .jsonl.gz file")
+    if not path.name.endswith((*_JSONL_SUFFIXES, _JSON_ARRAY_SUFFIX)):
+        raise DataError(f"{path}: expected a .jsonl, .jsonl.gz or .json (an array of objects) file")
+
+
+def _iter_array(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (1-based item number, object) of a file holding one JSON array of objects."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff"))
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}:{e.lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
+    if not isinstance(data, list):
+        raise DataError(f"{path}: expected a JSON array of objects, got {describe(data)}")
+    for number, obj in enumerate(data, start=1):
+        if not isinstance(obj, dict):
+            raise DataError(f"{path}: item {number}: expected a JSON object, got {describe(obj)}")
+        yield number, obj
 
 
 def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -65,13 +83,17 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, object)`` for each non-blank line of a ``.jsonl``/``.jsonl.gz`` file.
+    """Yield ``(line number, object)`` for each non-blank line of a ``.jsonl``/``.jsonl.gz`` file, or
+    ``(item number, object)`` for each item of a ``.json`` file holding one array of objects.
 
     Invalid JSON, or a line that is not a JSON object, raises :class:`DataError` naming the
     file and line, so a broken row is found without bisecting the file.
     """
     path = Path(path)
     _check_suffix(path)
+    if path.name.endswith(_JSON_ARRAY_SUFFIX):
+        yield from _iter_array(path)
+        return
     for lineno, text in _iter_lines(path):
         if not text.strip():
             continue

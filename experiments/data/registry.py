@@ -48,7 +48,8 @@ def sniff_loader(path: str | Path) -> Callable[..., Any]:
 
 
 def resolve_dataset(name_or_path: str | Path) -> DatasetSpec:
-    """A registry name (see :data:`DATASETS`) or a path to an existing ``.jsonl``/``.jsonl.gz`` file.
+    """A registry name (see :data:`DATASETS`) or a path to an existing ``.jsonl``/``.jsonl.gz`` file, or a
+    ``.json`` file holding one array of rows.
 
     Names win over paths. An unknown name that is not a file fails with a "did you mean"
     suggestion, so a typo in a config is caught before any LM call.
@@ -64,5 +65,5 @@ def resolve_dataset(name_or_path: str | Path) -> DatasetSpec:
     hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     raise UnknownDatasetError(
         f"unknown dataset {key!r}: {hint}Known names: {', '.join(sorted(DATASETS))}; "
-        "or give the path of an existing .jsonl/.jsonl.gz file."
+        "or give the path of an existing .jsonl/.jsonl.gz (or .json array) file."
     )

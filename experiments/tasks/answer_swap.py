@@ -28,7 +28,9 @@ class AnswerSwapTask(JudgedTask):
         repair_grammar: bool = Field(False, description="let the pivot repair grammar after the swap")
         min_similarity: float = Field(0.9, ge=0, le=1, description="text outside the swapped spans kept")
         program: str | None = Field(
-            None, description="compiled generator state: run:<optimisation run id> or a path to a saved program JSON"
+            None,
+            description="compiled generator state: run:<optimisation run id>, a path to a saved program JSON, "
+            "or an MLflow model URI (models:/<name>/<version>)",
         )
         distance: Literal["proposed", "near", "mid", "far", "extreme"] = Field(
             "proposed",

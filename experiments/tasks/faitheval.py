@@ -31,7 +31,9 @@ class SeededOptions(BaseModel):
 
 class UnanswerableOptions(SeededOptions):
     program: str | None = Field(
-        None, description="compiled generator state: run:<optimisation run id> or a path to a saved program JSON"
+        None,
+        description="compiled generator state: run:<optimisation run id>, a path to a saved program JSON, "
+        "or an MLflow model URI (models:/<name>/<version>)",
     )
     removal: Literal["window", "drop", "rewrite"] = Field(
         "rewrite",

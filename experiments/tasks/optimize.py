@@ -22,7 +22,7 @@ import dspy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from experiments.attack import GENERATORS, AttackMetric, AttackScorer, seed_case
-from experiments.compiled import BEST, read_meta, save_compiled
+from experiments.compiled import BEST, log_compiled_model, read_meta, save_compiled
 from experiments.config import ConfigError
 from experiments.errors import error_kind, error_status, error_text
 from experiments.lm.registry import ResolvedLM
@@ -69,6 +69,11 @@ class OptimizeOptions(BaseModel):
         None,
         description="the judge in the metric's validity term (default: where it was measured informative for the "
         "generator, experiments/attack.py)",
+    )
+    register_as: str | None = Field(
+        None,
+        description="registered MLflow model name for the best compiled program (logged with mlflow.dspy.log_model "
+        "beside its JSON); a later config loads it with options.program: models:/<name>/<version>",
     )
     max_attempts: int = Field(3, ge=1)
     max_demos: int = Field(3, ge=0, description="bootstrapped demonstrations per predictor")
@@ -310,6 +315,11 @@ class OptimizeTask:
             self._meta(best, val_score=self.val_scores[best], val_scores=self.val_scores),
         )
         self.best = best
+
+    def log_models(self, folder: Path) -> str:
+        """The best variant as an MLflow model of the active run, registered under options.register_as."""
+        meta = read_meta(folder, BEST) or {}
+        return log_compiled_model(self.variants[self.best], BEST, meta, self.options.register_as)
 
     # -- held-out evaluation, one test seed at a time (checkpointed by the runner) ---------------
 

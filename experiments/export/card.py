@@ -1,0 +1,214 @@
+"""`README.md`: the Hugging Face dataset card of an export. Its YAML header holds what the hub indexes (licence,
+task categories, size, how the annotations were made, the source data sets, one config per case set); its
+text says what the cases are and how far they can be trusted: generator, pivot and judge, commit, seeds and
+split, counts by status, the validity figure with its interval and who reviewed, and the targets' accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import yaml
+
+from experiments.export.licence import HUB_SOURCES, SourceLicence
+from experiments.export.provenance import Provenance
+from experiments.export.rows import FIELDS
+from experiments.export.selection import CaseSet, status_kind
+
+# What a case of each task is, in one sentence (the card's opening and the Croissant description).
+TASK_TEXT = {
+    "answer_swap": "ReEval answer swaps: the passage's answer is replaced by another of the same kind and every "
+    "trace of the old one removed, so a faithful reader answers the new one",
+    "context_enrich": "ReEval context enriching: the sentence that answers the question is kept verbatim and "
+    "merged with condensed retrieved passages, so the answer stays the same in a longer, noisier passage",
+    "unanswerable": "FaithEval unanswerable passages: the sentences that give the answer are removed or "
+    "rewritten, so a faithful reader says 'unknown'",
+    "inconsistent": "FaithEval inconsistent passages: two documents, one of them with the answer swapped, so a "
+    "faithful reader says 'conflict'",
+    "counterfactual": "FaithEval counterfactual passages: a passage that supports an option the world does not, "
+    "so a faithful reader picks the option the passage supports",
+}
+PAPERS = {
+    "answer_swap": "ReEval (Yu et al., 2023, arXiv:2310.12516)",
+    "context_enrich": "ReEval (Yu et al., 2023, arXiv:2310.12516)",
+    "unanswerable": "FaithEval (Ming et al., 2024, arXiv:2410.03727)",
+    "inconsistent": "FaithEval (Ming et al., 2024, arXiv:2410.03727)",
+    "counterfactual": "FaithEval (Ming et al., 2024, arXiv:2410.03727)",
+}
+ARXIV = {"answer_swap": "2310.12516", "context_enrich": "2310.12516"}
+
+
+def size_category(n: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return name
+    return "n>1M"
+
+
+def task_text(task: str) -> str:
+    return TASK_TEXT.get(task, f"{task} cases")
+
+
+def header(
+    sets: list[CaseSet], licence: str, licences: list[SourceLicence], parquet: dict[str, str], pretty: str
+) -> dict[str, Any]:
+    tasks = sorted({s.task for s in sets})
+    configs = []
+    for i, s in enumerate(sets):
+        config = {"config_name": s.name, "data_files": [{"split": "test", "path": parquet[s.name]}]}
+        if i == 0:
+            config["default"] = True
+        configs.append(config)
+    arxiv = sorted({ARXIV.get(t, "2410.03727") for t in tasks})
+    return {
+        "pretty_name": pretty,
+        "license": licence,
+        "language": ["en"],
+        "task_categories": ["question-answering"],
+        "task_ids": ["open-domain-qa"] if "counterfactual" not in tasks else ["multiple-choice-qa", "open-domain-qa"],
+        "size_categories": [size_category(sum(len(s.records) for s in sets))],
+        "annotations_creators": ["machine-generated"],
+        "language_creators": ["found", "machine-generated"],
+        "multilinguality": ["monolingual"],
+        "source_datasets": sorted({f"extended|{HUB_SOURCES.get(lic.source, lic.source)}" for lic in licences}),
+        "tags": ["faithfulness", "adversarial", "retrieval-augmented-generation", "reeval", *tasks]
+        + [f"arxiv:{a}" for a in arxiv],
+        "configs": configs,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.0f}%"
+
+
+def _counts(s: CaseSet) -> str:
+    kinds: dict[str, int] = {}
+    for status, n in s.status_counts.items():
+        kinds[status_kind(status)] = kinds.get(status_kind(status), 0) + n
+    return ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+
+
+def _set_section(s: CaseSet, p: Provenance, choice: str) -> list[str]:
+    lines = [
+        f"### `{s.name}`: {len(s.records)} cases",
+        "",
+        f"{task_text(s.task)} ({PAPERS.get(s.task, 'reeval')}).",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| generator version | {', '.join(f'`{v}`' for v in p.generator_versions) or '—'} |",
+        f"| pivot (writes the perturbation) | {', '.join(f'`{x}`' for x in p.pivots)} |",
+        f"| judge | {p.judge} |",
+        f"| commit | `{p.commit}` |",
+        f"| source rows | `{p.source}`, split `{p.split}`, {p.rows} |",
+        f"| seeds | {', '.join(f'{k} {v}' for k, v in p.seeds.items()) or '—'} |",
+        f"| cases made, by status | {_counts(s)} |",
+        f"| exported (`--cases {choice}`) | {len(s.records)} |",
+        f"| reviewed by | {p.reviewed_by} |",
+    ]
+    if p.valid_share is not None:
+        share = p.valid_share
+        lines.append(
+            f"| valid share of accepted cases | **{_pct(share['estimate'])}** [{_pct(share['low'])}, "
+            f"{_pct(share['high'])}] (95%, prediction-powered, {int(share['n_reviewed'])} reviewed) |"
+        )
+    else:
+        lines.append("| valid share of accepted cases | not measured: no reviewed sample |")
+    lines += ["", f"Validity: {p.validity}", ""]
+    if len(s.status_counts) > 1:
+        lines += ["| status | cases |", "|---|---:|"]
+        lines += [f"| `{status}` | {n} |" for status, n in s.status_counts.items()]
+        lines.append("")
+    if p.accuracy:
+        lines += [
+            "Accuracy of the run's targets on the exported cases (perturbed) and on their source rows (original), "
+            "95% Wilson intervals:",
+            "",
+            "| target | setting | decoding | variant | accuracy | n |",
+            "|---|---|---|---|---|---:|",
+        ]
+        lines += [
+            f"| `{r['target']}` | {r['setting']} | {r['decoding']} | {r['variant']} | {_pct(r['accuracy'])} "
+            f"[{_pct(r['low'])}, {_pct(r['high'])}] | {r['n']} |"
+            for r in p.accuracy
+        ]
+        lines.append("")
+    else:
+        lines += ["No target was evaluated on these cases in this run.", ""]
+    return lines
+
+
+def render_card(
+    sets: list[CaseSet],
+    provenance: dict[str, Provenance],
+    licence: str,
+    licences: list[SourceLicence],
+    parquet: dict[str, str],
+    choice: str,
+    run_id: str,
+    pretty: str,
+) -> str:
+    meta = header(sets, licence, licences, parquet, pretty)
+    total = sum(len(s.records) for s in sets)
+    kept = {
+        "accepted": "the cases the run accepted",
+        "reviewed-valid": "accepted cases a reviewers' majority read valid",
+        "all": "every case the run made, rejected and errored ones included (see `status`)",
+    }[choice]
+    lines = [
+        "---",
+        yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000).rstrip(),
+        "---",
+        "",
+        f"# {pretty}",
+        "",
+        f"{total} adversarial open-book question-answering cases made by "
+        "reeval from public QA rows, to test whether a model answers from the passage it "
+        f"is given rather than from memory. Exported from run `{run_id}`: {kept}. One config per case set, "
+        "each a `test` split.",
+        "",
+        "The cases are **machine-generated**: a language model (the pivot) rewrote each passage, string checks "
+        "and (where named) a judge model decided which to keep. Not every accepted case is valid: the validity "
+        "line of each set says how many were read valid and by whom.",
+        "",
+        "## Case sets",
+        "",
+    ]
+    for s in sets:
+        lines += _set_section(s, provenance[s.name], choice)
+    lines += ["## Fields", "", "| field | meaning |", "|---|---|"]
+    lines += [f"| `{name}` | {text} |" for name, text in FIELDS.items()]
+    lines += [
+        "",
+        "## Load",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'cases = load_dataset("<this folder or hub id>", "{sets[0].name}", split="test")',
+        "```",
+        "",
+        "## Licence and attribution",
+        "",
+        f"`{licence}`. The cases adapt the source rows below; each source's licence is ShareAlike, so the "
+        "cases are shared under it, with its attribution:",
+        "",
+    ]
+    for lic in licences:
+        lines.append(
+            f"- `{lic.source}`: {lic.licence or 'no licence statement found: check before publishing'}"
+            + (f" ({lic.url})" if lic.url else "")
+            + (f". Attribution: {lic.attribution}" if lic.attribution else "")
+            + (f" Changes made to the source: {lic.changes}" if lic.changes else "")
+        )
+    lines += [
+        "- Changes made here: each passage was rewritten by a language model as described above; questions "
+        "are unchanged.",
+        "",
+        "## Citation",
+        "",
+        "The methods are those of " + " and ".join(sorted({PAPERS.get(s.task, "reeval") for s in sets})) + ".",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""The licence and attribution an export inherits from the data its cases were made from.
+
+Read from the shipped data's own statement, ``data/LICENSE`` (one block per file: ``Licence:``,
+``Attribution:``, ``Changes:``), so a card says what that file says. Every shipped source is ShareAlike:
+cases adapted from it are shared under the same licence, with its attribution and a note of the changes.
+A source the statement does not cover (a file of the user's) is named ``other`` with a warning on the card.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.data.registry import DATA_DIR, DATASETS
+
+LICENCE_FILE = "LICENSE"
+# Hugging Face licence identifiers of the licences data/LICENSE names.
+HUB_LICENCES = {"CC BY-SA 3.0": "cc-by-sa-3.0", "CC BY-SA 4.0": "cc-by-sa-4.0"}
+LICENCE_URLS = {
+    "CC BY-SA 3.0": "https://creativecommons.org/licenses/by-sa/3.0/",
+    "CC BY-SA 4.0": "https://creativecommons.org/licenses/by-sa/4.0/",
+}
+# The public data set each shipped source was cut from, as the hub names it (card `source_datasets`).
+HUB_SOURCES = {
+    "nq": "google-research-datasets/natural_questions",
+    "squad": "rajpurkar/squad",
+    "arc_challenge": "allenai/ai2_arc",
+    "arc_challenge_validation": "allenai/ai2_arc",
+    "wiki_passages": "wikipedia",
+}
+# Context enriching writes retrieved Wikipedia passages into its cases: the pool's licence applies too.
+TASK_EXTRA_SOURCES = {"context_enrich": ("wiki_passages",)}
+
+
+@dataclass(frozen=True)
+class SourceLicence:
+    source: str  # registry name, or the file's name for a file of the user's
+    licence: str  # "CC BY-SA 3.0", or "" when no statement covers the source
+    attribution: str
+    changes: str
+
+    @property
+    def hub_id(self) -> str:
+        return HUB_LICENCES.get(self.licence, "other")
+
+    @property
+    def url(self) -> str:
+        return LICENCE_URLS.get(self.licence, "")
+
+    @property
+    def share_alike(self) -> bool:
+        return "SA" in self.licence.split()[1] if self.licence.startswith("CC ") else False
+
+
+def _blocks(text: str) -> dict[str, dict[str, str]]:
+    """File name -> {"Licence", "Attribution", "Changes"}; consecutive file-name lines share one block."""
+    out: dict[str, dict[str, str]] = {}
+    names: list[str] = []
+    current: dict[str, str] | None = None
+    key = ""
+    for line in text.splitlines():
+        if re.fullmatch(r"[\w.-]+\.jsonl(\.gz)?", line.strip()) and not line.startswith(" "):
+            if current is not None:
+                names = []
+            current = None
+            names.append(line.strip())
+            continue
+        if not names:
+            continue
+        field = re.match(r"\s+(Licence|Attribution|Changes|Per origin)[^:]*:\s*(.*)", line)
+        if field:
+            if current is None:
+                current = {}
+                for name in names:
+                    out[name] = current
+            key = field.group(1)
+            current[key] = field.group(2).strip()
+        elif current is not None and line.startswith("  ") and line.strip() and key in ("Attribution", "Changes"):
+            current[key] = f"{current[key]} {line.strip()}"
+    return out
+
+
+def source_licences(source: str, task: str, data_dir: Path = DATA_DIR) -> list[SourceLicence]:
+    """What data/LICENSE states for a run's data source (and the passage pool, for context enriching)."""
+    path = data_dir / LICENCE_FILE
+    blocks = _blocks(path.read_text(encoding="utf-8")) if path.exists() else {}
+    out = []
+    for name in (source, *TASK_EXTRA_SOURCES.get(task, ())):
+        file_name = DATASETS[name][0].name if name in DATASETS else Path(name).name
+        block = blocks.get(file_name, {})
+        licence = block.get("Licence", "").split(" (")[0].strip()
+        # A file of the user's is named by its file name: the folder it sits in is this machine's.
+        shown = name if name in DATASETS else file_name
+        out.append(SourceLicence(shown, licence, block.get("Attribution", ""), block.get("Changes", "")))
+    return out
+
+
+def hub_licence(licences: list[SourceLicence]) -> str:
+    """The card's `license`: the sources' own when they agree; the strictest ShareAlike one when they differ
+    (CC BY-SA 4.0 material may be adapted under 4.0 only, and 3.0 allows a later version); `other` when
+    any source has no statement."""
+    ids = {lic.hub_id for lic in licences}
+    if "other" in ids or not ids:
+        return "other"
+    return sorted(ids)[-1]

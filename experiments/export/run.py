@@ -1,0 +1,164 @@
+"""`reeval export`: a run's chosen cases written in one layout, checked for leaks before it is reported done."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from experiments.export.card import render_card, task_text
+from experiments.export.croissant import CroissantInputs, validate_croissant, write_croissant
+from experiments.export.faitheval_layout import folder_name, write_faitheval
+from experiments.export.hf_layout import parquet_paths, write_parquet
+from experiments.export.licence import hub_licence, source_licences
+from experiments.export.privacy import Scrubber, leaks, machine_paths
+from experiments.export.provenance import provenance
+from experiments.export.reeval_layout import reeval_row, write_reeval
+from experiments.export.rows import public_row
+from experiments.export.selection import CaseSet, select_case_sets
+from experiments.failures import UserError
+from experiments.paths import runs_dir
+
+logger = logging.getLogger(__name__)
+
+LAYOUTS = ("hf", "faitheval", "reeval")
+
+
+@dataclass
+class ExportResult:
+    out: Path
+    layout: str
+    rows: dict[str, int]  # case set name -> rows written
+    files: list[Path] = field(default_factory=list)
+    croissant_warnings: list[str] = field(default_factory=list)
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"--out {out}: the folder is not empty; give a new or empty folder")
+
+
+def _rows(case_set: CaseSet, scrubber: Scrubber) -> list[dict]:
+    return [public_row(r, case_set.human, scrubber) for r in case_set.records]
+
+
+def _pretty(run_id: str, sets: list[CaseSet]) -> str:
+    tasks = sorted({s.task for s in sets})
+    return f"reeval {' + '.join(t.replace('_', ' ') for t in tasks)} cases ({run_id})"
+
+
+def _write_hf(out: Path, run_id: str, sets: list[CaseSet], choice: str, root: Path, scrubber: Scrubber):
+    paths = parquet_paths([s.name for s in sets])
+    files, counts = [], {}
+    for s in sets:
+        rows = _rows(s, scrubber)
+        files.append(write_parquet(out, paths[s.name], rows))
+        counts[s.name] = len(rows)
+    first = sets[0].config.get("data") or {}
+    licences = []
+    for s in sets:
+        for lic in source_licences(str((s.config.get("data") or {}).get("source", first.get("source", ""))), s.task):
+            if lic not in licences:
+                licences.append(lic)
+    licence = hub_licence(licences)
+    facts = {s.name: provenance(s, root) for s in sets}
+    pretty = _pretty(run_id, sets)
+    card = render_card(sets, facts, licence, licences, paths, choice, run_id, pretty)
+    (out / "README.md").write_text(scrubber.text(card), encoding="utf-8")
+    files.append(out / "README.md")
+    reviewed = [f for f in facts.values() if f.reviewed_by != "not reviewed"]
+    inputs = CroissantInputs(
+        name=scrubber.text(pretty),
+        description=scrubber.text("; ".join(sorted({task_text(s.task) for s in sets})) + "."),
+        licence_urls=[lic.url for lic in licences if lic.url] or ["https://spdx.org/licenses/"],
+        version="1.0.0",
+        cite_as="ReEval: Yu et al., 2023, arXiv:2310.12516; FaithEval: Ming et al., 2024, arXiv:2410.03727",
+        date=datetime.now(timezone.utc).date().isoformat(),
+        parquet=paths,
+        collection=(
+            "Public question-answering rows (the card's source datasets) whose passages a language model "
+            "(the pivot) rewrote; string checks and, where named, a judge model kept or rejected each rewrite."
+        ),
+        preprocessing=[
+            "ReEval's seed filters (evidence and answer length, de-duplication) on the source rows",
+            "seed selection: rows the pivot answers correctly from the passage",
+        ],
+        annotation=[f"{s.name}: {facts[s.name].validity}" for s in sets],
+        machine_tools=sorted(
+            {f"pivot {p}" for f in facts.values() for p in f.pivots}
+            | {f"judge {f.judge}" for f in facts.values() if f.judge != "none"}
+        ),
+        limitations=[
+            "Machine-generated: an accepted case can still be invalid (see the valid share and its interval).",
+            "English only; short-answer questions from the source data sets.",
+        ],
+        biases=[
+            "Inherits the topics and phrasing of the source QA rows (Wikipedia-based); the pivot model's "
+            "choices of replacement answers reflect its own priors."
+        ],
+        use_cases=["Evaluating whether language models answer from the given passage (faithfulness), not training."],
+        sensitive=["None added: the passages are public encyclopaedic text; no personal data was collected."],
+        maintenance="Regenerated with reeval; versioned by the generator version named on each case.",
+        social_impact="Measures reliance on parametric knowledge over given evidence; misuse as a source of facts "
+        "would spread the perturbed, deliberately false statements.",
+        annotations_per_item=(
+            "; ".join(f"{f.reviewed_by}" for f in reviewed) if reviewed else "not reviewed by a person"
+        ),
+    )
+    path = write_croissant(out, inputs)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(scrubber.text(text), encoding="utf-8")
+    files.append(path)
+    return files, counts, validate_croissant(path)
+
+
+def _write_faitheval(out: Path, sets: list[CaseSet], scrubber: Scrubber):
+    files, counts = [], {}
+    several = len(sets) > 1
+    for s in sets:
+        rows = _rows(s, scrubber)
+        name = folder_name(s.task, s.name, several)
+        files.append(write_faitheval(out / name, s.task, rows))
+        counts[name] = len(rows)
+    return files, counts
+
+
+def _write_reeval(out: Path, sets: list[CaseSet], scrubber: Scrubber):
+    files, counts = [], {}
+    for s in sets:
+        source = Path(str((s.config.get("data") or {}).get("source", ""))).name
+        rows = [scrubber.value(reeval_row(public_row(r, s.human, scrubber), r, source)) for r in s.records]
+        name = s.task if s.name == "default" else s.name
+        files.append(write_reeval(out / f"{name}.json", rows))
+        counts[name] = len(rows)
+    return files, counts
+
+
+def export_run(
+    run_id: str, out: Path, *, cases: str = "accepted", layout: str = "hf", runs_root: Path | None = None
+) -> ExportResult:
+    """Write the run's chosen cases to `out` in `layout`; a file that names a key or a local path is an error
+    and the folder is removed."""
+    if layout not in LAYOUTS:
+        raise UserError(f"--layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
+    root = runs_root or runs_dir()
+    out = Path(out)
+    _check_out(out)
+    sets = select_case_sets(run_id, cases, root)
+    scrubber = Scrubber(machine_paths((root,)))
+    out.mkdir(parents=True, exist_ok=True)
+    warnings: list[str] = []
+    if layout == "hf":
+        files, counts, warnings = _write_hf(out, run_id, sets, cases, root, scrubber)
+    elif layout == "faitheval":
+        files, counts = _write_faitheval(out, sets, scrubber)
+    else:
+        files, counts = _write_reeval(out, sets, scrubber)
+    found = leaks(out, scrubber)
+    if found:
+        shutil.rmtree(out)
+        raise RuntimeError("export removed: " + "; ".join(found[:5]))
+    logger.info("%s: %d rows in %s layout", out, sum(counts.values()), layout)
+    return ExportResult(out, layout, counts, files, warnings)
