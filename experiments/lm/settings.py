@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
 from experiments.lm.roster import get_spec
 from experiments.secrets import is_secret_name
@@ -45,6 +45,35 @@ class LMConfig(BaseModel):
     n_ctx: int = 8192
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
+    label: str | None = Field(
+        None,
+        min_length=1,
+        description="what case ids, records, tables, metric names and the report call this model (default: "
+        "its name; entries of one name that differ in api_base, or targets or pivots of one name that differ "
+        "in decoding, are labelled by what differs, e.g. openai/m@gpu-a:8000, and `reeval validate` says so)",
+    )
+    # Whether the config gave the label: a label derived from the name yields to one told apart by what differs.
+    _label_given: bool = PrivateAttr(False)
+
+    @model_validator(mode="after")
+    def _label_defaults_to_name(self) -> LMConfig:
+        self._label_given = self.label is not None
+        if self.label is None:
+            self.label = self.name
+        return self
+
+    @model_serializer(mode="wrap")
+    def _label_only_when_it_differs(self, handler):
+        # A label equal to the name adds nothing: left out, a config written before labels existed keeps
+        # its identity (run id), and stored configs stay as they were.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("label") == self.name:
+            del data["label"]
+        return data
+
+    @property
+    def label_given(self) -> bool:
+        return self._label_given
 
     @field_validator("api_base")
     @classmethod

@@ -18,7 +18,7 @@ from programs.seed_selection import SeedSelection
 
 class _JudgedTask(JudgedTask):
     def _base(self, example) -> dict:
-        return {"task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name}
+        return {"task": self.name, "program_version": VERSION, "pivot": self.pivot.config.label}
 
 
 class SeededOptions(BaseModel):
