@@ -48,14 +48,15 @@ def assign_labels(entries: dict[str, LMConfig]) -> list[str]:
         for label, alike in by_label.items():
             if len(alike) < 2:
                 continue
-            differ = _differing_settings([entries[w] for w in alike])
-            if not differ:
+            group = [entries[w] for w in alike]
+            if all(e.model_dump() == group[0].model_dump() for e in group):
                 raise ValueError(
                     f"models.{role}: {label} is listed twice with the same settings ({', '.join(alike)}); list it once"
                 )
+            differ = _differing_settings(group)
             for where in alike:
                 entry = entries[where]
-                if entry.label_given:
+                if entry.label_given or not differ:
                     continue
                 shown = ",".join(f"{key}={getattr(entry, key)}" for key in differ)
                 entry.label = f"{entry.label}{',' if '@' in entry.label else '@'}{shown}"
