@@ -126,8 +126,8 @@ def run(
     target: Annotated[
         list[str] | None,
         typer.Option(
-            help="keep only this one of the config's models.targets, by name or label (repeat for several): one target's "
-            "knowledge scan on this machine, another's elsewhere, both archived for a later full run"
+            help="keep only this one of the config's models.targets, by name or label (repeat for several): one "
+            "target's knowledge scan on this machine, another's elsewhere, both archived for a later full run"
         ),
     ] = None,
     retry_errors: Annotated[

@@ -114,8 +114,8 @@ def test_compare_pivots_keeps_two_pivots_of_one_name_apart():
     import dspy
 
     pivots = [
-        ResolvedLM("pivot", LMConfig(name="openai/m", api_base=f"http://gpu-{x}:8000/v1", label=f"m-{x}"), Refusing(), None)
-        for x in "ab"
+        ResolvedLM("pivot", LMConfig(name="openai/m", api_base=f"http://gpu-{x}:8000/v1", label=f"m-{x}"), lm, None)
+        for x, lm in (("a", Refusing()), ("b", Refusing()))
     ]
     judge = ResolvedLM("judge", LMConfig(name="qwen2.5-1.5b"), Refusing(), None)
     task = ComparePivotsTask({"pivots": pivots, "judge": judge, "targets": []})
@@ -134,7 +134,7 @@ def test_two_servers_under_one_model_name_are_two_targets(provider_env):
     data = provider_env / "qa.jsonl"
     data.write_text(
         "".join(
-            json.dumps({"id": f"q{i}", "question": q, "context": "Paris is the capital of France.", "answers": ["Paris"]})
+            json.dumps({"id": f"q{i}", "question": q, "context": "Paris is France's capital.", "answers": ["Paris"]})
             + "\n"
             for i, q in enumerate(QUESTIONS)
         )
