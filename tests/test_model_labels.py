@@ -99,6 +99,9 @@ def test_a_label_equal_to_the_name_leaves_the_stored_config_and_the_run_id_as_th
     again = ExperimentConfig.model_validate(clashing.model_dump(mode="json"))
     assert [t.label for t in again.models.targets] == ["openai/m@gpu-a:8000", "openai/m@gpu-b:8000"]
     assert again.digest() == clashing.digest() != plain.digest()
+    # A config built from some of the entries (a bench stage's) calls them as the whole config did.
+    stage = ModelsConfig(pivot=clashing.models.targets[1])
+    assert stage.pivot.label == "openai/m@gpu-b:8000" and stage.label_notes == []
 
 
 class Refusing:

@@ -27,7 +27,8 @@ _NOT_SETTINGS = frozenset({"name", "label", "api_base"})
 def assign_labels(entries: dict[str, LMConfig]) -> list[str]:
     """Label the entries (keyed by where they are, `models.targets.0`) that share a name; one line per
     derived label, saying why. Raises ValueError when two entries of one list keep one label."""
-    derived: dict[str, str] = {}
+    labels = {where: entry.label for where, entry in entries.items()}
+    why: dict[str, list[str]] = {}
     by_name: dict[str, list[str]] = {}
     for where, entry in entries.items():
         by_name.setdefault(entry.name, []).append(where)
@@ -38,13 +39,13 @@ def assign_labels(entries: dict[str, LMConfig]) -> list[str]:
         for where in places:
             entry = entries[where]
             if not entry.label_given and entry.api_base:
-                entry.label = f"{name}@{_server(entry.api_base, bases)}"
-                derived[where] = "api_base"
+                labels[where] = f"{name}@{_server(entry.api_base, bases)}"
+                why[where] = ["api_base"]
     for role in LISTS:
         places = [w for w in entries if w.startswith(f"models.{role}.")]
         by_label: dict[str, list[str]] = {}
         for where in places:
-            by_label.setdefault(entries[where].label, []).append(where)
+            by_label.setdefault(labels[where], []).append(where)
         for label, alike in by_label.items():
             if len(alike) < 2:
                 continue
@@ -55,20 +56,20 @@ def assign_labels(entries: dict[str, LMConfig]) -> list[str]:
                 )
             differ = _differing_settings(group)
             for where in alike:
-                entry = entries[where]
-                if entry.label_given or not differ:
+                if entries[where].label_given or not differ:
                     continue
-                shown = ",".join(f"{key}={getattr(entry, key)}" for key in differ)
-                entry.label = f"{entry.label}{',' if '@' in entry.label else '@'}{shown}"
-                derived[where] = ", ".join(filter(None, [derived.get(where), *differ]))
-        labels = [entries[w].label for w in places]
-        twice = sorted({label for label in labels if labels.count(label) > 1})
+                shown = ",".join(f"{key}={getattr(entries[where], key)}" for key in differ)
+                labels[where] = f"{label}{',' if '@' in label else '@'}{shown}"
+                why[where] = [*why.get(where, []), *differ]
+        twice = sorted({labels[w] for w in places if [labels[v] for v in places].count(labels[w]) > 1})
         if twice:
             raise ValueError(f"models.{role}: two entries labelled {', '.join(twice)}; give each a label of its own")
+    for where in why:
+        entries[where].settle_label(labels[where])
     return [
-        f"{where}: labelled {entries[where].label} (another entry named {entries[where].name} differs in "
-        f"{why}; set `label` to choose the name)"
-        for where, why in derived.items()
+        f"{where}: labelled {labels[where]} (another entry named {entries[where].name} differs in "
+        f"{', '.join(reasons)}; set `label` to choose the name)"
+        for where, reasons in why.items()
     ]
 
 

@@ -52,15 +52,24 @@ class LMConfig(BaseModel):
         "its name; entries of one name that differ in api_base, or targets or pivots of one name that differ "
         "in decoding, are labelled by what differs, e.g. openai/m@gpu-a:8000, and `reeval validate` says so)",
     )
-    # Whether the config gave the label: a label derived from the name yields to one told apart by what differs.
-    _label_given: bool = PrivateAttr(False)
+    # Whether the label is settled (given by the config, or derived once from the entries beside it): a label
+    # that is only the name yields to one told apart by what differs; a settled one never changes again.
+    _label_given: bool | None = PrivateAttr(None)
 
     @model_validator(mode="after")
     def _label_defaults_to_name(self) -> LMConfig:
-        self._label_given = self.label is not None
-        if self.label is None:
-            self.label = self.name
+        # pydantic runs this again on an instance placed in another config (a bench stage's): the first run decides.
+        if self._label_given is None:
+            self._label_given = self.label is not None
+            if self.label is None:
+                self.label = self.name
         return self
+
+    def settle_label(self, label: str) -> None:
+        """A label derived from the entries beside this one: kept from now on, as if the config gave it, so
+        that a config holding only some of the entries (a bench stage's) calls the model the same."""
+        self.label = label
+        self._label_given = True
 
     @model_serializer(mode="wrap")
     def _label_only_when_it_differs(self, handler):
@@ -73,7 +82,14 @@ class LMConfig(BaseModel):
 
     @property
     def label_given(self) -> bool:
-        return self._label_given
+        return bool(self._label_given)
+
+    def model_copy(self, *, update=None, deep: bool = False) -> LMConfig:
+        # A copy renamed without a label of its own is called by its new name, as a config naming it would be.
+        copy = super().model_copy(update=update, deep=deep)
+        if update and "name" in update and "label" not in update and not self.label_given:
+            copy.label = copy.name
+        return copy
 
     @field_validator("api_base")
     @classmethod
