@@ -132,7 +132,7 @@ class AttackScorer:
     def assess(self, case: dict, targets: list[ResolvedLM] | None = None) -> dict:
         [case] = validate(self.judge_lm, self.judge, [case])
         asked = self.targets if targets is None else targets
-        answers = {t.config.name: self._ask_both(t, case) for t in asked} if is_valid(case) else {}
+        answers = {t.config.label: self._ask_both(t, case) for t in asked} if is_valid(case) else {}
         wrong = [not a["perturbed_correct"] for a in answers.values() if a["perturbed_correct"] is not None]
         return {
             **case,
@@ -155,7 +155,7 @@ class AttackScorer:
     def _ask(self, target: ResolvedLM, case: dict, variant: str, context: str, answers: list[str]):
         try:
             with dspy.context(lm=target.lm, adapter=target.adapter()):
-                answer = self.readers[target.config.name](
+                answer = self.readers[target.config.label](
                     setting=self.setting, question=case["question"], context=context
                 ).answer
         except Exception as exc:  # noqa: BLE001 - a target's failure is that answer's error, not the run's

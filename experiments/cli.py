@@ -126,8 +126,8 @@ def run(
     target: Annotated[
         list[str] | None,
         typer.Option(
-            help="keep only this one of the config's models.targets (repeat for several): one target's "
-            "knowledge scan on this machine, another's elsewhere, both archived for a later full run"
+            help="keep only this one of the config's models.targets, by name or label (repeat for several): one "
+            "target's knowledge scan on this machine, another's elsewhere, both archived for a later full run"
         ),
     ] = None,
     retry_errors: Annotated[
@@ -167,11 +167,12 @@ def run(
 
 
 def _only_targets(cfg, names: list[str]):
-    known = [t.name for t in cfg.models.targets]
-    unknown = [n for n in names if n not in known]
+    known = [t.label for t in cfg.models.targets]
+    unknown = [n for n in names if n not in known and n not in {t.name for t in cfg.models.targets}]
     if unknown:
         raise UserError(f"--target {', '.join(unknown)}: not a target of this config (its targets: {', '.join(known)})")
-    kept = [t for t in cfg.models.targets if t.name in names]
+    # A name keeps every target of that name; a label, the one target it labels.
+    kept = [t for t in cfg.models.targets if t.name in names or t.label in names]
     return cfg.model_copy(update={"models": cfg.models.model_copy(update={"targets": kept})})
 
 
@@ -269,6 +270,8 @@ def validate(configs: Annotated[list[str], typer.Argument(help="config files")])
         try:
             config = load_config(path)
             console.print(f"[green]ok[/green] {path}{_waits_for(config)}")
+            for note in config.models.label_notes:
+                console.print(f"  {note}", markup=False, highlight=False, soft_wrap=True)
         except ConfigError as exc:  # every file is checked, so each one's error is reported here
             err.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
             failed = True

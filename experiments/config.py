@@ -23,6 +23,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -30,6 +31,7 @@ from pydantic import (
 )
 
 # The LM settings type lives with the LM runtime, a layer below; the schema holds it in models.
+from experiments.lm.labels import assign_labels
 from experiments.lm.settings import LMConfig
 from experiments.secrets import is_secret_name
 from experiments.splits import DEVELOPMENT_ROWS
@@ -142,6 +144,24 @@ class ModelsConfig(Strict):
     pivots: list[LMConfig] = Field([], description="several generators, compared by the compare_pivots task")
     judge: LMConfig | None = None
     targets: list[LMConfig] = []
+    # What the labels derived on validation were and why, for `reeval validate` to say.
+    _label_notes: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _distinct_labels(self) -> ModelsConfig:
+        self._label_notes = assign_labels(self.entries())
+        return self
+
+    def entries(self) -> dict[str, LMConfig]:
+        """Every model entry by where the config has it: models.pivot, models.targets.0, …"""
+        out = {f"models.{role}": getattr(self, role) for role in ("pivot", "judge") if getattr(self, role)}
+        for role in ("pivots", "targets"):
+            out.update({f"models.{role}.{i}": entry for i, entry in enumerate(getattr(self, role))})
+        return out
+
+    @property
+    def label_notes(self) -> list[str]:
+        return list(self._label_notes)
 
 
 class ExperimentConfig(Strict):

@@ -20,6 +20,7 @@ from experiments.config import (
 from experiments.config import config_from_dict as _schema_from_dict
 from experiments.data.registry import resolve_dataset
 from experiments.launch import TASKS
+from experiments.lm.providers import known_providers, provider_problem
 
 __all__ = ["CONFIG_DIR", "DEFAULT_CONFIG", "ConfigError", "ExperimentConfig", "config_from_dict", "load_config"]
 
@@ -27,13 +28,28 @@ __all__ = ["CONFIG_DIR", "DEFAULT_CONFIG", "ConfigError", "ExperimentConfig", "c
 def load_config(path: str | Path | None = None, overrides: dict | None = None) -> ExperimentConfig:
     path = config_path(path)
     config = read_config(path, overrides, tasks=TASKS)
+    _check_providers(path, config)
     _check_data_path(path, config)
     return config
 
 
 def config_from_dict(raw: dict, where: Path, hint: str = "") -> ExperimentConfig:
     """A config stored as JSON (a run's config.json, an MLflow artifact), validated like a YAML one."""
-    return _schema_from_dict(raw, where, hint, tasks=TASKS)
+    config = _schema_from_dict(raw, where, hint, tasks=TASKS)
+    _check_providers(where, config)
+    return config
+
+
+def _check_providers(path: Path, config: ExperimentConfig) -> None:
+    """Provider prefixes against LiteLLM's list; LiteLLM is imported only for a config that names one."""
+    entries = {where: e for where, e in config.models.entries().items() if "/" in e.name}
+    if not entries:
+        return
+    providers = known_providers()
+    for where, entry in entries.items():
+        problem = provider_problem(entry.name, providers)
+        if problem:
+            raise ConfigError(f"{path}: {where}.name: {problem}")
 
 
 def _check_data_path(path: Path, config: ExperimentConfig) -> None:

@@ -3,8 +3,10 @@
 Provider and server faults arrive as DSPy's LM errors (after DSPy's own retries), each with a
 stable `code`; that code names the kind. Kinds: `rate_limit` (429), `server` (5xx), `timeout`,
 `connection` (unreachable), `bad_response` (a reply that is not a completion: truncated or empty
-JSON), `auth`, `lm` (another provider refusal), `parse` (an answer the adapter cannot read),
-`context_overflow`, `exception` (anything else).
+JSON), `auth`, `bad_request` (the server refused the request itself: a model it does not serve, a
+parameter it does not take), `unsupported` (the LM client cannot send this request to this model),
+`lm` (any other failure the LM client reports; the stored error says which), `parse` (an answer the
+adapter cannot read), `context_overflow`, `exception` (anything else).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ _LM_CODES = {
     "billing": "auth",
     "not_configured": "auth",
     "context_window_exceeded": "context_overflow",
+    "invalid_request": "bad_request",
+    "unsupported_model": "bad_request",
+    "configuration": "unsupported",
+    "unsupported_feature": "unsupported",
 }
 
 
@@ -38,6 +44,8 @@ def _lm_error_kind(exc: BaseException) -> str | None:
         return "timeout" if "timed out" in text or "timeout" in text else "connection"
     if code == "provider" and (exc.status is None or 200 <= exc.status < 300):
         return "bad_response"  # the server said OK but sent no readable completion
+    if code == "provider" and 400 <= exc.status < 500:
+        return "bad_request"  # a refusal DSPy has no narrower class for (404 for an unknown path or model)
     return _LM_CODES.get(code, "lm")
 
 

@@ -47,7 +47,7 @@ class CrossEncoderNLI:
 
 class JudgeLMNLI:
     def __init__(self, judge_lm):
-        self.name = f"judge-lm:{judge_lm.config.name}"
+        self.name = f"judge-lm:{judge_lm.config.label}"
         self.judge_lm = judge_lm
         self.ask = dspy.Predict(Entails)
 

@@ -41,4 +41,4 @@ def readers_for(
     # answer ("a new career in advertising") to 287 of 290 bench questions.
     exclude = {e.get("seed_id", e.id) for e in examples} | {e.id for e in examples}
     demos = demo_pool(demo_source, exclude, k_shots, seed) if k_shots > 0 else []
-    return {target.config.name: TargetReader(demos[:k_shots]) for target in targets}
+    return {target.config.label: TargetReader(demos[:k_shots]) for target in targets}

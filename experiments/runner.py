@@ -213,8 +213,9 @@ def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_er
     resolved = config.model_dump(mode="json")
     if store.exists():
         _check_same_config(store, config)
-    store.write_config(resolved)
 
+    # Everything that can refuse the run comes before its folder is made: a run refused before its first
+    # case leaves no runs/<id>/ behind (and, tracking starting after this, no MLflow run).
     data = load_data(config)
     if not data.examples:
         if config.data.limit == 0:
@@ -232,6 +233,7 @@ def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_er
         v = config.validation
         judge_params = resolve_params(lms["judge"], v.judge_params, judged_task(config), v.judge_method)
     task, run_judge = build_task(config, lms, judge_params)
+    store.write_config(resolved)
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=retry_errors)
@@ -292,8 +294,8 @@ def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metri
     store, task, run_id = run.store, run.task, run.run_id
     tracking.log_metrics(metrics)
     for label, resolved_lm in role_lms(run.lms):
-        own = f".{tracking.metric_part(resolved_lm.config.name)}."
-        name = label if "/" in label else f"{label}/{resolved_lm.config.name}"
+        own = f".{tracking.metric_part(resolved_lm.config.label)}."
+        name = label if "/" in label else f"{label}/{resolved_lm.config.label}"
         with tracking.nested_run(name, {tracking.RUN_ID_TAG: run_id, "reeval.role": resolved_lm.role}):
             tracking.log_params(tracking.flatten(resolved_lm.identity()))
             # a target's own numbers; for single-role tasks, the run's

@@ -36,7 +36,7 @@ def judge_record(judge_lm: ResolvedLM, judge: CaseJudge, record: dict) -> dict:
         "if_reason": out.if_reason,
         "only_if": out.only_if_ok,
         "only_if_reason": out.only_if_reason,
-        "judge": judge_lm.config.name,
+        "judge": judge_lm.config.label,
         "method": out.method,
         "p_valid": out.p_valid,
         "signals": out.signals,

@@ -113,7 +113,7 @@ class ScriptedAsker:
     def __init__(self, memory: dict[str, str]):
         self.memory = memory
         self.asked: list[tuple[str, str]] = []
-        self.target = type("T", (), {"config": type("C", (), {"name": "t"})()})()
+        self.target = type("T", (), {"config": type("C", (), {"name": "t", "label": "t"})()})()
 
     def process(self, ask):
         self.asked.append((ask.setting, ask.question))

@@ -298,7 +298,7 @@ def test_pivot_comparison_reports_each_pivot_against_each_target(isolated, scrip
 
 
 def test_pivot_comparison_refuses_a_pivot_listed_twice(isolated, scripted_pivots):
-    with pytest.raises(ValueError, match="each pivot once"):
+    with pytest.raises(ValueError, match="qwen2.5-0.5b is listed twice with the same settings"):
         runner.run_experiment(compare_config(isolated, pivots=("qwen2.5-0.5b", "qwen2.5-0.5b")), progress=False)
 
 

@@ -83,6 +83,8 @@ def test_faults_are_retried_or_recorded_and_a_resume_redoes_only_errored_cases(p
         assert result.metrics["lm.pivot.prompt_tokens"] == USAGE["prompt_tokens"] * answered
         assert result.metrics["lm.pivot.completion_tokens"] == USAGE["completion_tokens"] * answered
         assert result.metrics["lm.pivot.errors"] == 4  # the calls DSPy gave up on, one per errored case
+        # Every request the server saw, retried and refused ones included; calls count the answered ones only.
+        assert result.metrics["lm.pivot.requests"] == len(server.seen) > answered
         # Time in the pivot's calls, waits included: three 1 s backoffs and two 1 s timeouts.
         assert 3.5 < result.metrics["lm.pivot.seconds"] < 30
         assert "lm.pivot.cost_usd" not in result.metrics  # "fake-pivot" has no price: unknown, not zero
@@ -157,6 +159,7 @@ def test_usage_a_ray_worker_reports_is_merged_into_the_provider_meter(monkeypatc
     target = build_lm(LMConfig(name="openai/gpt-4o-mini"), "target")
     worker = {
         "calls": 3,
+        "requests": 5,
         "prompt_tokens": 33,
         "completion_tokens": 15,
         "seconds": 1.5,

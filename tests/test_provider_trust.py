@@ -3,8 +3,9 @@
 Two servers under one model name never answer from each other's cached replies, and a server that
 does not exist is never answered from the cache; a hung server ends as error:timeout; an unparseable
 reply is asked again by --retry-errors; the error budget holds for small runs and resumes, and a
-budget stop leaves its error kinds in MLflow; calls are counted when the server reports no usage;
-a key a server echoes in a reply never reaches the on-disk call cache.
+budget stop leaves its error kinds in MLflow; calls are counted when the server reports no usage, and
+requests apart from them, retries included; a key a server echoes in a reply never reaches the
+on-disk call cache.
 """
 
 import socket
@@ -144,6 +145,30 @@ def test_calls_are_counted_when_the_server_reports_no_usage(provider_env):
         assert "lm.pivot.completion_tokens" not in result.metrics
         logged = mlflow.get_run(result.mlflow_run_id).data.metrics
         assert logged["lm.pivot.calls"] == len(server.seen) and "lm.pivot.prompt_tokens" not in logged
+
+
+def test_requests_are_counted_with_their_retries_and_apart_from_the_calls_answered(provider_env):
+    with FakeOpenAI(reply=lambda prompt: "{}", default="rate_limit", max_requests=40) as server:
+        config = shipped_answer_swap(provider_env, server, limit=4, error_budget=1.0)
+        config.models.pivot.num_retries = 3
+        refused = runner.run_experiment(config, progress=False)
+        assert statuses(refused) == ["error:rate_limit"] * 4
+        # Four cases, one call each, tried four times: 16 requests, none answered.
+        assert len(server.seen) == 16
+        assert refused.metrics["lm.pivot.requests"] == 16
+        assert refused.metrics["lm.pivot.calls"] == 0 and refused.metrics["lm.pivot.errors"] == 4
+
+        # Half the calls refused once and then answered: each of those is one call and two requests.
+        questions = [e.question for e in runner.load_data(config).examples]
+        server.default, server.reply = "ok", pivot_replies(config)
+        server.faults = {q: ["rate_limit"] for q in questions[:2]}
+        before = len(server.seen)
+        healed = runner.run_experiment(config, retry_errors=True, progress=False)
+        sent = len(server.seen) - before
+        answered = sum(s.fault == "ok" for s in server.seen[before:])
+        assert sent == answered + 2 and answered > 0
+        logged = mlflow.get_run(healed.mlflow_run_id).data.metrics
+        assert (logged["lm.pivot.requests"], logged["lm.pivot.calls"]) == (sent, answered)
 
 
 def test_a_key_echoed_in_a_reply_never_reaches_the_disk_cache(provider_env):

@@ -67,7 +67,10 @@ def test_provider_error_kinds_come_from_dspy_error_codes():
     assert error_kind(lm.LMTransportError("read timed out waiting for headers")) == "timeout"
     assert error_kind(lm.LMTransportError("connection refused")) == "connection"
     assert error_kind(lm.LMProviderError("the reply (HTTP 200) is not JSON", status=200)) == "bad_response"
-    assert error_kind(lm.LMInvalidRequestError("bad field", status=400)) == "lm"
+    assert error_kind(lm.LMInvalidRequestError("bad field", status=400)) == "bad_request"
+    assert error_kind(lm.LMProviderError("no such path", status=404)) == "bad_request"
+    assert error_kind(lm.LMUnsupportedFeatureError("no logprobs here")) == "unsupported"
+    assert error_kind(lm.LMUnexpectedError("the client broke")) == "lm"
     assert error_kind(lm.LMNotConfiguredError("no API key found")) == "auth"
     assert error_kind(lm.ContextWindowExceededError(model="m")) == "context_overflow"
 

@@ -132,7 +132,7 @@ class ConflictRun:
             examples=self.ordered,
             table_ids=table_ids,
         )
-        recipe = UnitRecipe(partial(units.probe_unit, table_ids=table_ids), {"target": f"target/{target.config.name}"})
+        recipe = UnitRecipe(partial(units.probe_unit, table_ids=table_ids), {"target": f"target/{target.config.label}"})
         # one executor for every block: on Ray the actors keep the target loaded from block to block
         with b.placement.executor(probe, recipe) as executor:
             records, new = scan_until_known(

@@ -63,7 +63,7 @@ def _pivot_configs(config: ExperimentConfig) -> list:
     if not config.models.targets:
         raise BenchConfigError("models.targets: the bench needs at least one target to evaluate")
     for field, items in (("models.pivots", pivots), ("models.targets", config.models.targets)):
-        names = [c.name for c in items]
+        names = [c.label for c in items]
         if len(set(names)) != len(names):
             raise BenchConfigError(f"{field}: each model once, got {names}")
     return pivots
@@ -100,9 +100,9 @@ class Bench:
             if data is not None and not data.examples:
                 raise BenchConfigError(f"{name}: no cases left to run (filter counts: {data.filter_counts})")
         split = local_split(config.run)
-        self.pivots = {c.name: build_lm(c, "pivot", split) for c in _pivot_configs(config)}
+        self.pivots = {c.label: build_lm(c, "pivot", split) for c in _pivot_configs(config)}
         self.judge_lm = build_lm(config.models.judge, "judge", split) if config.models.judge else None
-        self.targets = {c.name: build_lm(c, "target", split) for c in config.models.targets}
+        self.targets = {c.label: build_lm(c, "target", split) for c in config.models.targets}
         # The study's own choice: what the calibration stage measures. Each generator's judge is
         # judge_params_for(task).
         self.judge = self.judge_params = None
@@ -184,7 +184,7 @@ class Bench:
         return out
 
     def _seeds_stage(self, store: RunStore, *, stage: str, pivot) -> dict[str, float]:
-        recipe = UnitRecipe(units.seed_unit, {"pivot": f"pivot/{pivot.config.name}"})
+        recipe = UnitRecipe(units.seed_unit, {"pivot": f"pivot/{pivot.config.label}"})
         records, new = self.map_stage(stage, store, SeedStage(pivot), recipe, self.nq.examples)
         return {
             "items": len(records),
@@ -253,7 +253,7 @@ class Bench:
             partial(
                 units.generator_unit, task=task, options=options, judge_params=params, replay=replay, acceptance=accept
             ),
-            {"pivot": f"pivot/{pivot.config.name}", **({"judge_lm": "judge"} if judged else {})},
+            {"pivot": f"pivot/{pivot.config.label}", **({"judge_lm": "judge"} if judged else {})},
         )
         items = self.data_of(task).examples if examples is None else examples
         records, new = self.map_stage(stage, store, generator, recipe, items)
@@ -276,7 +276,7 @@ class Bench:
 
     def _evaluate_stage(self, store: RunStore, *, stage: str, asker: TargetAsker, asks: list) -> dict[str, float]:
         recipe = UnitRecipe(
-            partial(units.asker_unit, book=asker.book), {"target": f"target/{asker.target.config.name}"}
+            partial(units.asker_unit, book=asker.book), {"target": f"target/{asker.target.config.label}"}
         )
         records, new = self.map_stage(stage, store, asker, recipe, asks)
         for ask in asks:  # the readers the asks use, whichever process answered them

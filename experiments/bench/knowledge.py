@@ -49,7 +49,7 @@ class KnowledgeProbe:
 
     def process(self, example: dspy.Example) -> dict:
         started = time.perf_counter()
-        name = self.asker.target.config.name
+        name = self.asker.target.config.label
         record = {
             "id": example.id,
             "seed_id": example.id,

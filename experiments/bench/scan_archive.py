@@ -211,4 +211,4 @@ def start_from_archive(store, *, data, target, data_sha256: str, examples: list,
     source, split = data.source, data.split
     key = scan_key(prompt_fingerprint(target.adapter()), target.identity(), data_sha256, data.max_evidence_words)
     write_key(store, {"source": source, "split": split, "target": name, "key": key, "asked_by": asked_by()})
-    return prefill(store, archive_path(source, split, name), key, examples, set(table_ids), name)
+    return prefill(store, archive_path(source, split, name), key, examples, set(table_ids), target.config.label)

@@ -29,7 +29,7 @@ class SeedStage:
         return {
             **seed,
             "id": example.id,
-            "pivot": self.pivot.config.name,
+            "pivot": self.pivot.config.label,
             "status": "accepted",
             "seconds": round(time.perf_counter() - started, 3),
         }

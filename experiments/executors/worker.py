@@ -87,7 +87,7 @@ def role_lms(lms: dict):
     """(label, ResolvedLM) pairs: one per role, one per target."""
     for role, value in lms.items():
         if isinstance(value, list):
-            yield from ((f"{r.role}/{r.config.name}", r) for r in value)
+            yield from ((f"{r.role}/{r.config.label}", r) for r in value)
         else:
             yield role, value
 

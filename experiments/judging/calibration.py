@@ -49,7 +49,7 @@ def calibrate(
     judged = [
         judge_record(judge_lm, judge, c)
         for c in tqdm(
-            controls, desc=f"judge calibration ({judge_lm.config.name})", unit="control", disable=not progress
+            controls, desc=f"judge calibration ({judge_lm.config.label})", unit="control", disable=not progress
         )
     ]
     metrics = calibration_metrics(judged)
@@ -61,7 +61,7 @@ def calibrate(
             logger.warning(
                 "JUDGE CALIBRATION BELOW THRESHOLD: %s (%s) is right on %.0f%% of the %s controls "
                 "(threshold %.0f%%); treat its verdicts with suspicion.",
-                judge_lm.config.name,
+                judge_lm.config.label,
                 judge.method,
                 100 * accuracy,
                 condition,

@@ -27,7 +27,8 @@ def missing_credentials(model: str, api_base: str | None = None) -> list[str]:
 
     try:
         needed = litellm.validate_environment(model=model, api_base=api_base)["missing_keys"]
-    except Exception:  # noqa: BLE001 - an unknown provider: let the call itself say what is wrong
+    # A provider LiteLLM cannot check: its call says what is wrong (loading a config refuses unknown prefixes).
+    except Exception:  # noqa: BLE001
         return []
     return [
         name

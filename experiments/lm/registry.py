@@ -49,6 +49,8 @@ class ResolvedLM:
         ident: dict[str, Any] = {
             "role": self.role,
             "name": cfg.name,
+            # only where it differs: bench scan archives are keyed by this identity, which must not change
+            **({"label": cfg.label} if cfg.label != cfg.name else {}),
             "kind": "local" if self.is_local else "provider",
             "model_string": self.lm.model,
             "temperature": cfg.temperature,

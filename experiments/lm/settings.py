@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
 from experiments.lm.roster import get_spec
 from experiments.secrets import is_secret_name
@@ -45,6 +45,51 @@ class LMConfig(BaseModel):
     n_ctx: int = 8192
     cache: bool = True
     adapter: Literal["json", "chat"] = "json"
+    label: str | None = Field(
+        None,
+        min_length=1,
+        description="what case ids, records, tables, metric names and the report call this model (default: "
+        "its name; entries of one name that differ in api_base, or targets or pivots of one name that differ "
+        "in decoding, are labelled by what differs, e.g. openai/m@gpu-a:8000, and `reeval validate` says so)",
+    )
+    # Whether the label is settled (given by the config, or derived once from the entries beside it): a label
+    # that is only the name yields to one told apart by what differs; a settled one never changes again.
+    _label_given: bool | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _label_defaults_to_name(self) -> LMConfig:
+        # pydantic runs this again on an instance placed in another config (a bench stage's): the first run decides.
+        if self._label_given is None:
+            self._label_given = self.label is not None
+            if self.label is None:
+                self.label = self.name
+        return self
+
+    def settle_label(self, label: str) -> None:
+        """A label derived from the entries beside this one: kept from now on, as if the config gave it, so
+        that a config holding only some of the entries (a bench stage's) calls the model the same."""
+        self.label = label
+        self._label_given = True
+
+    @model_serializer(mode="wrap")
+    def _label_only_when_it_differs(self, handler):
+        # A label equal to the name adds nothing: left out, a config written before labels existed keeps
+        # its identity (run id), and stored configs stay as they were.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("label") == self.name:
+            del data["label"]
+        return data
+
+    @property
+    def label_given(self) -> bool:
+        return bool(self._label_given)
+
+    def model_copy(self, *, update=None, deep: bool = False) -> LMConfig:
+        # A copy renamed without a label of its own is called by its new name, as a config naming it would be.
+        copy = super().model_copy(update=update, deep=deep)
+        if update and "name" in update and "label" not in update and not self.label_given:
+            copy.label = copy.name
+        return copy
 
     @field_validator("api_base")
     @classmethod

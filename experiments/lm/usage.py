@@ -1,9 +1,11 @@
 """Tokens, time and cost an LM spends: for a block (`measured`), and for a provider LM's whole run.
 
 Local models count their calls in their engine (`EngineStats`). A provider or server LM is a
-`MeteredLM`: the same figures (real calls, prompt and completion tokens, seconds, truncated
+`MeteredLM`: the same figures (calls answered, prompt and completion tokens, seconds, truncated
 replies) from the history entry DSPy writes for each call, plus the cost DSPy prices from
-LiteLLM's cost map where it knows the model, and the calls that failed after DSPy's retries.
+LiteLLM's cost map where it knows the model, the calls that failed after DSPy's retries, and the
+requests sent, retries and failed attempts included: a call rate-limited three times and then
+answered is one call and four requests, one refused four times is no call, one error and four requests.
 A call answered from the cache is not counted (the cache says it answered), so a resumed or cached
 run shows what it really spent; a real call is counted whether or not the server reported its
 tokens, and token figures are left out (unknown, not 0) when some call's reply had no usage block.
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import inspect
 import threading
 import time
 from collections.abc import Iterator
@@ -77,15 +81,17 @@ class CallMeter:
     def __init__(self):
         self._lock = threading.Lock()
         self.calls = self.prompt_tokens = self.completion_tokens = self.truncated = self.errors = 0
+        self.requests = 0
         self.priced_calls = self.unreported_calls = 0
         self.cost = 0.0
         self.seconds = 0.0
 
-    def add(self, entries: list[dict], seconds: float, cache_hits: int = 0) -> None:
+    def add(self, entries: list[dict], seconds: float, cache_hits: int = 0, requests: int = 0) -> None:
         """`entries`: the history entries of one top-level call; `cache_hits` of them came from the cache
-        (DSPy writes an entry for those too, with an empty usage)."""
+        (DSPy writes an entry for those too, with an empty usage); `requests`: what the call sent."""
         with self._lock:
             self.seconds += seconds
+            self.requests += requests
             for entry in entries:
                 usage = entry.get("usage") or {}
                 if not usage and cache_hits > 0:
@@ -101,10 +107,11 @@ class CallMeter:
                     self.priced_calls += 1
                     self.cost += float(entry["cost"])
 
-    def failed(self, seconds: float) -> None:
+    def failed(self, seconds: float, requests: int = 0) -> None:
         with self._lock:
             self.errors += 1
             self.seconds += seconds
+            self.requests += requests
 
     def merge(self, other: dict[str, float]) -> None:
         """Add what another process (a Ray worker) spent with the same LM; its cost counts only if
@@ -118,6 +125,7 @@ class CallMeter:
             self.completion_tokens += int(other.get("completion_tokens", 0))
             self.truncated += int(other.get("truncated", 0))
             self.errors += int(other.get("errors", 0))
+            self.requests += int(other.get("requests", 0))
             self.seconds += float(other.get("seconds", 0.0))
             if "cost_usd" in other:
                 self.priced_calls += calls
@@ -126,6 +134,7 @@ class CallMeter:
     def as_dict(self) -> dict[str, float]:
         out = {
             "calls": self.calls,
+            "requests": self.requests,
             "seconds": round(self.seconds, 3),
             "truncated": self.truncated,
             "errors": self.errors,
@@ -151,6 +160,47 @@ class CallMeter:
 
 # The history entries DSPy writes during the call in progress (per thread and task).
 _ENTRIES: contextvars.ContextVar[list | None] = contextvars.ContextVar("reeval_lm_entries", default=None)
+# The requests the call in progress sent. A list, not an int: DSPy runs parts of an async call in worker
+# threads with a copy of the context, and a copy shares the list.
+_REQUESTS: contextvars.ContextVar[list | None] = contextvars.ContextVar("reeval_lm_requests", default=None)
+
+
+def _counted(attempt):
+    """DSPy's attempt function, counting each call of it as one request: DSPy's retry loop calls it once per
+    try, and neither engine under it (lm15, which never retries, and LiteLLM, called with num_retries=0)
+    sends more than one."""
+
+    def count() -> None:
+        sent = _REQUESTS.get()
+        if sent is not None:
+            sent.append(1)
+
+    if inspect.iscoroutinefunction(attempt):
+
+        @functools.wraps(attempt)
+        async def counted_async(*args, **kwargs):
+            count()
+            return await attempt(*args, **kwargs)
+
+        return counted_async
+
+    @functools.wraps(attempt)
+    def counted(*args, **kwargs):
+        count()
+        return attempt(*args, **kwargs)
+
+    return counted
+
+
+def count_requests() -> None:
+    """Wrap DSPy's attempt functions once per process. A DSPy without them fails here, loudly, rather than
+    reporting no request."""
+    from dspy.clients import execution
+
+    for name in ("_attempt", "_aattempt"):
+        attempt = getattr(execution, name)
+        if not hasattr(attempt, "__wrapped__"):
+            setattr(execution, name, _counted(attempt))
 
 
 class MeteredLM(dspy.LM):
@@ -163,6 +213,7 @@ class MeteredLM(dspy.LM):
         self.meter = CallMeter()
         self.cache_endpoint = endpoint_of(self.model, kwargs.get("api_base"))
         install()
+        count_requests()
 
     def update_history(self, entry):
         entries = _ENTRIES.get()
@@ -182,14 +233,17 @@ class MeteredLM(dspy.LM):
     def _metered(self):
         """One top-level call: its entries and seconds to the meter, or a failed call."""
         token = _ENTRIES.set([])
+        sent: list = []
+        requests = _REQUESTS.set(sent)
         started = time.perf_counter()
         try:
             with call_scope(self.cache_endpoint) as scope:
                 yield
         except Exception:
-            self.meter.failed(time.perf_counter() - started)
+            self.meter.failed(time.perf_counter() - started, len(sent))
             raise
         else:
-            self.meter.add(_ENTRIES.get(), time.perf_counter() - started, scope.hits)
+            self.meter.add(_ENTRIES.get(), time.perf_counter() - started, scope.hits, len(sent))
         finally:
             _ENTRIES.reset(token)
+            _REQUESTS.reset(requests)

@@ -58,7 +58,7 @@ class Comparison:
         # bench judge): OptimizeTask's own default is the plain reasoned judge.
         v = config.validation
         self.judge_params = resolve_params(self.lms["judge"], v.judge_params, self.options.generator, v.judge_method)
-        self.targets = {t.config.name: t for t in self.lms["targets"]}
+        self.targets = {t.config.label: t for t in self.lms["targets"]}
         optimised = self.options.optimisation_targets or list(self.targets)[:1]
         unknown = sorted(set(optimised) - set(self.targets))
         if unknown:
@@ -236,8 +236,8 @@ class Comparison:
             "run_id": self.run_id,
             "config": self.config.name,
             **tracking.git_state(),
-            "pivot": self.lms["pivot"].config.name,
-            "judge": self.lms["judge"].config.name,
+            "pivot": self.lms["pivot"].config.label,
+            "judge": self.lms["judge"].config.label,
             "judge_method": f"{self.judge_params['method']} ({self.judge_params.get('source', '?')})",
             "generator": opts.generator,
             "seeds": opts.seed_rule,

@@ -70,7 +70,7 @@ class AnswerSwapTask(JudgedTask):
             "id": f"{example.id}:swap",
             "task": self.name,
             "program_version": VERSION,
-            "pivot": self.pivot.config.name,
+            "pivot": self.pivot.config.label,
         }
         if not SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"]):
             return {**record, "status": "rejected:seed_not_selected"}

@@ -45,7 +45,7 @@ class ComparePivotsTask:
     def __init__(self, lms: dict, options: CompareOptions | None = None):
         self.options = options or CompareOptions()
         self.pivots: list[ResolvedLM] = lms["pivots"]
-        names = [p.config.name for p in self.pivots]
+        names = [p.config.label for p in self.pivots]
         if len(set(names)) != len(names):
             raise ConfigError(f"models.pivots: each pivot once, got {names}")
         self.targets: list[ResolvedLM] = lms["targets"]
@@ -65,8 +65,8 @@ class ComparePivotsTask:
 
     def _one(self, pivot: ResolvedLM, example: dspy.Example) -> dict:
         record = {
-            "id": f"{example.id}:{pivot.config.name}",
-            "pivot": pivot.config.name,
+            "id": f"{example.id}:{pivot.config.label}",
+            "pivot": pivot.config.label,
             "generator": self.generator.name,
         }
         try:
@@ -84,10 +84,10 @@ class ComparePivotsTask:
         return self.scorer.assess({**record, **self.generator.to_case(example, prediction)})
 
     def _per_pivot(self, records: list[dict]) -> dict[str, dict]:
-        names = [t.config.name for t in self.targets]
+        names = [t.config.label for t in self.targets]
         out = {}
         for pivot in self.pivots:
-            mine = [r for r in records if r.get("pivot") == pivot.config.name]
+            mine = [r for r in records if r.get("pivot") == pivot.config.label]
             generated = [
                 r for r in mine if r["status"] != "rejected:seed_not_selected" and not r["status"].startswith("error:")
             ]
@@ -98,7 +98,7 @@ class ComparePivotsTask:
             tokens = sum(r.get("pivot_tokens", 0) for r in mine)
             seconds = sum(r.get("pivot_seconds", 0.0) for r in mine)
             cached = sum(r.get("pivot_cached_calls", 0) for r in mine)
-            out[pivot.config.name] = {
+            out[pivot.config.label] = {
                 "summary": summary,
                 "seeds": len(mine),
                 "selected": len(generated),
@@ -123,7 +123,7 @@ class ComparePivotsTask:
         return metrics
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
-        names = [t.config.name for t in self.targets]
+        names = [t.config.label for t in self.targets]
         header = [
             "pivot",
             "selected",
@@ -163,12 +163,12 @@ class ComparePivotsTask:
             "|" + "---|" * len(header),
             *("| " + " | ".join(r) + " |" for r in rows),
         ]
-        _plot_matrix(per_pivot, [t.config.name for t in self.targets], out_dir / "generator_x_target.png")
+        _plot_matrix(per_pivot, [t.config.label for t in self.targets], out_dir / "generator_x_target.png")
         (out_dir / "comparison.json").write_text(json.dumps(per_pivot, indent=2, default=str))
         path = out_dir / "comparison.md"
         path.write_text(
             f"# Pivot comparison — {run_info.get('run_id', '')}\n\nGenerator: {self.generator.name}; "
-            f"judge: {self.scorer.judge_lm.config.name}; setting: {self.options.setting}.\n\n"
+            f"judge: {self.scorer.judge_lm.config.label}; setting: {self.options.setting}.\n\n"
             + "\n".join(lines)
             + "\n\n![generator × target](generator_x_target.png)\n"
         )

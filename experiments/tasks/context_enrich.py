@@ -87,7 +87,7 @@ class ContextEnrichTask(JudgedTask):
             **seed,
             "task": self.name,
             "program_version": VERSION,
-            "pivot": self.pivot.config.name,
+            "pivot": self.pivot.config.label,
             "embedder": self.options.embedder,
             "embedder_backend": self.options.backend,
             "answers": list(example.answers),

@@ -81,7 +81,7 @@ class EvaluateTask:
     def process(self, example: dspy.Example) -> list[dict]:
         records = []
         for target in self.targets:
-            reader = self.readers[target.config.name]
+            reader = self.readers[target.config.label]
             for decoding in self.options.decodings:
                 for setting in self.options.settings:
                     for variant, context, answers in self.variants(example):
@@ -92,12 +92,12 @@ class EvaluateTask:
 
     def _ask(self, target, reader, example, setting, decoding, variant, context, answers) -> dict:
         record = {
-            "id": f"{example.id}|{target.config.name}|{setting}|{decoding}|{variant}",
+            "id": f"{example.id}|{target.config.label}|{setting}|{decoding}|{variant}",
             "case_id": example.id,
             "seed_id": example.get("seed_id", example.id),
             "task": example.get("task") or "external",
             "generator": example.get("generator", ""),
-            "target": target.config.name,
+            "target": target.config.label,
             "setting": setting,
             "decoding": decoding,
             "variant": variant,

@@ -19,7 +19,7 @@ from programs.strength import with_strength
 
 class _JudgedTask(JudgedTask):
     def _base(self, example) -> dict:
-        return {"task": self.name, "program_version": VERSION, "pivot": self.pivot.config.name}
+        return {"task": self.name, "program_version": VERSION, "pivot": self.pivot.config.label}
 
 
 class SeededOptions(BaseModel):

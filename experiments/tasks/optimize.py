@@ -57,8 +57,8 @@ class OptimizeOptions(BaseModel):
     split_seed: int = 0
     optimisation_targets: list[str] | None = Field(
         None,
-        description="names from models.targets the metric uses while compiling (default: the first); "
-        "the others are held out and show transfer",
+        description="labels from models.targets (their names, unless two share one) the metric uses while "
+        "compiling (default: the first); the others are held out and show transfer",
     )
     setting: Literal["open_book", "opinion", "task_instruction"] | None = Field(
         None,
@@ -121,13 +121,13 @@ class OptimizeTask:
         self.pivot: ResolvedLM = lms["pivot"]
         self.judge_lm: ResolvedLM = lms["judge"]
         self.targets: list[ResolvedLM] = lms["targets"]
-        names = [t.config.name for t in self.targets]
+        names = [t.config.label for t in self.targets]
         chosen = self.options.optimisation_targets or names[:1]
         unknown = sorted(set(chosen) - set(names))
         if unknown:
             raise ConfigError(f"options.optimisation_targets: {unknown} not among models.targets {names}")
-        self.optimised_for = [t for t in self.targets if t.config.name in chosen]
-        self.held_out = [t.config.name for t in self.targets if t.config.name not in chosen]
+        self.optimised_for = [t for t in self.targets if t.config.label in chosen]
+        self.held_out = [t.config.label for t in self.targets if t.config.label not in chosen]
         self.generator = GENERATORS[self.options.generator]
         judged = self.options.judge_in_metric
         judged = self.generator.judge_informative if judged is None else judged
@@ -171,7 +171,7 @@ class OptimizeTask:
             json.dumps(
                 {name: [e.id for e in part] for name, part in parts.items()}
                 | {
-                    "optimisation_targets": [t.config.name for t in self.optimised_for],
+                    "optimisation_targets": [t.config.label for t in self.optimised_for],
                     "held_out_targets": self.held_out,
                 },
                 indent=2,
@@ -294,8 +294,8 @@ class OptimizeTask:
             "optimizer": variant,
             "strength": self.options.strength,
             "pivot": self.pivot.identity(),
-            "judge": self.judge_lm.config.name,
-            "optimisation_targets": [t.config.name for t in self.optimised_for],
+            "judge": self.judge_lm.config.label,
+            "optimisation_targets": [t.config.label for t in self.optimised_for],
             "compile_seconds": self.compile_seconds.get(variant, 0.0),
             "compile_calls": self.compile_calls.get(variant, 0.0),
             "splits": {name: sorted(i for i, s in self.split.items() if s == name) for name in ("train", "val")},
@@ -340,7 +340,7 @@ class OptimizeTask:
                 "split": "test",
                 **seed_case(example),
                 "generator": self.generator.name,
-                "pivot": self.pivot.config.name,
+                "pivot": self.pivot.config.label,
             }
             started, calls = time.perf_counter(), self.lm_calls()
             try:
@@ -359,7 +359,7 @@ class OptimizeTask:
         metrics: dict[str, float] = {
             f"split.{name}": sum(s == name for s in self.split.values()) for name in ("train", "val", "test")
         }
-        names = [t.config.name for t in self.targets]
+        names = [t.config.label for t in self.targets]
         for variant in self.variants:
             summary = attack_summary([r for r in test if r["variant"] == variant], names)
             metrics.update(flat_metrics(f"test.{variant}", summary))
@@ -372,7 +372,7 @@ class OptimizeTask:
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         test = [r for r in records if r.get("split") == "test"]
-        names = [t.config.name for t in self.targets]
+        names = [t.config.label for t in self.targets]
         rows = []
         for variant in self.variants:
             summary = attack_summary([r for r in test if r["variant"] == variant], names)
@@ -400,7 +400,7 @@ class OptimizeTask:
             "best": getattr(self, "best", None),
             "failed": self.failed,
             "held_out_targets": self.held_out,
-            "optimisation_targets": [t.config.name for t in self.optimised_for],
+            "optimisation_targets": [t.config.label for t in self.optimised_for],
             **run_info,
         }
         path = out_dir / "optimisation.md"
