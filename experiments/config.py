@@ -62,8 +62,8 @@ class DataConfig(Strict):
         "multi-answers collapsed or dropped). Default: on for a generation task's seeds, off for a file given to "
         "an evaluating task, which is evaluated row for row with its answers unchanged",
     )
-    min_evidence_words: int = 10
-    max_answer_words: int = 5
+    min_evidence_words: int = Field(10, description="ReEval filter: rows whose evidence has fewer words are dropped")
+    max_answer_words: int = Field(5, description="ReEval filter: answers with more words are dropped")
     max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
 
     @model_validator(mode="after")
@@ -85,7 +85,9 @@ class RayConfig(Strict):
 
 class RunConfig(Strict):
     error_budget: float = Field(0.2, ge=0, le=1, description="abort when this share of cases errored")
-    min_cases_before_budget: int = 10
+    min_cases_before_budget: int = Field(
+        10, ge=0, description="cases finished before the error budget can stop a run (a first error is not 100%)"
+    )
     threads: int = Field(
         1,
         ge=1,
@@ -103,8 +105,8 @@ class RunConfig(Strict):
         description="local: this process; ray: actors on a Ray "
         "cluster (reeval[ray]), this process writing the checkpoint",
     )
-    ray: RayConfig = RayConfig()
-    autolog_traces: bool = False
+    ray: RayConfig = Field(RayConfig(), description="the Ray cluster and its actors, with executor: ray")
+    autolog_traces: bool = Field(False, description="record every DSPy call as an MLflow trace (large stores)")
 
 
 # How a run is executed, not what it computes: changing these resumes the same run.
@@ -118,7 +120,7 @@ EVALUATES_FILES_AS_GIVEN = frozenset({"evaluate"})
 
 class ValidationConfig(Strict):
     calibration_controls: int = Field(10, ge=0, description="judge control cases per condition, run with the judge")
-    calibration_source: str = "nq"
+    calibration_source: str = Field("nq", description="QA rows the judge's control cases are made from")
     judge_params: str = Field(
         "auto",
         description="judge method and parameters: auto (fitted for this judge "
@@ -140,10 +142,10 @@ class ValidationConfig(Strict):
 
 
 class ModelsConfig(Strict):
-    pivot: LMConfig | None = None
+    pivot: LMConfig | None = Field(None, description="the model that selects seeds and generates cases")
     pivots: list[LMConfig] = Field([], description="several generators, compared by the compare_pivots task")
-    judge: LMConfig | None = None
-    targets: list[LMConfig] = []
+    judge: LMConfig | None = Field(None, description="the model that validates cases on if and only-if")
+    targets: list[LMConfig] = Field([], description="the models evaluated on the cases")
     # What the labels derived on validation were and why, for `reeval validate` to say.
     _label_notes: list[str] = PrivateAttr(default_factory=list)
 
@@ -165,13 +167,13 @@ class ModelsConfig(Strict):
 
 
 class ExperimentConfig(Strict):
-    name: str
-    task: str
-    description: str = ""
-    data: DataConfig
-    models: ModelsConfig
-    run: RunConfig = RunConfig()
-    validation: ValidationConfig = ValidationConfig()
+    name: str = Field(description="the run's name; the run id is this name and a hash of the config")
+    task: str = Field(description="what the run does: one of the tasks below")
+    description: str = Field("", description="free text, kept with the run")
+    data: DataConfig = Field(description="the QA rows the run starts from")
+    models: ModelsConfig = Field(description="the models and their roles")
+    run: RunConfig = Field(RunConfig(), description="how the run executes: threads, error budget, executor")
+    validation: ValidationConfig = Field(ValidationConfig(), description="how cases are validated: judge, calibration")
     options: dict[str, Any] = Field(default_factory=dict, description="the task's own settings (see its Options)")
 
     @field_validator("task")

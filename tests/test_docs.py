@@ -4,6 +4,7 @@ nav, or a reference page the hook cannot generate (docs/hooks/reference.py) fail
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -52,4 +53,56 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     config = (site / "reference/config/index.html").read_text(encoding="utf-8")
     assert "reeval validity" in cli and "--annotator" in cli  # generated from the Typer app
     assert "error_budget" in config and "task: bench" in config  # from the pydantic schema and the task options
+    _images_resolve(site)
     shutil.rmtree(site)
+
+
+def _images_resolve(site: Path) -> None:
+    """Every image a built page shows is in the site (an image under an excluded folder is a 404)."""
+    missing = []
+    for page in site.rglob("*.html"):
+        for src in re.findall(r'<img[^>]+src="([^"]+)"', page.read_text(encoding="utf-8")):
+            if src.startswith(("http:", "https:", "data:")):
+                continue
+            if not (page.parent / src.split("#")[0]).resolve().exists():
+                missing.append(f"{page.relative_to(site)}: {src}")
+    assert not missing, missing
+
+
+# Markdown renders `<run-id>` written outside code as an unknown HTML tag: the browser shows nothing.
+_PLACEHOLDER = re.compile(r"<([a-z][a-z0-9_-]*)>")
+_HTML_TAGS = {"br", "details", "summary", "sub", "sup", "kbd", "img", "div", "span", "p", "b", "i", "em", "a"}
+
+
+def _outside_code(text: str) -> str:
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"~~~.*?~~~", "", text, flags=re.S)
+    return re.sub(r"`[^`]*`", "", text)
+
+
+def test_no_placeholder_outside_code_in_the_docs():
+    pages = [*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"]
+    found = []
+    for page in pages:
+        if "reviews" in page.parts or "readings" in page.parts:
+            continue
+        text = _outside_code(page.read_text(encoding="utf-8"))
+        found += [f"{page.relative_to(ROOT)}: <{m}>" for m in _PLACEHOLDER.findall(text) if m not in _HTML_TAGS]
+    assert not found, found
+
+
+def test_every_config_key_has_a_meaning():
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        import reference
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+    empty = []
+    section = ""
+    for line in reference.config_page().splitlines():
+        if line.startswith("#"):
+            section = line
+        cells = re.split(r"(?<!\\)\|", line.strip())
+        if line.startswith("| `") and len(cells) >= 5 and not cells[-2].strip():
+            empty.append(f"{section} {cells[1].strip()}")
+    assert not empty, empty

@@ -97,7 +97,7 @@ class CounterfactualData(BaseModel):
     model_config = ConfigDict(extra="forbid")
     source: str = Field("arc_challenge", description="multiple-choice questions: a shipped name or a JSONL path")
     limit: int | None = Field(None, description="questions; default: data.limit")
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, description="questions skipped first")
 
     @field_validator("source")
     @classmethod
@@ -112,7 +112,9 @@ class CounterfactualData(BaseModel):
 class BenchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tasks: list[Task] = Field(list(TASKS), description="generators to run (NQ seeds; counterfactual on ARC)")
-    counterfactual_data: CounterfactualData = CounterfactualData()
+    counterfactual_data: CounterfactualData = Field(
+        CounterfactualData(), description="the multiple-choice questions counterfactual cases are made from"
+    )
     generators: dict[Task, dict[str, Any]] = Field(
         default_factory=dict, description="each generator's own options, as in its single-task config"
     )

@@ -21,11 +21,11 @@ class LMConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="local roster name (see `reeval models`) or a LiteLLM string provider/model")
-    temperature: float = 0.0
-    top_p: float = 1.0
-    max_tokens: int = 128
-    seed: int = 0
-    api_base: str | None = None
+    temperature: float = Field(0.0, ge=0, description="sampling temperature; 0 is greedy")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
+    max_tokens: int = Field(128, ge=1, description="most tokens a reply may have")
+    seed: int = Field(0, description="sampling seed (local models and providers that take one)")
+    api_base: str | None = Field(None, description="the server's URL for an OpenAI-compatible, vLLM or Ollama model")
     num_retries: int = Field(
         3,
         ge=0,
@@ -42,9 +42,9 @@ class LMConfig(BaseModel):
         "waits at most 10 s); a hung server ends as error:timeout after about "
         "timeout x (num_retries + 1) seconds plus the backoffs",
     )
-    n_ctx: int = 8192
-    cache: bool = True
-    adapter: Literal["json", "chat"] = "json"
+    n_ctx: int = Field(8192, ge=256, description="local models: llama.cpp context length in tokens")
+    cache: bool = Field(True, description="answer repeated calls from the call cache (~/.cache/reeval)")
+    adapter: Literal["json", "chat"] = Field("json", description="how DSPy formats prompts and parses replies")
     label: str | None = Field(
         None,
         min_length=1,

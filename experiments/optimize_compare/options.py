@@ -19,7 +19,9 @@ class KnowledgeScan(BaseModel):
 
 
 class CompareOptions(OptimizeOptions):
-    optimizers: list[Optimizer] = ["bootstrap_fewshot", "mipro_v2", "gepa"]
+    optimizers: list[Optimizer] = Field(
+        ["bootstrap_fewshot", "mipro_v2", "gepa"], description="DSPy optimizers compared with the uncompiled program"
+    )
     test: int = Field(50, ge=1, description="held-out seeds every variant runs on (50 or more to conclude anything)")
     seeds: Literal["known", "all"] | None = Field(
         None,
@@ -27,7 +29,7 @@ class CompareOptions(OptimizeOptions):
         "swap then contradicts what it knows); all: the data rows in scan order. Default: known for answer_swap, "
         "all for unanswerable",
     )
-    scan: KnowledgeScan = KnowledgeScan()
+    scan: KnowledgeScan = Field(KnowledgeScan(), description="how the knowledge scan of known seeds walks the rows")
     strengths: list[float] = Field(
         [0.0, 0.5, 1.0], description="the strength curve: the sweep optimizer compiled at each of these strengths"
     )

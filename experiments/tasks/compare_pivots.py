@@ -30,10 +30,15 @@ from programs.seed_selection import SeedSelection
 
 class CompareOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: Literal["answer_swap", "unanswerable"] = "answer_swap"
-    seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct"
-    max_attempts: int = Field(3, ge=1)
-    setting: Literal["open_book", "opinion"] = "open_book"
+    generator: Literal["answer_swap", "unanswerable"] = Field(
+        "answer_swap", description="the generator every pivot runs"
+    )
+    seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
+        "open_correct",
+        description="which seed-table cells to perturb: read right open-book, and wrong closed-book too, or every seed",
+    )
+    max_attempts: int = Field(3, ge=1, description="wrong-answer proposals tried per seed")
+    setting: Literal["open_book", "opinion"] = Field("open_book", description="the prompt the targets answer in")
     strength: float = Field(0.5, ge=0, le=1, description="weights the attack score column (metrics/attack.py)")
 
 

@@ -21,7 +21,11 @@ class ContextEnrichTask(JudgedTask):
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct_closed_wrong"
+        seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
+            "open_correct_closed_wrong",
+            description="which seed-table cells to perturb: read right open-book, and wrong closed-book too, "
+            "or every seed",
+        )
         k: int = Field(3, ge=1, le=8, description="retrieved passages per copy, from distinct titles")
         embedder: str = Field("all-MiniLM-L6-v2", description="all-MiniLM-L6-v2, all-mpnet-base-v2 or a hub id")
         # torch: configs written before the ONNX backends reproduce their runs, and it was the fastest

@@ -25,8 +25,12 @@ Setting = Literal["closed_book", "open_book", "few_shot", "opinion", "cot", "tas
 
 class EvaluateOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    settings: list[Setting] = ["closed_book", "open_book", "opinion"]
-    decodings: list[Literal["greedy", "sampled"]] = ["greedy"]
+    settings: list[Setting] = Field(
+        ["closed_book", "open_book", "opinion"], description="prompt settings every case is asked in"
+    )
+    decodings: list[Literal["greedy", "sampled"]] = Field(
+        ["greedy"], description="greedy, and sampled (temperature 0.3, top-p 0.9)"
+    )
     k_shots: int = Field(5, ge=0, description="demonstrations in the few_shot setting")
     demo_source: str = Field(
         "nq",
@@ -38,7 +42,7 @@ class EvaluateOptions(BaseModel):
         description="entailment backend: none, judge (needs models.judge), or "
         "cross-encoder:<hub id or local directory>",
     )
-    seed: int = 0
+    seed: int = Field(0, description="draws the few-shot demonstrations")
 
 
 class EvaluateTask:

@@ -24,9 +24,12 @@ class _JudgedTask(JudgedTask):
 
 class SeededOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = "open_correct"
-    max_attempts: int = Field(3, ge=1)
-    seed: int = 0
+    seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
+        "open_correct",
+        description="which seed-table cells to perturb: read right open-book, and wrong closed-book too, or every seed",
+    )
+    max_attempts: int = Field(3, ge=1, description="conflicting-answer proposals tried per seed (inconsistent)")
+    seed: int = Field(0, description="orders the two documents of an inconsistent case")
 
 
 class UnanswerableOptions(SeededOptions):
@@ -152,7 +155,7 @@ class InconsistentTask(_JudgedTask):
 
 class CounterfactualOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    max_attempts: int = Field(3, ge=1)
+    max_attempts: int = Field(3, ge=1, description="supporting passages written per question before it is refused")
     seed: int = Field(0, description="picks the wrong option each passage supports")
 
 

@@ -26,7 +26,7 @@ class JudgeCalibrationTask:
 
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        seed: int = 0
+        seed: int = Field(0, description="draws the control cases")
         families: list[str] = Field(
             ["checks", "extract", "reasoned"],
             description="signal families to collect: every method built on them is compared",

@@ -42,8 +42,10 @@ REGISTRY = {"answer_swap": AnswerSwapTask, "unanswerable": UnanswerableTask}
 
 class OptimizeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: Literal["answer_swap", "unanswerable"] = "answer_swap"
-    optimizers: list[Optimizer] = ["bootstrap_fewshot", "mipro_v2"]
+    generator: Literal["answer_swap", "unanswerable"] = Field("answer_swap", description="the generator compiled")
+    optimizers: list[Optimizer] = Field(
+        ["bootstrap_fewshot", "mipro_v2"], description="DSPy optimizers, each compiling the generator"
+    )
     strength: float = Field(
         0.5,
         ge=0,
@@ -54,7 +56,7 @@ class OptimizeOptions(BaseModel):
     train: int = Field(8, ge=1, description="seeds the optimizers learn from")
     val: int = Field(8, ge=1, description="seeds that choose between candidates and variants")
     test: int = Field(16, ge=1, description="held-out seeds for the compiled-vs-uncompiled comparison")
-    split_seed: int = 0
+    split_seed: int = Field(0, description="draws the train, validation and test seeds")
     optimisation_targets: list[str] | None = Field(
         None,
         description="labels from models.targets (their names, unless two share one) the metric uses while "
@@ -75,11 +77,11 @@ class OptimizeOptions(BaseModel):
         description="registered MLflow model name for the best compiled program (logged with mlflow.dspy.log_model "
         "beside its JSON); a later config loads it with options.program: models:/<name>/<version>",
     )
-    max_attempts: int = Field(3, ge=1)
+    max_attempts: int = Field(3, ge=1, description="wrong-answer proposals tried per seed")
     max_demos: int = Field(3, ge=0, description="bootstrapped demonstrations per predictor")
-    mipro_candidates: int = Field(3, ge=1)
-    mipro_trials: int = Field(6, ge=1)
-    gepa_metric_calls: int = Field(60, ge=1)
+    mipro_candidates: int = Field(3, ge=1, description="MIPROv2: instruction candidates proposed per predictor")
+    mipro_trials: int = Field(6, ge=1, description="MIPROv2: combinations tried")
+    gepa_metric_calls: int = Field(60, ge=1, description="GEPA: metric calls it may spend")
     dials: dict[str, list] = Field(
         default_factory=dict,
         description="the generator's dials searched on validation before compiling, as a grid: "
