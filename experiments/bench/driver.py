@@ -404,6 +404,18 @@ class Bench:
         return metrics, report
 
 
+def staged_run(driver, config: ExperimentConfig, run_id: str | None, fresh: bool, **kwargs):
+    """A run of stages (`driver`: the bench or a class built on it) under the config's run id, resumed when it
+    exists; its config is written only once the driver has loaded everything it needs."""
+    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
+    store = RunStore(run_id)
+    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
+        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
+    run = driver(config, run_id, **kwargs)
+    store.write_config(config.model_dump(mode="json"))
+    return run.run()
+
+
 def run_bench(
     config: ExperimentConfig,
     *,
@@ -413,10 +425,6 @@ def run_bench(
     progress: bool = True,
     ray_address: str | None = None,
 ):
-    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
-    store = RunStore(run_id)
-    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
-        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
-    bench = Bench(config, run_id, retry_errors, progress, ray_address)
-    store.write_config(config.model_dump(mode="json"))
-    return bench.run()
+    return staged_run(
+        Bench, config, run_id, fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 from experiments import tracking
 from experiments.bench.cases import accepted_cases
 from experiments.bench.demos import DemoBook
-from experiments.bench.driver import Bench, BenchConfigError
+from experiments.bench.driver import Bench, BenchConfigError, staged_run
 from experiments.bench.generate import program_version
 from experiments.bench.records import evaluation_records
 from experiments.bench.scan_archive import archive_path, read_archive
@@ -28,7 +28,6 @@ from experiments.bench.stages import StageRunner, clean_metrics, digest
 from experiments.bench.summary import validity_figure
 from experiments.config import ExperimentConfig
 from experiments.lm.engine import release_models
-from experiments.run_store import RunStore
 from experiments.runner import RunResult
 from experiments.sweep.curves import level_yield, sweep_table
 from experiments.sweep.options import SweepOptions, label
@@ -190,10 +189,6 @@ def run_sweep(
     progress: bool = True,
     ray_address: str | None = None,
 ) -> RunResult:
-    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
-    store = RunStore(run_id)
-    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
-        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
-    sweep = StrengthSweep(config, run_id, retry_errors, progress, ray_address)
-    store.write_config(config.model_dump(mode="json"))
-    return sweep.run()
+    return staged_run(
+        StrengthSweep, config, run_id, fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
+    )

@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import ClassVar, Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field
 
 from experiments.compiled import load_compiled
 from experiments.lm.registry import ResolvedLM
+from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.answer_swap import VERSION, AnswerSwap
 from programs.seed_selection import SeedSelection
-from programs.strength import with_strength
 
 
 class AnswerSwapTask(JudgedTask):
     name = "answer_swap"
 
-    class Options(BaseModel):
+    class Options(DialledOptions):
         model_config = ConfigDict(extra="forbid")
+        generator: ClassVar[str] = "answer_swap"
         seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
             "open_correct", description="which seed-table cells to perturb"
         )
@@ -38,14 +39,6 @@ class AnswerSwapTask(JudgedTask):
             "quantity made in code (near ±1 year / x1.1, mid ±5 / x1.5, far ±25 / x3, extreme ±100 / x10); "
             "a seed without such an answer is rejected:level_unreachable",
         )
-        strength: float | None = Field(
-            None, ge=0, le=1, description="sets the dials not given, from the ladder in programs/strength.py"
-        )
-
-        @model_validator(mode="before")
-        @classmethod
-        def _strength(cls, data):
-            return with_strength("answer_swap", data) if isinstance(data, dict) else data
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())

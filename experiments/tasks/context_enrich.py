@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import ClassVar, Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field
 
 from experiments import corpus
 from experiments.lm.registry import ResolvedLM
+from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.context_enrich import VERSION, ContextEnrich
 from programs.seed_selection import SeedSelection
-from programs.strength import with_strength
 
 
 class ContextEnrichTask(JudgedTask):
     name = "context_enrich"
 
-    class Options(BaseModel):
+    class Options(DialledOptions):
         model_config = ConfigDict(extra="forbid")
+        generator: ClassVar[str] = "context_enrich"
         seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
             "open_correct_closed_wrong",
             description="which seed-table cells to perturb: read right open-book, and wrong closed-book too, "
@@ -53,14 +54,6 @@ class ContextEnrichTask(JudgedTask):
             description="the retrieved passages condensed by the pivot into one paragraph, or the passages "
             "themselves, one paragraph each (grows with k; no condensing call)",
         )
-        strength: float | None = Field(
-            None, ge=0, le=1, description="sets the dials not given, from the ladder in programs/strength.py"
-        )
-
-        @model_validator(mode="before")
-        @classmethod
-        def _strength(cls, data):
-            return with_strength("context_enrich", data) if isinstance(data, dict) else data
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Literal
+from typing import ClassVar, Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from experiments.compiled import load_compiled
+from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
 from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
 from programs.multiple_choice import lettered
 from programs.seed_selection import SeedSelection
-from programs.strength import with_strength
 
 
 class _JudgedTask(JudgedTask):
@@ -32,7 +32,8 @@ class SeededOptions(BaseModel):
     seed: int = Field(0, description="orders the two documents of an inconsistent case")
 
 
-class UnanswerableOptions(SeededOptions):
+class UnanswerableOptions(SeededOptions, DialledOptions):
+    generator: ClassVar[str] = "unanswerable"
     program: str | None = Field(
         None,
         description="compiled generator state: run:<optimisation run id>, a path to a saved program JSON, "
@@ -46,14 +47,6 @@ class UnanswerableOptions(SeededOptions):
     lures: Literal["remove", "keep"] = Field(
         "keep", description="sentences offering another candidate of the answer's type about the subject"
     )
-    strength: float | None = Field(
-        None, ge=0, le=1, description="sets the dials not given, from the ladder in programs/strength.py"
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _strength(cls, data):
-        return with_strength("unanswerable", data) if isinstance(data, dict) else data
 
 
 class UnanswerableTask(_JudgedTask):
