@@ -40,7 +40,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/18"
+VERSION = "answer_swap/19"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",

@@ -132,6 +132,19 @@ def _drop_repeated_prefix(before: str, rewritten: str | None) -> str | None:
     return rewritten[article.end() :] if article and rewritten[article.end() :] else rewritten
 
 
+_UNIT_AFTER = re.compile(r"^\s*(%|percent\b|per cent\b)", re.IGNORECASE)
+
+
+def _drop_repeated_unit(rewritten: str, after: str) -> str:
+    """A number answer is matched without the unit that follows it ("20" of "20 %"); a new answer that brings
+    its own would read "21 % %" (read invalid on a swap made at a code-made distance)."""
+    unit = _UNIT_AFTER.match(after)
+    if unit is None:
+        return rewritten
+    own = re.search(r"\s*" + re.escape(unit.group(1)) + r"$", rewritten, re.IGNORECASE)
+    return rewritten[: own.start()] if own and rewritten[: own.start()].strip() else rewritten
+
+
 _INDEFINITE_BEFORE = re.compile(r"(?<!\w)(an?)(\s+)$", re.IGNORECASE)
 # Spelt with a vowel, said with a consonant ("a university", "a one-off"), and the reverse ("an hour").
 _VOWEL_LETTER_CONSONANT_SOUND = re.compile(r"(?:uni|use|usu|uti|eu|ewe|one\b|once\b|u[bcfhjkqrstn][aeiou])", re.I)
@@ -223,6 +236,8 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
                 continue
             claimed.append((form.start, form.end))
             rewritten = _drop_repeated_prefix(text[: form.start], _rewrite(text, form, old, new))
+            if rewritten is not None:
+                rewritten = _drop_repeated_unit(rewritten, text[form.end :])
             if rewritten is None:
                 unreplaced.append(form)
             else:

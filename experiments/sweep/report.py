@@ -61,7 +61,8 @@ def write_report(
     lines = [
         f"# Strength sweep: {generator}, {dial}",
         "",
-        f"Run `{run_info.get('run_id')}` (config {run_info.get('config')}, commit {run_info.get('commit', '?')}). "
+        f"Run `{run_info.get('run_id')}` (config {run_info.get('config')}, "
+        f"commit {str(run_info.get('git.commit', '?'))[:10]}). "
         f"Paired differences are against level `{default}`, over the cases both levels made.",
         "",
         "![success and yield against the level](sweep.png)",
