@@ -12,7 +12,9 @@ from typing import Any
 # (strength, dials), gentlest first. Context enriching: more text around the evidence, the evidence away
 # from the front. Unanswerable: less left of what surrounded the answer (a gentle case leaves little to guess
 # from; `removal: window` is off the ladder: on NQ's one-paragraph passages it left less than the rest_kept
-# share for most seeds). Answer swap: how far the new answer stands from the old (numbers and dates only).
+# share for most seeds). Answer swap: how far the new answer stands from the old (numbers and dates only): the
+# further, the more often a target keeps the answer it knows (ClashEval); `extreme` is off the ladder, its
+# swaps read mostly invalid (docs/results/strength.md).
 LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
     "context_enrich": [
         (0.0, {"k": 1, "background": "condensed", "position": "first"}),
@@ -27,11 +29,10 @@ LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
         (1.0, {"removal": "rewrite", "lures": "keep"}),
     ],
     "answer_swap": [
-        (0.0, {"distance": "extreme"}),
-        (0.25, {"distance": "far"}),
+        (0.0, {"distance": "near"}),
         (0.5, {"distance": "proposed"}),
         (0.75, {"distance": "mid"}),
-        (1.0, {"distance": "near"}),
+        (1.0, {"distance": "far"}),
     ],
 }
 DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 1.0, "answer_swap": 0.5}

@@ -209,14 +209,5 @@ def test_the_ladders_are_monotone_in_what_they_change():
         ("window", "drop", "rewrite").index(r) for r in removal
     )
     made = [d["distance"] for _, d in LADDERS["answer_swap"] if d["distance"] != "proposed"]
-    # stronger swaps are nearer the truth: harder to tell from it (ClashEval)
-    assert [DISTANCES.index(d) for d in made] == sorted((DISTANCES.index(d) for d in made), reverse=True)
-
-
-def test_a_new_number_does_not_double_the_unit_that_follows_the_old_one():
-    from programs.span_edit import replace_forms
-
-    text = "The rate fell to a flat rate of 20 % as of April 2015."
-    assert replace_forms(text, ["20 %"], "21 %").text == "The rate fell to a flat rate of 21 % as of April 2015."
-    assert replace_forms("Growth was 20 percent.", ["20 percent"], "25 percent").text == "Growth was 25 percent."
-    assert replace_forms("Growth was 20 percent.", ["20"], "25").text == "Growth was 25 percent."
+    # stronger swaps stand further from the truth: a target keeps what it knows more often (ClashEval)
+    assert [DISTANCES.index(d) for d in made] == sorted(DISTANCES.index(d) for d in made)
