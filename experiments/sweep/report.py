@@ -33,8 +33,9 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], yields: Mapping[str, Mapping
     for target, setting in dict.fromkeys((r["target"], r["setting"]) for r in rows):
         line = {r["level"]: r["success"] for r in rows if r["target"] == target and r["setting"] == setting}
         mids = [line[lv]["rate"] if line[lv]["n"] else float("nan") for lv in levels]
-        lows = [m - line[lv]["low"] if line[lv]["n"] else 0 for m, lv in zip(mids, levels, strict=True)]
-        highs = [line[lv]["high"] - m if line[lv]["n"] else 0 for m, lv in zip(mids, levels, strict=True)]
+        # max(0, …): an interval's end can sit a rounding error inside its rate (1.0 against 0.9999…)
+        lows = [max(0.0, m - line[lv]["low"]) if line[lv]["n"] else 0 for m, lv in zip(mids, levels, strict=True)]
+        highs = [max(0.0, line[lv]["high"] - m) if line[lv]["n"] else 0 for m, lv in zip(mids, levels, strict=True)]
         ax.errorbar(xs, mids, yerr=[lows, highs], marker="o", capsize=3, label=f"success: {target}, {setting}")
     ax.plot(xs, [yields[lv]["yield"]["rate"] for lv in levels], "k--", marker="s", label="yield (accepted / made)")
     ax.set_xticks(list(xs), levels)
