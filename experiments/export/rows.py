@@ -13,7 +13,7 @@ from experiments.export.privacy import Scrubber
 
 # Field name -> what it holds (the card's field table and the Croissant field descriptions).
 FIELDS: dict[str, str] = {
-    "id": "case id: '<seed id>:<kind>'",
+    "id": "case id: the source row's id and the kind of case, joined by ':'",
     "seed_id": "id of the source row the case was made from",
     "task": "answer_swap, context_enrich, unanswerable, inconsistent or counterfactual",
     "question": "the question, unchanged from the source row",
@@ -21,7 +21,7 @@ FIELDS: dict[str, str] = {
     "answers": "answers the perturbed passage supports (FaithEval's keyword 'unknown' or 'conflict' where none)",
     "original_context": "the source row's passage before the perturbation (empty: the question alone)",
     "original_answers": "the source row's answers",
-    "status": "accepted, rejected:<check> or error:<kind>",
+    "status": "accepted, or rejected: / error: followed by the check or error that decided it",
     "generator_version": "the generator that made the case (reeval's CHANGELOG names each version)",
     "pivot": "the model that wrote the perturbation",
     "judge_p_valid": "the judge's probability that the case is valid (null: no judge)",
