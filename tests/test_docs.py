@@ -52,6 +52,7 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     cli = (site / "reference/cli/index.html").read_text(encoding="utf-8")
     config = (site / "reference/config/index.html").read_text(encoding="utf-8")
     assert "reeval validity" in cli and "--annotator" in cli  # generated from the Typer app
+    assert "reeval models install" in cli  # a sub-command of a command group
     assert "error_budget" in config and "task: bench" in config  # from the pydantic schema and the task options
     _images_resolve(site)
     shutil.rmtree(site)

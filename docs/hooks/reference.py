@@ -74,7 +74,6 @@ def _command_section(path: str, command, level: int) -> list[str]:
 
 
 def cli_page() -> str:
-    import click
     import typer.main
 
     from experiments.cli import app
@@ -96,7 +95,7 @@ def cli_page() -> str:
                 continue
             path = f"{prefix} {name}"
             lines.extend(_command_section(path, command, 2 if prefix == "reeval" else 3))
-            if isinstance(command, click.Group):
+            if hasattr(command, "list_commands"):  # a group (Typer may bring a click of its own)
                 walk(command, path)
 
     walk(root, "reeval")
