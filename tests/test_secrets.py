@@ -132,6 +132,12 @@ def task_config(root: Path, task: str, api_base: str) -> Path:
                 "settings": {"answer_swap": ["open_book"], "unanswerable": ["open_book"]},
             },
         },
+        "strength_sweep": {
+            "models": {"pivot": pivot, "judge": judge, "targets": targets[:1]},
+            "data": data,
+            "validation": no_calibration,
+            "options": {"generator": "unanswerable", "dial": "lures", "levels": ["remove", "keep"], "default": "keep"},
+        },
     }[task]
     # The proxy's echoing error fails one small run's case in four, over the default error budget (which
     # small runs answer to): this test is about where the key lands, so the run goes on to its end.
