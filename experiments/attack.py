@@ -90,7 +90,9 @@ def _no_refused_proposal(case: dict) -> bool:
 
 
 def _no_dropped_rewrite(case: dict) -> bool:
-    return all(e.get("to") is not None for e in case.get("edits") or [])
+    # A sentence the dials drop in code (`removal: drop`, `lures: remove`; its edit says `why`) threw no
+    # reply of the pivot away.
+    return all(e.get("to") is not None for e in case.get("edits") or [] if "why" not in e)
 
 
 GENERATORS = {

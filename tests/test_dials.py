@@ -211,3 +211,11 @@ def test_the_ladders_are_monotone_in_what_they_change():
     made = [d["distance"] for _, d in LADDERS["answer_swap"] if d["distance"] != "proposed"]
     # stronger swaps stand further from the truth: a target keeps what it knows more often (ClashEval)
     assert [DISTANCES.index(d) for d in made] == sorted(DISTANCES.index(d) for d in made)
+
+
+def test_sentences_dropped_in_code_are_no_discarded_reply():
+    from experiments.attack import GENERATORS
+
+    used = GENERATORS["unanswerable"].every_reply_used
+    assert used({"edits": [{"from": "a", "to": None, "why": "drop"}, {"from": "b", "to": "c", "justification": "j"}]})
+    assert not used({"edits": [{"from": "a", "to": None, "justification": "j"}]})
