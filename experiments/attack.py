@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import dspy
 
 from experiments.errors import error_status
+from experiments.known_names import known_in_pool
 from experiments.lm.registry import ResolvedLM
 from experiments.readers import readers_for
 from experiments.validation import validate
@@ -78,7 +79,9 @@ def _unanswerable_case(example, out) -> dict:
 
 
 def _answer_swap(max_attempts: int, distance: str = "proposed") -> dspy.Module:
-    return AnswerSwap(max_attempts, distance=distance)
+    # The pivot's own proposal unless a dial says otherwise: benches, optimisers and pivot comparisons study
+    # the pivot as a generator, and a code-made answer leaves nothing of it to compare or tune.
+    return AnswerSwap(max_attempts, distance=distance, known_name=known_in_pool)
 
 
 def _unanswerable(max_attempts: int, removal: str = "rewrite", lures: str = "keep") -> dspy.Module:

@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from .arithmetic import numbers_in
 from .checks import SENTENCE_BREAK
 from .normalize import answer_tokens
+from .surface_forms import single_value, units_of
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _FUNCTION = frozenset("a an the of and or in on at to for by with from de del la le du des".split())
@@ -230,3 +231,11 @@ def inside_names(original: str, spans: Iterable[tuple[int, int, str]], answers: 
         if tuple(answer_tokens(word)) in common and word[:1].isupper() and not opening:
             found.append(original[max(0, start - 20) : min(len(original), end + 20)].strip())
     return found
+
+
+def ordinals_of(text: str, answers: Iterable[str]) -> list[str]:
+    """Ordinals of an old count left in the text: "now in its fifth edition" beside a count swapped from 5
+    to 4 still says 5."""
+    values = [single_value(a) for a in answers]
+    counts = {int(u.value) for u in values if u is not None and u.kind == "num" and u.value == int(u.value) and 1 < u.value < 100}
+    return [text[u.start : u.end] for u in units_of(text) if u.kind == "ord" and u.value in counts]

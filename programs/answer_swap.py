@@ -8,6 +8,7 @@ around the swapped spans, and that edit is kept only if the checks still pass.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import dspy
 from dspy.utils.exceptions import AdapterParseError
@@ -26,12 +27,23 @@ from metrics.checks import (
     similarity_outside,
     stale_glosses,
 )
+from metrics.surface_forms import answer_kind, find_forms
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
 from metrics.traces import descriptions_left, gloss_traces, inside_words
-from metrics.word_traces import anaphors, derived_words, inflected_forms, inside_names, letter_counts, name_talk
+from metrics.word_traces import (
+    anaphors,
+    derived_words,
+    inflected_forms,
+    inside_names,
+    letter_counts,
+    name_talk,
+    ordinals_of,
+)
 from programs.distance_ladder import DISTANCES, shifted_answers
+from programs.person_names import is_person_answer, made_up_names
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
+from programs.timeline import shift_timeline, year_of
 from signatures.answer_swap import (
     ProposeAnswers,
     ProposeWrongAnswer,
@@ -40,7 +52,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/19"
+VERSION = "answer_swap/20"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -57,6 +69,7 @@ TRACE_KINDS = (
     "remainder",
     "elapsed_years",
     "share",
+    "ordinal",
 )
 
 
@@ -115,6 +128,7 @@ def swap_checks(
         "remainder": any(remainder(edited, gold, new) for gold in golds),
         "elapsed_years": any(elapsed_years(edited, gold, new) for gold in golds),
         "share": any(share(edited, gold, new) for gold in golds),
+        "ordinal": bool(ordinals_of(edited, golds)),
     }
     return {
         **checks,
@@ -158,6 +172,7 @@ class AnswerSwap(dspy.Module):
         propose_signature: type[dspy.Signature] = ProposeWrongAnswer,
         propose_max_tokens: int | None = None,
         distance: str = "proposed",
+        known_name: Callable[[str], bool] | None = None,
     ):
         super().__init__()
         if distance not in DISTANCES:
@@ -177,6 +192,7 @@ class AnswerSwap(dspy.Module):
         self.repair_grammar = repair_grammar
         self.min_similarity = min_similarity
         self.distance = distance
+        self.known_name = known_name
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         if self.distance != "proposed":
@@ -242,23 +258,34 @@ class AnswerSwap(dspy.Module):
                 edit="none",
             )
 
-        return self._swap(context, answers, new_answer, proposals)
+        return self._swap(question, context, answers, new_answer, proposals)
 
     def _swap_at_distance(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
-        """The new answer made in code at the chosen distance (programs.distance_ladder); no proposal call.
-        A seed whose answer has no such distance, or whose every shifted answer fails the proposal checks,
+        """The new answer made in code, no proposal call: a year, date or quantity at the chosen distance
+        (programs.distance_ladder), or a made-up name of the passage's gender for a person
+        (programs.person_names). A seed with neither, or whose every candidate fails the proposal checks,
         is `level_unreachable`: counted, not silently dropped."""
         proposals: list[dict] = []
-        for candidate in shifted_answers(answers[0], self.distance, f"{question}|{answers[0]}"):
+        key = f"{question}|{answers[0]}"
+        if is_person_answer(question, answers[0]):
+            candidates, made = made_up_names(context, question, answers[0], key, self.known_name), "made_up_name"
+        else:
+            candidates, made = iter(shifted_answers(answers[0], self.distance, key, question)), f"distance:{self.distance}"
+        for candidate in candidates:
             problem = proposal_problem(candidate, answers, context=context, question=question)
-            proposals.append({"proposal": candidate, "answer_type": f"distance:{self.distance}", "problem": problem})
+            if problem is None and made == "made_up_name" and name_part_in(context, candidate):
+                problem = "proposal_part_in_context"  # a shared word ties the new person to another of the passage
+            proposals.append({"proposal": candidate, "answer_type": made, "problem": problem})
             if problem is None:
-                return self._swap(context, answers, candidate, proposals)
+                return self._swap(question, context, answers, candidate, proposals)
         return dspy.Prediction(
             rejection="level_unreachable", proposals=proposals, context=None, new_answer=None, checks={}, edit="none"
         )
 
-    def _swap(self, context: str, answers: list[str], new_answer: str, proposals: list[dict]) -> dspy.Prediction:
+    def _swap(
+        self, question: str, context: str, answers: list[str], new_answer: str, proposals: list[dict]
+    ) -> dspy.Prediction:
+        context, timeline = self._moved_timeline(question, context, answers, new_answer)
         edit_result = replace_forms(context, answers, new_answer)
         edited, replaced = edit_result.text, edit_result.count
         if replaced == 0 and not edit_result.unreplaced:
@@ -288,4 +315,15 @@ class AnswerSwap(dspy.Module):
             checks=checks,
             edit=edit,
             replaced=replaced,
+            timeline=timeline,
         )
+
+    @staticmethod
+    def _moved_timeline(question: str, context: str, answers: list[str], new_answer: str) -> tuple[str, list[dict]]:
+        """For a date answer whose year moved, the context with the years around it moved alike
+        (programs.timeline); the answer's own forms are left to the swap."""
+        old_year, new_year = year_of(answers[0]), year_of(new_answer)
+        if answer_kind(answers[0]) != "date" or old_year is None or new_year is None or old_year == new_year:
+            return context, []
+        own = [(f.start, f.end) for answer in answers for f in find_forms(context, answer)]
+        return shift_timeline(context, question, old_year, new_year, own)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from metrics.surface_forms import answer_kind
@@ -32,11 +33,38 @@ def _order(key: str, pair: list[str]) -> list[str]:
     return pair[::-1] if flip else pair
 
 
-def _years(answer: str, step: int, key: str) -> list[str]:
+_MONTHS = ("January February March April May June July August September October November December").split()
+_DAY_MONTH = re.compile(r"\b(\d{1,2})\s+(" + "|".join(_MONTHS) + r")\b|\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})\b")
+
+
+def _days(answer: str, year: int, step: int, key: str) -> list[str]:
+    """A full date moved by `step` weeks within its year (a question that names the year fixes it)."""
+    m = _DAY_MONTH.search(answer)
+    if m is None:
+        return []
+    day = int(m.group(1) or m.group(4))
+    month = _MONTHS.index(m.group(2) or m.group(3)) + 1
+    try:
+        old = date(year, month, day)
+    except ValueError:
+        return []
+    out = []
+    for moved in _order(key, [old - timedelta(weeks=step), old + timedelta(weeks=step)]):
+        if moved.year != year:
+            continue
+        name = _MONTHS[moved.month - 1]
+        text = f"{moved.day} {name}" if m.group(1) else f"{name} {moved.day}"
+        out.append(answer[: m.start()] + text + answer[m.end() :])
+    return out
+
+
+def _years(answer: str, step: int, key: str, asked: frozenset[int] = frozenset()) -> list[str]:
     match = _YEAR.search(answer)
     if match is None:
         return []
     year = int(match.group(1))
+    if year in asked:
+        return _days(answer, year, step, key)
     shifted = [y for y in _order(key, [year - step, year + step]) if 1000 <= y]
     shifted.sort(key=lambda y: y > LATEST_YEAR)  # a future year only when the past one is unusable
     return [answer[: match.start(1)] + str(y) + answer[match.end(1) :] for y in shifted]
@@ -49,11 +77,11 @@ def _format(value: Decimal, grouped: bool, decimals: int) -> str:
     return text
 
 
-def _significant(value: Decimal, like: str) -> Decimal:
+def _significant(value: Decimal, like: str, extra: int = 0) -> Decimal:
     """Rounded to as many significant digits as the old number shows ("1,500,000" has two), so that a
     passage writing round figures gets a round figure."""
     digits = like.replace(",", "").split(".")[0].rstrip("0") or "0"
-    keep = max(1, len(digits))
+    keep = max(1, len(digits)) + extra
     if value == 0:
         return value
     exponent = value.adjusted() - keep + 1
@@ -76,6 +104,9 @@ def _quantities(answer: str, factor: Decimal, key: str) -> list[str]:
         value = _significant(value, whole) if not fraction else value
         text = _format(value, "," in whole, decimals)
         shown = Decimal(text.replace(",", ""))
+        if shown == old and not fraction:  # 10,000 x 1.1 rounds back: one more significant digit (11,000)
+            text = _format(_significant(old * factor if value >= old else old / factor, whole, extra=1), "," in whole, 0)
+            shown = Decimal(text.replace(",", ""))
         if shown == old:  # 3 x 1.1 rounds back to 3: the nearest distinct value instead
             shown = old + (Decimal(1).scaleb(-decimals) if value >= old else -Decimal(1).scaleb(-decimals))
             text = _format(shown, "," in whole, decimals)
@@ -86,16 +117,19 @@ def _quantities(answer: str, factor: Decimal, key: str) -> list[str]:
     return out
 
 
-def shifted_answers(answer: str, level: str, key: str) -> list[str]:
+def shifted_answers(answer: str, level: str, key: str, question: str = "") -> list[str]:
     """New answers at `level` from `answer`, in the order to try them (both directions), or [] when the
-    answer has no distance at that level (a name, a number written in words, an ordinal)."""
+    answer has no distance at that level (a name, a number written in words, an ordinal). A year the
+    question names stays; a full date in that year moves by weeks instead (near 1, mid 5, far 25, within the
+    year)."""
     if level == "proposed":
         raise ValueError("'proposed' is the pivot's own proposal, not a code-made distance")
     if level not in YEAR_STEPS:
         raise ValueError(f"distance: one of {DISTANCES}, got {level!r}")
     kind = answer_kind(answer)
     if kind == "date":
-        return _years(answer, YEAR_STEPS[level], key)
+        asked = frozenset(int(y) for y in _YEAR.findall(question))
+        return _years(answer, YEAR_STEPS[level], key, asked)
     if kind == "number" and not re.search(r"\d+(st|nd|rd|th)\b", answer):
         return _quantities(answer, FACTORS[level], key)
     return []

@@ -30,12 +30,11 @@ LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
     ],
     "answer_swap": [
         (0.0, {"distance": "near"}),
-        (0.5, {"distance": "proposed"}),
-        (0.75, {"distance": "mid"}),
+        (0.5, {"distance": "mid"}),
         (1.0, {"distance": "far"}),
     ],
 }
-DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 1.0, "answer_swap": 0.5}
+DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 1.0, "answer_swap": 0.0}
 
 
 def dials_at(generator: str, strength: float) -> dict[str, Any]:

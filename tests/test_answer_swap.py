@@ -181,22 +181,30 @@ OWL_CREEK = (
 )
 
 
-def test_a_swapped_year_that_reverses_the_order_of_its_sentence_is_rejected():
-    """Reviewed invalid and accepted by the judge twice: swapped to 1900, the story was published after the
-    1891 book that collected it. 1889 keeps the order (and the Civil War years, another sentence, are not
-    compared)."""
+def test_a_swapped_year_moves_the_years_around_it_so_their_order_holds():
+    """Swapped to 1900, the story would be published after the 1891 book that collected it: the book's year
+    moves by the same step. The Civil War years, far from the answer, are other events and stay."""
     lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1900"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         out = AnswerSwap(max_attempts=1)(
             question="when was an occurrence at owl creek bridge written", context=OWL_CREEK, answers=["1890"]
         )
+    assert out.rejection is None
+    assert "July 13 , 1900" in out.context and "Bierce 's 1901 book" in out.context and "1861 to 1865" in out.context
+    assert out.timeline == [{"start": OWL_CREEK.index("1891"), "old": "1891", "new": "1901"}]
+
+
+def test_a_swapped_year_that_reverses_the_order_of_its_sentence_is_rejected():
+    """A year the question names stays where it is, so a swap past it reverses the passage's order."""
+    lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1900"}], adapter=dspy.JSONAdapter())
+    question = "when was the story collected in 1891 first published"
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1)(question=question, context=OWL_CREEK, answers=["1890"])
     assert out.rejection == "chronology_kept" and out.checks["chronology_kept"] is False
     lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1889"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=1)(
-            question="when was an occurrence at owl creek bridge written", context=OWL_CREEK, answers=["1890"]
-        )
-    assert out.rejection is None and "July 13 , 1889" in out.context
+        out = AnswerSwap(max_attempts=1)(question=question, context=OWL_CREEK, answers=["1890"])
+    assert out.rejection is None and "July 13 , 1889" in out.context and "1891 book" in out.context
 
 
 def test_chronology_compares_strict_order_with_the_neighbouring_sentences():
@@ -316,3 +324,9 @@ def test_a_generic_description_and_an_article_after_a_preposition_stay():
     edited = original.replace("Emma Stone", "Jennifer Lawrence")
     assert descriptions_left(edited, original, ["Emma Stone"], "naming") == []
     assert misplaced_articles("It was recorded by The Beatles in 1967 .", [(16, 27, "The Beatles")]) == []
+
+
+def test_an_ordinal_of_the_old_count_left_in_the_passage_rejects_the_swap():
+    context = "The manual is now in its fifth edition , the DSM - 5 , published in 2013 ."
+    out = AnswerSwap(distance="near")(question="what edition of the dsm is current", context=context, answers=["5"])
+    assert out.rejection == "old_answer_trace:ordinal" and out.checks["old_answer_trace:ordinal"] is False

@@ -32,7 +32,11 @@ def bench_config(folder, *, cache=True, **options):
         "options": {
             "tasks": TASKS,
             "counterfactual_data": {"source": arc},
-            "generators": {"context_enrich": {"seeds": "open_correct_closed_wrong", "lm_merge": False}},
+            # The pivot proposes the swapped name: the fakes script its proposal.
+            "generators": {
+                "context_enrich": {"seeds": "open_correct_closed_wrong", "lm_merge": False},
+                "answer_swap": {"distance": "proposed"},
+            },
             "settings": {
                 "answer_swap": ["open_book", "opinion"],
                 "context_enrich": ["open_book", "opinion"],
@@ -81,7 +85,7 @@ def test_bench_end_to_end_then_rerun_and_fresh_run(world, isolated):
     assert all(r.get("judge") for r in RunStore(f"{result.run_id}/generate.unanswerable.qwen2.5-1.5b").records())
     # the follower reads the evidence: nothing drops, except counterfactual, where it knew nothing closed-book
     for task in TASKS[:4]:
-        assert cell("qwen2.5-0.5b", task) == (1.0, 1.0, 0.0, 3)
+        assert cell("qwen2.5-0.5b", task) == (1.0, 1.0, 0.0, 3), task
     assert cell("qwen2.5-0.5b", "counterfactual") == (0.0, 1.0, -1.0, 3)
     # the stubborn target answers what it knows: every perturbation that changes the answer breaks it
     for task in ("answer_swap", "unanswerable", "inconsistent", "counterfactual"):

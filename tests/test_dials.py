@@ -43,6 +43,17 @@ def test_the_distance_ladder_moves_further_from_the_old_answer_at_each_level(ans
     assert gaps == sorted(gaps) and gaps[0] < gaps[-1]
 
 
+def test_a_round_number_that_rounds_back_to_itself_gets_one_more_significant_digit():
+    assert sorted(shifted_answers("10,000 years ago", "near", "seed-1")) == ["11,000 years ago", "9,000 years ago"]
+
+
+def test_a_date_in_a_year_the_question_names_moves_by_weeks_within_that_year():
+    question = "when will the winner of american idol 2018 be announced"
+    assert sorted(shifted_answers("May 21 , 2018", "near", "k", question)) == ["May 14 , 2018", "May 28 , 2018"]
+    assert shifted_answers("2018", "near", "k", question) == []  # a bare year the question names cannot move
+    assert all(a.endswith("2018") for a in shifted_answers("2 January 2018", "mid", "k", question))
+
+
 def test_names_and_words_have_no_code_made_distance():
     assert shifted_answers("Barack Obama", "far", "k") == []
     assert shifted_answers("three", "near", "k") == []

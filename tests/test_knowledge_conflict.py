@@ -222,6 +222,11 @@ def kc_config(isolated, settings=("open_book",)):
             "unknown_per_target": 5,
             "control_seeds": 1,
             "settings": list(settings),
+            # The pivot proposes the swapped name: the fakes script its proposal.
+            "generators": {
+                "answer_swap": {"max_attempts": 5, "distance": "proposed"},
+                "context_enrich": {"k": 3, "lm_merge": False},
+            },
         },
     )
 

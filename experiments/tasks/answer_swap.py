@@ -9,6 +9,7 @@ import dspy
 from pydantic import ConfigDict, Field
 
 from experiments.compiled import load_compiled
+from experiments.known_names import known_in_pool
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
@@ -34,10 +35,11 @@ class AnswerSwapTask(JudgedTask):
             "or an MLflow model URI (models:/<name>/<version>)",
         )
         distance: Literal["proposed", "near", "mid", "far", "extreme"] = Field(
-            "proposed",
-            description="how far the new answer stands from the old: the pivot's proposal, or a year, date or "
-            "quantity made in code (near ±1 year / x1.1, mid ±5 / x1.5, far ±25 / x3, extreme ±100 / x10); "
-            "a seed without such an answer is rejected:level_unreachable",
+            "near",
+            description="how the new answer is made: 'proposed' by the pivot (any kind of answer), or in code at "
+            "a distance from the old (a year, date or quantity at near ±1 year / x1.1, mid ±5 / x1.5, far ±25 / "
+            "x3, extreme ±100 / x10; a person gets a made-up name at every level); a seed with neither kind of "
+            "answer is rejected:level_unreachable",
         )
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
@@ -48,6 +50,7 @@ class AnswerSwapTask(JudgedTask):
             self.options.repair_grammar,
             self.options.min_similarity,
             distance=self.options.distance,
+            known_name=known_in_pool,
         )
         if self.options.program:
             load_compiled(self.program, self.options.program, "answer_swap")

@@ -1,0 +1,147 @@
+"""Made-up names for answer swaps whose answer is a person.
+
+A real name from elsewhere brings what a reader knows of that person into the passage (a tennis player
+holding a wrestling title, a singer born decades after the film she is said to have sung in); a made-up
+name brings nothing, so the passage stays the only evidence about its new answer. Names are drawn with
+Faker from the locale that knows the old name (or whose nationality the passage names), of the gender the
+passage gives the person, never with a surname so common that the name reads as a placeholder, and never
+a name the caller knows as a real one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+
+from metrics.surface_forms import answer_kind
+
+_WHO = re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE)
+_PARTICLES = frozenset("de del della di da du des la le van von der den bin ibn al el y st.".split())
+# Latin-script locales only: a name in another script would stand out in an English passage.
+LOCALES = (
+    "en_US", "en_GB", "en_IE", "en_AU", "en_NZ", "en_CA", "en_IN", "en_NG", "de_DE", "fr_FR", "it_IT", "es_ES",
+    "es_MX", "pt_BR", "pt_PT", "nl_NL", "sv_SE", "no_NO", "da_DK", "fi_FI", "pl_PL", "cs_CZ", "tr_TR", "id_ID",
+)  # fmt: skip
+_PLACES = {
+    "en_US": "American|United States|U\\.S\\.|America",
+    "en_GB": "British|English|Scottish|Welsh|Britain|England|Scotland|Wales|United Kingdom|London",
+    "en_IE": "Irish|Ireland", "en_AU": "Australian|Australia", "en_NZ": "New Zealand", "en_CA": "Canadian|Canada",
+    "en_IN": "Indian|India", "en_NG": "Nigerian|Nigeria", "de_DE": "German|Germany|Austrian|Austria",
+    "fr_FR": "French|France", "it_IT": "Italian|Italy", "es_ES": "Spanish|Spain|Argentine|Argentina",
+    "es_MX": "Mexican|Mexico", "pt_BR": "Brazilian|Brazil", "pt_PT": "Portuguese|Portugal",
+    "nl_NL": "Dutch|Netherlands", "sv_SE": "Swedish|Sweden", "no_NO": "Norwegian|Norway", "da_DK": "Danish|Denmark",
+    "fi_FI": "Finnish|Finland", "pl_PL": "Polish|Poland", "cs_CZ": "Czech", "tr_TR": "Turkish|Turkey",
+    "id_ID": "Indonesian|Indonesia",
+}  # fmt: skip
+_PLACE = re.compile(r"\b(" + "|".join(_PLACES.values()) + r")\b")
+_MALE = re.compile(r"\b(?:he|him|his|himself|actor|king|husband|father|son|brother|boy|man|mr)\b", re.IGNORECASE)
+_FEMALE = re.compile(
+    r"\b(?:she|her|hers|herself|actress|queen|wife|mother|daughter|sister|girl|woman|mrs|ms)\b", re.IGNORECASE
+)
+# Surnames this frequent read as stand-ins ("Jane Smith"), whatever the first name.
+COMMON_SURNAMES = 50
+CANDIDATES = 12
+
+
+def is_person_answer(question: str, answer: str) -> bool:
+    """A "who" question answered by two to four capitalised words: a person's name. Groups ("the Four Tops"),
+    places ("New Zealand" is read by the gender test below) and single words are not."""
+    words = answer.split()
+    if not _WHO.match(question) or not 2 <= len(words) <= 4 or answer_kind(answer) != "name":
+        return False
+    if words[0].casefold() in {"the", "a", "an"}:
+        return False
+    return all(w[0].isupper() or w.casefold() in _PARTICLES for w in words)
+
+
+@lru_cache(maxsize=None)
+def _provider(locale: str):
+    from faker import Faker  # deferred: only swaps of person answers need it
+
+    return Faker(locale)
+
+
+def _first_names(locale: str, gender: str) -> set[str]:
+    p = _provider(locale)
+    attr = "first_names_male" if gender == "male" else "first_names_female"
+    names = getattr(p.provider("faker.providers.person"), attr, ())
+    return set(names)
+
+
+def _last_names(locale: str) -> list[str]:
+    return list(getattr(_provider(locale).provider("faker.providers.person"), "last_names", ()))
+
+
+def name_gender(answer: str) -> str | None:
+    """The gender the name lists of the known locales give the answer's first name, when they agree."""
+    first = answer.split()[0]
+    found = {g for loc in LOCALES for g in ("male", "female") if first in _first_names(loc, g)}
+    return found.pop() if len(found) == 1 else None
+
+
+def passage_gender(context: str, answer: str) -> str | None:
+    """The gender of the pronouns and nouns in the sentences that name the person (and the sentence after
+    each), when one side has at least twice the other's count."""
+    sentences = re.split(r"(?<=[.!?])\s+", context)
+    parts = {w for w in answer.split() if w[0].isupper() and len(w) > 2}
+    near = [
+        " ".join(sentences[i : i + 2]) for i, s in enumerate(sentences) if any(re.search(rf"\b{re.escape(p)}\b", s) for p in parts)
+    ]
+    text = " ".join(near) or context
+    male, female = len(_MALE.findall(text)), len(_FEMALE.findall(text))
+    if male >= max(1, 2 * female):
+        return "male"
+    if female >= max(1, 2 * male):
+        return "female"
+    return None
+
+
+def person_gender(context: str, answer: str) -> str | None:
+    """The passage's gender for the person, checked against the first name's; None when they disagree or
+    neither says, so that no swap gives a woman's part to a man's name."""
+    from_passage, from_name = passage_gender(context, answer), name_gender(answer)
+    if from_passage and from_name and from_passage != from_name:
+        return None
+    return from_passage or from_name
+
+
+def name_locale(context: str, answer: str) -> str:
+    """The first locale whose lists hold the old surname (then first name); else the locale of the country or
+    nationality named first in the sentence of the person's first mention, or else in the passage; else en_US."""
+    words = answer.split()
+    for probe, names in ((words[-1], _last_names), (words[0], lambda loc: _first_names(loc, "male") | _first_names(loc, "female"))):
+        for loc in LOCALES:
+            if probe in names(loc):
+                return loc
+    at = max(context.find(words[-1]), 0)
+    sentence = next((s for s in re.finditer(r"[^.!?]+[.!?]?", context) if s.start() <= at < s.end()), None)
+    for where in ([sentence.group(0)] if sentence else []) + [context]:
+        m = _PLACE.search(where)
+        if m:
+            return next(loc for loc, names in _PLACES.items() if re.fullmatch(names, m.group(1)))
+    return "en_US"
+
+
+def made_up_names(context: str, question: str, answer: str, key: str, known: Callable[[str], bool] | None = None) -> Iterator[str]:
+    """Up to CANDIDATES made-up full names for the person `answer` names, in the order to try them; none when
+    the passage does not say the person's gender. Deterministic in `key`."""
+    gender = person_gender(context, answer)
+    if gender is None:
+        return
+    locale = name_locale(context, answer)
+    common = set(_last_names(locale)[:COMMON_SURNAMES])
+    faker = _provider(locale)
+    faker.seed_instance(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
+    seen: set[str] = set()
+    for _ in range(4 * CANDIDATES):
+        first = faker.first_name_male() if gender == "male" else faker.first_name_female()
+        last = faker.last_name()
+        name = f"{first} {last}"
+        if name in seen or last in common or " " in last.strip() or (known is not None and known(name)):
+            continue
+        seen.add(name)
+        yield name
+        if len(seen) >= CANDIDATES:
+            return

@@ -1,0 +1,48 @@
+"""A date swap moves the passage's own timeline with it.
+
+When an answer's year moves and the years around it stay, the passage stops adding up (a promotion won "at
+the end of the 2004–05 season" in a final dated 2006; a release "over the following three months" after a
+completion a year away). Moving every year near the old one by the same step keeps the passage's order,
+intervals and seasons as they were; years far from it (a war, a founding) are other events and stay, and
+so does any year the question names.
+"""
+
+from __future__ import annotations
+
+import re
+
+_YEAR = re.compile(r"(?<![\d.,])(1\d{3}|20\d{2})(?![\d]|s\b|'s\b)")
+_SEASON_TAIL = re.compile(r"^(\s*(?:--|–|-|/)\s*)(\d{2})(?!\d)")
+# Years this close to the old one belong to the same events; further ones are other events.
+REACH = 10
+
+
+def year_of(answer: str) -> int | None:
+    m = _YEAR.search(answer)
+    return int(m.group(1)) if m else None
+
+
+def shift_timeline(context: str, question: str, old_year: int, new_year: int, skip: list[tuple[int, int]]) -> tuple[str, list[dict]]:
+    """The context with every year within REACH of `old_year` moved by new_year - old_year (outside `skip`,
+    the answer's own spans, and never a year the question names), and the moves made. Every move keeps the
+    text's length, so offsets into the context stay valid."""
+    step = new_year - old_year
+    asked = {int(y) for y in _YEAR.findall(question)}
+    moves: list[dict] = []
+    out = list(context)
+    for m in _YEAR.finditer(context):
+        year = int(m.group(1))
+        if abs(year - old_year) > REACH or year in asked or any(s <= m.start() < e for s, e in skip):
+            continue
+        moved = str(year + step)
+        if len(moved) != 4:
+            continue
+        out[m.start() : m.end()] = moved
+        moves.append({"start": m.start(), "old": m.group(1), "new": moved})
+        tail = _SEASON_TAIL.match(context[m.end() :])
+        if tail:
+            start = m.end() + tail.start(2)
+            moved_tail = f"{(int(tail.group(2)) + step) % 100:02d}"
+            out[start : start + 2] = moved_tail
+            moves.append({"start": start, "old": tail.group(2), "new": moved_tail})
+    return "".join(out), moves

@@ -1,0 +1,71 @@
+"""Swaps of a person's name: a made-up name of the passage's gender, from the locale that knows the old one."""
+
+from __future__ import annotations
+
+import pytest
+
+from programs.answer_swap import AnswerSwap
+from programs.person_names import is_person_answer, made_up_names, name_locale, person_gender
+
+CRICKET = (
+    "Sachin Tendulkar is an Indian former cricketer . He has scored the most runs in ODI cricket . In 2001 , "
+    "Tendulkar became the first player to score 10,000 runs ."
+)
+SONG = "Only in My Dreams is a song by American actress Debbie Gibson . It was written by Gibson herself in 1984 ."
+
+
+@pytest.mark.parametrize(
+    "question, answer, person",
+    [
+        ("who has scored the most runs in odi", "Sachin Tendulkar", True),
+        ("who sings reach out i'll be there", "the Four Tops", False),
+        ("who won the world cup", "India", False),
+        ("where was the treaty signed", "Versailles Palace", False),
+        ("who painted it", "Vincent van Gogh", True),
+    ],
+)
+def test_a_person_answer_is_a_who_question_answered_by_a_capitalised_full_name(question, answer, person):
+    assert is_person_answer(question, answer) is person
+
+
+def test_gender_comes_from_the_passage_and_the_first_name_and_is_withheld_when_they_disagree():
+    assert person_gender(CRICKET, "Sachin Tendulkar") == "male"
+    assert person_gender(SONG, "Debbie Gibson") == "female"
+    assert person_gender("Debbie Gibson wrote it . He sang it on tour .", "Debbie Gibson") is None
+    assert person_gender("The prize went to Alex Morgan .", "Alex Morgan") is None  # neither says
+
+
+def test_the_locale_is_the_one_whose_name_lists_hold_the_old_name():
+    assert name_locale(CRICKET, "Sachin Tendulkar") == "en_IN"
+    assert name_locale("A German painter .", "Qxz Wvvk") == "de_DE"  # unknown name: the passage's nationality
+    assert name_locale("A painter .", "Qxz Wvvk") == "en_US"
+
+
+def test_made_up_names_are_deterministic_avoid_common_surnames_and_names_the_caller_knows():
+    first = list(made_up_names(SONG, "who sings only in my dreams", "Debbie Gibson", "key"))
+    assert first == list(made_up_names(SONG, "who sings only in my dreams", "Debbie Gibson", "key"))
+    assert first and all(len(n.split()) == 2 for n in first)
+    assert not any(n.split()[-1] in {"Smith", "Johnson", "Williams", "Brown", "Jones"} for n in first)
+    known = set(first[:3])
+    assert list(made_up_names(SONG, "who sings only in my dreams", "Debbie Gibson", "key", known.__contains__))[0] == first[3]
+    assert list(made_up_names("The prize went to Alex Morgan .", "who won", "Alex Morgan", "k")) == []
+
+
+def test_a_person_swap_at_a_code_level_needs_no_pivot_and_replaces_the_surname_alone_too():
+    out = AnswerSwap(distance="near")(question="who has scored the most runs in odi", context=CRICKET, answers=["Sachin Tendulkar"])
+    new = out.new_answer
+    assert out.rejection is None and out.proposals[0]["answer_type"] == "made_up_name"
+    assert "Tendulkar" not in out.context and f"{new} is an Indian" in out.context
+    assert f", {new.split()[-1]} became" in out.context
+
+
+def test_a_person_whose_gender_the_passage_does_not_give_is_unreachable_not_dropped():
+    out = AnswerSwap(distance="near")(question="who won the prize", context="The prize went to Alex Morgan .", answers=["Alex Morgan"])
+    assert out.rejection == "level_unreachable" and out.context is None
+
+
+def test_a_name_the_shipped_pool_holds_is_known_and_a_made_up_one_is_not():
+    from experiments.known_names import known_in_pool
+
+    assert known_in_pool("Barack Obama") and not known_in_pool("Qxzavier Wvvkensen")
+    assert not known_in_pool("Barack Obam")  # whole words only

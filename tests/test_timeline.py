@@ -1,0 +1,23 @@
+"""A date swap moves the years around the old one by the same step."""
+
+from __future__ import annotations
+
+from programs.timeline import shift_timeline
+
+SEASON = (
+    "Wednesday finished fifth at the end of the 2004 -- 05 season and won the final on 29 May 2005 . The club "
+    "was founded in 1867 . It grew in the 1990s ."
+)
+
+
+def test_years_near_the_answer_move_with_it_and_seasons_keep_their_span():
+    own = SEASON.index("29 May 2005")
+    moved, moves = shift_timeline(SEASON, "when were they promoted", 2005, 2006, [(own, own + 11)])
+    assert "2005 -- 06 season" in moved and "29 May 2005" in moved  # the answer itself is the swap's
+    assert "founded in 1867" in moved and "the 1990s" in moved  # another event; a decade is no year
+    assert len(moved) == len(SEASON) and [m["new"] for m in moves] == ["2005", "06"]
+
+
+def test_a_year_the_question_names_stays():
+    moved, moves = shift_timeline("The 2004 -- 05 season ended in 2005 .", "who won the 2004 cup", 2005, 2006, [])
+    assert moved == "The 2004 -- 05 season ended in 2006 ." and [m["old"] for m in moves] == ["2005"]
