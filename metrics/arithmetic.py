@@ -73,6 +73,16 @@ def answer_number(answer: str) -> Decimal | None:
     return _value(found[0].group())
 
 
+# A product of measured values is rounded where it is reported: land area × density gives a population to
+# within a fraction of a percent.
+PRODUCT_TOLERANCE = Decimal("0.005")
+
+
+def _rounded_product(a, b, target) -> bool:
+    fractional = a != int(a) or b != int(b)
+    return fractional and abs(Decimal(a) * Decimal(b) - Decimal(target)) <= PRODUCT_TOLERANCE * Decimal(target)
+
+
 def derivation(text: str, answer: str) -> str | None:
     """How the text still gives the number answer ("5 × 13 + 21 = 86"), or None."""
     target = answer_number(answer)
@@ -85,7 +95,7 @@ def derivation(text: str, answer: str) -> str | None:
         for a, b in itertools.combinations(values, 2):
             if a + b == target:
                 return f"{a} + {b} = {target}"
-            if 1 not in (a, b) and a * b == target:
+            if 1 not in (a, b) and (a * b == target or _rounded_product(a, b, target)):
                 return f"{a} × {b} = {target}"
         for a, b, c in itertools.permutations(values, 3):
             if a <= b and a + b + c == target and b <= c:

@@ -185,3 +185,25 @@ def _years_of(unit) -> set[int]:
     if unit.kind == "date":
         return {unit.value[0]} if unit.value[0] is not None else set()
     return {int(unit.value)} if _year_like(unit) else set()
+
+
+_DECADE = re.compile(r"\b(1\d|20)(\d)0s\b")
+_CENTURY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\s*-?\s*century\b", re.IGNORECASE)
+
+
+def coarse_dates(text: str, answers: Iterable[str], question: str = "") -> list[str]:
+    """Decades and centuries in `text` that contain a date answer's year ("the 1970s" for 1973): a coarser
+    answer a reader can still give. A period the question names tells nothing the question does not."""
+    found = []
+    for answer in answers:
+        years = {y for u in units_of(answer) for y in _years_of(u)}
+        for year in years:
+            for m in _DECADE.finditer(text):
+                start = int(m.group(1) + m.group(2) + "0")
+                if start <= year < start + 10 and m.group(0) not in question:
+                    found.append(m.group(0))
+            for m in _CENTURY.finditer(text):
+                century = int(m.group(1))
+                if (century - 1) * 100 < year <= century * 100 and m.group(0).lower() not in question.lower():
+                    found.append(m.group(0))
+    return found

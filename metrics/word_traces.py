@@ -109,18 +109,19 @@ def derivations(word: str) -> set[str]:
     return forms - {w} - inflections(w)
 
 
-def derived_words(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+def derived_words(text: str, answers: Iterable[str], keep: Iterable[str] = (), common: bool = False) -> list[str]:
     """Capitalised words of the text derived from a one-word proper-noun old answer ("Christians" for
-    "Christianity"), outside the new answer's words. Common nouns are left alone: "historian" beside
-    "history" swapped out names no answer."""
+    "Christianity"), outside the new answer's words. Common nouns are left alone unless `common`: "historian"
+    beside "history" swapped out names no answer, but beside a removed "history" it still hints at it."""
     kept = _kept_words(keep)
     found = []
     for answer in answers:
         words = _content_words(answer)
-        if len(words) != 1 or _content_count(answer) > 1 or not words[0][:1].isupper() or len(words[0]) < 5:
+        proper = words and words[0][:1].isupper()
+        if len(words) != 1 or _content_count(answer) > 1 or not (proper or common) or len(words[0]) < 5:
             continue
         forms = derivations(words[0]) - kept
-        found += [w for w in _WORD.findall(text) if w[:1].isupper() and w.lower() in forms]
+        found += [w for w in _WORD.findall(text) if (w[:1].isupper() or common) and w.lower() in forms]
     return list(dict.fromkeys(found))
 
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import dspy
 
@@ -26,7 +27,8 @@ from metrics.checks import (
 from metrics.evidence_checks import competing_candidates, restating_sentences
 from metrics.normalize import answer_tokens
 from metrics.surface_forms import answer_kind, units_of
-from metrics.traces import date_year_left, descriptions_left
+from metrics.traces import coarse_dates, date_year_left, descriptions_left
+from metrics.word_traces import derived_words
 from programs.answer_swap import AnswerSwap
 from programs.retries import retry_config
 from programs.sentences import split_sentences
@@ -38,7 +40,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/19"
+VERSION = "faitheval/20"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -78,6 +80,24 @@ def lures_answering(text: str, question: str, answers: list[str]) -> list[str]:
     return [s for s in restating if competing_candidates(s, question, answers)]
 
 
+_OPENING_WORDS = 6
+_FIRST_PREDICATE = re.compile(r"\s(?:is|was|are|were|has|had)\s|\(")
+_BACK_REFERENCE = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these|those|there he|there she)\b", re.IGNORECASE)
+
+
+def answer_is_subject(opening: str, answers: list[str]) -> bool:
+    """The passage opens by naming the answer as its subject (in the first words, before the first verb or
+    parenthesis): an article about the answer, which no removal hides."""
+    subject = _FIRST_PREDICATE.split(opening, maxsplit=1)[0]
+    head = " ".join(subject.split()[:_OPENING_WORDS])
+    return answer_kind(answers[0]) in ("name", "other") and gives_answer(head, answers)
+
+
+def refers_back(text: str) -> bool:
+    """The text left opens on a pronoun whose antecedent went with the answer: it reads as about nothing."""
+    return bool(_BACK_REFERENCE.match(text))
+
+
 class Unanswerable(dspy.Module):
     def __init__(self, min_kept: float = 0.3, removal: str = "rewrite", lures: str = "keep"):
         super().__init__()
@@ -93,6 +113,9 @@ class Unanswerable(dspy.Module):
         carrying = {i for i, s in enumerate(sentences) if gives_answer(s.text, answers)}
         if not carrying:
             return dspy.Prediction(rejection="answer_not_in_context", context=None, edits=[], checks={})
+        if answer_is_subject(sentences[0].text, answers):
+            # The rest of an article describes its subject: without the name it still says who or what it is.
+            return dspy.Prediction(rejection="answer_is_subject", context=None, edits=[], checks={})
         removed = set(carrying)
         if self.removal == "window":
             removed |= {j for i in carrying for j in (i - 1, i + 1) if 0 <= j < len(sentences)}
@@ -133,6 +156,9 @@ class Unanswerable(dspy.Module):
             "old_answer_trace:description": not descriptions_left(edited, context, answers),
             "old_answer_trace:majority": not any(majority_size(edited, a) for a in answers),
             "old_answer_trace:date_year": not date_year_left(edited, answers, question, dated=False),
+            "old_answer_trace:coarse_date": not coarse_dates(edited, answers, question),
+            "old_answer_trace:derived_word": not derived_words(edited, answers, common=True),
+            "opening_refers_back": not refers_back(edited),
             "lure_answers_question": not lures_answering(edited, question, answers),
             "rest_kept": len(edited) >= self.min_kept * len(context),
         }

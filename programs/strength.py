@@ -34,7 +34,7 @@ LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
         (1.0, {"distance": "far"}),
     ],
 }
-DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 1.0, "answer_swap": 0.0}
+DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 0.5, "answer_swap": 0.0}
 
 
 def dials_at(generator: str, strength: float) -> dict[str, Any]:

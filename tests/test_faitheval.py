@@ -1,4 +1,5 @@
 import dspy
+import pytest
 
 from experiments.config import LMConfig
 from experiments.lm.registry import ResolvedLM
@@ -32,7 +33,9 @@ def test_unanswerable_rewrites_only_the_carrying_sentence_and_drops_leaks():
         context=CONTEXT,
         answers=["1889"],
     )
-    assert "1889" not in leak.context and leak.edits[0]["to"] is None and leak.rejection is None
+    assert "1889" not in leak.context and leak.edits[0]["to"] is None
+    # what is left opens on "It", whose antecedent went with the answer's sentence
+    assert leak.rejection == "opening_refers_back"
 
 
 def test_unanswerable_removes_every_form_of_the_answer():
@@ -270,6 +273,31 @@ def test_a_description_left_in_another_sentence_rejects_the_context():
         answers=["Chris Martin"],
     )
     assert out.rejection == "old_answer_trace:description"
+
+
+@pytest.mark.parametrize(
+    "opening, answer, subject",
+    [
+        ("George Herman `` Babe '' Ruth Jr. ( February 6 , 1895 ) was a baseball player .", "Babe Ruth", True),
+        ("The novel is by Sherman Alexie .", "Sherman Alexie", False),
+        ("The band 's lead singer , Chris Martin , wrote the song .", "Chris Martin", False),
+        ("The tower was finished in 1889 .", "1889", False),
+    ],
+)
+def test_an_answer_that_is_the_passage_subject_is_refused_before_any_removal(opening, answer, subject):
+    from programs.faitheval import answer_is_subject
+
+    assert answer_is_subject(opening, [answer]) is subject
+
+
+def test_a_decade_or_century_that_holds_the_answer_year_and_a_derived_word_reject_the_context():
+    out = run([], Unanswerable(removal="drop"), question="when was the song first released",
+              context="The song was released in 1973 . The band recorded it in the 1970s in London .", answers=["1973"])
+    assert out.rejection == "old_answer_trace:coarse_date"
+    out = run([], Unanswerable(removal="drop"), question="which belief holds that god is the universe",
+              context="The belief is pantheism . Pantheist belief does not recognise a personal god .",
+              answers=["pantheism"])
+    assert out.rejection in ("old_answer_trace:derived_word", "old_answer_trace:description")
 
 
 def test_a_majority_that_gives_the_chamber_size_rejects_the_context():

@@ -58,7 +58,7 @@ def test_a_sweep_runs_every_level_on_the_same_seeds_and_reports_the_curve(world,
     assert metrics["sweep.drop.qwen2.5-0.5b.task_instruction.success"] == 0.0
     assert metrics["sweep.drop.qwen2.5-0.5b.task_instruction.vs_default"] == 0.0
     run = mlflow.get_run(result.mlflow_run_id)
-    assert run.data.params["sweep.dial"] == "removal" and run.data.params["sweep.default"] == "rewrite"
+    assert run.data.params["sweep.dial"] == "removal" and run.data.params["sweep.default"] == "drop"
     assert "sweep.rewrite.yield" in run.data.metrics
 
     again = launch.run_experiment(sweep_config(isolated, **removal), progress=False)

@@ -40,9 +40,10 @@ class UnanswerableOptions(SeededOptions, DialledOptions):
         "or an MLflow model URI (models:/<name>/<version>)",
     )
     removal: Literal["window", "drop", "rewrite"] = Field(
-        "rewrite",
+        "drop",
         description="what goes with the answer: its sentences and their neighbours, its sentences, or its "
-        "sentences rewritten by the pivot to say the rest without it",
+        "sentences rewritten by the pivot to say the rest without it (the pivot's construction: benches, "
+        "optimisers and pivot comparisons default to it)",
     )
     lures: Literal["remove", "keep"] = Field(
         "keep", description="sentences offering another candidate of the answer's type about the subject"
