@@ -47,6 +47,7 @@ def test_the_documentation_site_builds_strictly(tmp_path):
         "reference/config/index.html",
         "results/index.html",
         "reviews/index.html",
+        "changelog/index.html",
     ):
         assert (site / page).exists(), page
     cli = (site / "reference/cli/index.html").read_text(encoding="utf-8")
@@ -54,6 +55,8 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     assert "reeval validity" in cli and "--annotator" in cli  # generated from the Typer app
     assert "reeval models install" in cli  # a sub-command of a command group
     assert "error_budget" in config and "task: bench" in config  # from the pydantic schema and the task options
+    changelog = (site / "changelog/index.html").read_text(encoding="utf-8")
+    assert "answer_swap/19" in changelog and 'href="../results/strength/"' in changelog  # CHANGELOG.md, links rewritten
     _images_resolve(site)
     shutil.rmtree(site)
 
@@ -107,3 +110,39 @@ def test_every_config_key_has_a_meaning():
         if line.startswith("| `") and len(cells) >= 5 and not cells[-2].strip():
             empty.append(f"{section} {cells[1].strip()}")
     assert not empty, empty
+
+
+# Material shows 80 characters of a code line at a 1280 px wide window (measured in chromium: the code
+# column is 80.2 characters wide); a longer line is cut off behind a scroll bar.
+CODE_LINE_LIMIT = 80
+_FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
+
+
+def _site_pages() -> dict[str, str]:
+    """The markdown of every page the site shows: docs/ (without the archived runs' data), the pages the
+    hooks generate, and the changelog."""
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        import changelog
+        import reference
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+    pages = {
+        str(page.relative_to(ROOT)): page.read_text(encoding="utf-8")
+        for page in ROOT.joinpath("docs").rglob("*.md")
+        if not {"hooks", "readings"} & set(page.parts) and not (page.parent.name != "reviews" and "reviews" in page.parts)
+    }
+    pages["reference/cli.md (generated)"] = reference.cli_page()
+    pages["reference/config.md (generated)"] = reference.config_page()
+    pages["CHANGELOG.md"] = changelog.page_text()
+    return pages
+
+
+def test_no_code_line_is_cut_off_at_1280px():
+    long = []
+    for name, text in _site_pages().items():
+        for block in _FENCE.finditer(text):
+            for line in block.group(2).splitlines():
+                if len(line) > CODE_LINE_LIMIT:
+                    long.append(f"{name}: {len(line)} > {CODE_LINE_LIMIT}: {line[:60]}…")
+    assert not long, "\n".join(long)
