@@ -115,7 +115,7 @@ def test_every_config_key_has_a_meaning():
 # Material shows 80 characters of a code line at a 1280 px wide window (measured in chromium: the code
 # column is 80.2 characters wide); a longer line is cut off behind a scroll bar.
 CODE_LINE_LIMIT = 80
-_FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1\s*$", re.S | re.M)
+_FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 
 
 def _site_pages() -> dict[str, str]:
