@@ -43,6 +43,7 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     for page in (
         "index.html",
+        "tutorial/index.html",
         "reference/cli/index.html",
         "reference/config/index.html",
         "results/index.html",
@@ -127,10 +128,15 @@ def _site_pages() -> dict[str, str]:
         import reference
     finally:
         sys.path.remove(str(ROOT / "docs" / "hooks"))
+
+    def shown(page: Path) -> bool:
+        archived_data = "reviews" in page.parts and page.parent.name != "reviews"
+        return not {"hooks", "readings"} & set(page.parts) and not archived_data
+
     pages = {
         str(page.relative_to(ROOT)): page.read_text(encoding="utf-8")
         for page in ROOT.joinpath("docs").rglob("*.md")
-        if not {"hooks", "readings"} & set(page.parts) and not (page.parent.name != "reviews" and "reviews" in page.parts)
+        if shown(page)
     }
     pages["reference/cli.md (generated)"] = reference.cli_page()
     pages["reference/config.md (generated)"] = reference.config_page()
@@ -146,3 +152,45 @@ def test_no_code_line_is_cut_off_at_1280px():
                 if len(line) > CODE_LINE_LIMIT:
                     long.append(f"{name}: {len(line)} > {CODE_LINE_LIMIT}: {line[:60]}…")
     assert not long, "\n".join(long)
+
+
+def test_readme_fits_in_150_lines():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; details belong in docs/"
+
+
+def _tracked(*pathspecs: str) -> list[Path]:
+    done = subprocess.run(["git", "ls-files", "-z", "--", *pathspecs], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip("not a git checkout")
+    return [ROOT / name for name in done.stdout.split("\0") if name]
+
+
+def test_no_tracker_numbers_in_code_tests_or_docs():
+    """History is told in CHANGELOG.md and on the results pages by what changed, not by a tracker's number.
+    The archived runs' data under docs/reviews/ and docs/readings/ are records and are left as written."""
+    pattern = re.compile(r"issue [0-9]+", re.I)
+    found = []
+    for path in _tracked("*.py", "*.md", "*.yaml", "*.yml", "*.toml", "*.sh", "*.html", "*.j2"):
+        rel = path.relative_to(ROOT)
+        if rel.parts[:2] in {("docs", "reviews"), ("docs", "readings")} or not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{rel}:{number}: {line.strip()[:100]}")
+    assert not found, "\n".join(found)
+
+
+def test_at_most_three_comment_lines_above_a_version():
+    """A generator's version history is in CHANGELOG.md; the comment above `VERSION =` points there."""
+    long = []
+    for path in sorted((ROOT / "programs").rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for index, line in enumerate(lines):
+            if line.startswith("VERSION ="):
+                above = 0
+                while index - above - 1 >= 0 and lines[index - above - 1].startswith("#"):
+                    above += 1
+                if above > 3:
+                    long.append(f"{path.relative_to(ROOT)}: {above} comment lines above VERSION")
+    assert not long, long
