@@ -34,7 +34,7 @@ def on_files(files, config):
 
 # Help text in the code writes placeholders such as <run-id> bare; outside a code span Markdown hands one to
 # the browser as an unknown tag, which shows nothing. Escaped, the page shows it as written.
-_PLACEHOLDER = re.compile(r"<(?=[A-Za-z][\w.-]*>)")
+_PLACEHOLDER = re.compile(r"<(?=[A-Za-z][^<>=\n]*>)")
 
 
 def _visible(text: str) -> str:
