@@ -2,7 +2,7 @@
 measuring them.
 
 Checks built by reading cases score better on the rows they were built from than on rows nobody
-read (a context-enriching copy was 95% valid on its development rows and 74% on fresh ones), so a
+read (docs/results/held_out.md), so a
 validity figure is only a property of a generator when it comes from rows held out of that work.
 Rows are named by their position in the shipped file (0-based, before ReEval's filters), which no
 later change to the filters or to the loader can move.

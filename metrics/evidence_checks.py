@@ -6,20 +6,16 @@ wh-words, function words and words that the shipped NQ questions use for every k
 "first", "song", "season", "name", "wrote", ... : the content words found in roughly 1% or more of the
 8.5k questions, verbs and role nouns kept out by hand). A text *carries the subject* when it holds at
 least one subject word; a question with no subject word left falls back to any content word, and a
-question with none at all is carried by any text. Measured on the first 2,000 shipped NQ rows, the
-sentence holding the gold answer carries the subject in 78% of rows, 80% with its antecedent when it
-opens with a pronoun, 86% with the previous sentence; requiring *every* subject word would pass 17%,
-which is why the rule is "at least one".
+question with none at all is carried by any text. "At least one", not every subject word: the
+sentence holding the gold answer seldom holds every one (docs/results/checks.md).
 
 One subject word is too weak where the question names something: "The dam is 590 feet tall ... with 26
 flood gates" carries "dam" and "gates" of "how many gates are there in nagarjuna sagar dam" but not the
 dam's name, and set into background about another dam it reads as that dam's (reviewed run
 nq-context-enrich-d055601dc1). So the kept evidence must also name every *question name*: a capitalised
-phrase of the evidence whose content words all occur in the question (`question_names`). Measured on the
-same 2,000 rows with the window rule of `programs.context_enrich.kept_evidence` (up to four sentences
-around the answer, backwards first, never opening on a pronoun): 62% keep one sentence, 21% two, 8%
-three or four, 6.8% are refused as off topic (13.3% under the previous rule, which could only reach
-backwards) and 2.1% have no answer sentence.
+phrase of the evidence whose content words all occur in the question (`question_names`). The window rule of
+`programs.context_enrich.kept_evidence` takes up to four sentences around the answer, backwards first,
+never opening on a pronoun.
 
 A background *competes* with the answer when it holds another candidate of the answer's type:
 - a date or year answer: another date or year in a sentence *about* the subject (two subject words,
@@ -28,11 +24,8 @@ A background *competes* with the answer when it holds another candidate of the a
   counted: "22 episodes" for "how many episodes");
 - a name answer: another capitalised name in a sentence about the subject.
 Other answers (common-noun phrases) are not checked: no cheap rule says what a competitor looks like.
-Scoping dates and names to sentences about the subject is a measured choice: over the passages a
-lexical retriever returns for NQ questions, "any other date" flagged 83% of the passages of date
-questions and "a name in a sentence with one subject word" 82% for name questions (first 30
-questions); scoped, 16% and 34% are skipped (numbers: 52%) and 1.4% of copies run out of clean
-passages among the 4k fetched (first 500 questions; scripts/measure_surface_checks.py).
+Dates and names are scoped to sentences about the subject: unscoped, they flag most retrieved passages
+(docs/results/checks.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Inputs are the judge's output for the whole judged population (accept/reject, and a graded
 ``p_valid`` in [0, 1] when the judge gives one) and human decisions on a *stratified* sample:
-the strata are "<task>/judge_accepted" and "<task>/judge_rejected" (or "<task>/accepted" for a
+the strata are ``<task>/judge_accepted`` and ``<task>/judge_rejected`` (or ``<task>/accepted`` for a
 run without a judge), each with a known population size and its own sampling rate. So:
 
 - the judge's precision, recall and Cohen's kappa against the humans weight each reviewed case
@@ -496,7 +496,7 @@ def validity_figures(
     ``human``: reviewed case id -> True (valid), False (invalid) or None (reviewed but no
     majority: a tie or "unsure" only). Reviewed ids outside ``population`` are ignored.
     ``stratum_population``: cases per stratum for the weights (default: counted in ``population``).
-    ``failures``: "<target>.<setting>.<decoding>" -> case id -> the target failed the perturbed
+    ``failures``: ``<target>.<setting>.<decoding>`` -> case id -> the target failed the perturbed
     case, for the judge-accepted cases an evaluation scored.
     Without a decided review the figures say so (``judge_alone``) and hold only the judge's
     acceptance.

@@ -42,10 +42,8 @@ DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 #: OpenVINO (in bfloat16 where the CPU has it natively). ``benchmarks/retrieval.py`` measures their
 #: speed and recall@10 against torch float32.
 BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
-# Measured (docs/retrieval_at_scale.md): on an AVX2 machine without VNNI torch encoded the most passages
-# per CPU second of the float32 backends, and int8 (1.4x torch) kept only ~0.90 of torch's top 10, short
-# of the 0.95 bar; on an AVX512-BF16 machine OpenVINO (bfloat16) encoded 2x torch's passages at recall
-# 0.99. torch stays the default: its vectors name the cached indexes older runs used.
+# torch is the default: its vectors name the cached indexes older runs used. Which backend is fastest at
+# full recall depends on the CPU's instruction set (docs/results/retrieval_at_scale.md).
 DEFAULT_BACKEND = "torch"
 _BACKEND_PACKAGES = {"onnx": "onnxruntime", "onnx-int8": "onnxruntime", "openvino": "openvino"}
 

@@ -1,5 +1,5 @@
 """scripts/audit_scoring.py: the blind dump hides every score, and the archived reading of the bench's scoring
-(docs/reviews/bench-local-40-adb3e759b1/scoring) gives the agreement docs/guides/evaluate.md quotes."""
+(docs/reviews/bench-local-40-adb3e759b1/scoring) gives the agreement docs/results/bench.md quotes."""
 
 import importlib.util
 import json

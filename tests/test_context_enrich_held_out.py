@@ -214,7 +214,7 @@ def test_valid_copies_without_work_references_keep_their_background():
 def test_the_show_of_another_series_is_dropped():
     """Read valid, but "the show" took the original series' ratings as Dr. Crusher's series': the rule
     drops every such sentence and the copy is lost (longer_than_sentence), a cost counted in
-    docs/validity_split.md."""
+    docs/results/held_out.md."""
     case = archived("where did dr crusher go in season 2", "evidence")
     assert {rule for rule, _ in drops_of(case)} == {"work"}
     assert without(case["background"], drops_of(case)) == ""

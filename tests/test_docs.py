@@ -43,10 +43,12 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     for page in (
         "index.html",
+        "tutorial/index.html",
         "reference/cli/index.html",
         "reference/config/index.html",
         "results/index.html",
         "reviews/index.html",
+        "changelog/index.html",
     ):
         assert (site / page).exists(), page
     cli = (site / "reference/cli/index.html").read_text(encoding="utf-8")
@@ -54,7 +56,10 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     assert "reeval validity" in cli and "--annotator" in cli  # generated from the Typer app
     assert "reeval models install" in cli  # a sub-command of a command group
     assert "error_budget" in config and "task: bench" in config  # from the pydantic schema and the task options
+    changelog = (site / "changelog/index.html").read_text(encoding="utf-8")
+    assert "answer_swap/19" in changelog and 'href="../results/strength/"' in changelog  # CHANGELOG.md, links rewritten
     _images_resolve(site)
+    _no_unknown_tags(site)
     shutil.rmtree(site)
 
 
@@ -70,8 +75,30 @@ def _images_resolve(site: Path) -> None:
     assert not missing, missing
 
 
+# The elements the theme, Markdown and mkdocstrings write; any other tag in a built page is a placeholder
+# (`<run-id>` in a docstring or help text, say) that the browser swallows.
+_KNOWN_TAGS = set(
+    """a abbr article aside b blockquote body br button caption circle cite code col colgroup dd del details div
+    dl dt em figcaption figure footer form g h1 h2 h3 h4 h5 h6 head header hr html i img input kbd label li link
+    main mark meta nav ol option p path pre script section select small source span strong style sub summary
+    sup svg table tbody td template textarea tfoot th thead title tr u ul var""".split()
+)
+
+
+def _no_unknown_tags(site: Path) -> None:
+    unknown = []
+    for page in site.rglob("*.html"):
+        rel = page.relative_to(site)
+        if rel.parts[0] == "reviews" and len(rel.parts) > 2:
+            continue
+        for tag in re.findall(r"<([A-Za-z][\w.-]*)[\s>/]", page.read_text(encoding="utf-8")):
+            if tag.lower() not in _KNOWN_TAGS:
+                unknown.append(f"{rel}: <{tag}>")
+    assert not unknown, sorted(set(unknown))
+
+
 # Markdown renders `<run-id>` written outside code as an unknown HTML tag: the browser shows nothing.
-_PLACEHOLDER = re.compile(r"<([a-z][a-z0-9_-]*)>")
+_PLACEHOLDER = re.compile(r"<([A-Za-z][^<>=\n]*)>")
 _HTML_TAGS = {"br", "details", "summary", "sub", "sup", "kbd", "img", "div", "span", "p", "b", "i", "em", "a"}
 
 
@@ -82,13 +109,16 @@ def _outside_code(text: str) -> str:
 
 
 def test_no_placeholder_outside_code_in_the_docs():
-    pages = [*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"]
+    """Every page the site shows (the generated CLI and config references and the changelog included) and
+    the README."""
+    pages = {**_site_pages(), "README.md": (ROOT / "README.md").read_text(encoding="utf-8")}
     found = []
-    for page in pages:
-        if "reviews" in page.parts or "readings" in page.parts:
-            continue
-        text = _outside_code(page.read_text(encoding="utf-8"))
-        found += [f"{page.relative_to(ROOT)}: <{m}>" for m in _PLACEHOLDER.findall(text) if m not in _HTML_TAGS]
+    for name, text in pages.items():
+        found += [
+            f"{name}: <{m}>"
+            for m in _PLACEHOLDER.findall(_outside_code(text))
+            if m.split()[0].lower() not in _HTML_TAGS
+        ]
     assert not found, found
 
 
@@ -107,3 +137,86 @@ def test_every_config_key_has_a_meaning():
         if line.startswith("| `") and len(cells) >= 5 and not cells[-2].strip():
             empty.append(f"{section} {cells[1].strip()}")
     assert not empty, empty
+
+
+# Material shows 80 characters of a code line at a 1280 px wide window (measured in chromium: the code
+# column is 80.2 characters wide); a longer line is cut off behind a scroll bar.
+CODE_LINE_LIMIT = 80
+_FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
+
+
+def _site_pages() -> dict[str, str]:
+    """The markdown of every page the site shows: docs/ (without the archived runs' data), the pages the
+    hooks generate, and the changelog."""
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        import changelog
+        import reference
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+
+    def shown(page: Path) -> bool:
+        archived_data = "reviews" in page.parts and page.parent.name != "reviews"
+        return not {"hooks", "readings"} & set(page.parts) and not archived_data
+
+    pages = {
+        str(page.relative_to(ROOT)): page.read_text(encoding="utf-8")
+        for page in ROOT.joinpath("docs").rglob("*.md")
+        if shown(page)
+    }
+    pages["reference/cli.md (generated)"] = reference.cli_page()
+    pages["reference/config.md (generated)"] = reference.config_page()
+    pages["CHANGELOG.md"] = changelog.page_text()
+    return pages
+
+
+def test_no_code_line_is_cut_off_at_1280px():
+    long = []
+    for name, text in _site_pages().items():
+        for block in _FENCE.finditer(text):
+            for line in block.group(2).splitlines():
+                if len(line) > CODE_LINE_LIMIT:
+                    long.append(f"{name}: {len(line)} > {CODE_LINE_LIMIT}: {line[:60]}…")
+    assert not long, "\n".join(long)
+
+
+def test_readme_fits_in_150_lines():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines; details belong in docs/"
+
+
+def _tracked(*pathspecs: str) -> list[Path]:
+    done = subprocess.run(["git", "ls-files", "-z", "--", *pathspecs], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip("not a git checkout")
+    return [ROOT / name for name in done.stdout.split("\0") if name]
+
+
+def test_no_tracker_numbers_in_code_tests_or_docs():
+    """History is told in CHANGELOG.md and on the results pages by what changed, not by a tracker's number.
+    The archived runs' data under docs/reviews/ and docs/readings/ are records and are left as written."""
+    pattern = re.compile(r"issue [0-9]+", re.I)
+    found = []
+    for path in _tracked("*.py", "*.md", "*.yaml", "*.yml", "*.toml", "*.sh", "*.html", "*.j2"):
+        rel = path.relative_to(ROOT)
+        if rel.parts[:2] in {("docs", "reviews"), ("docs", "readings")} or not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{rel}:{number}: {line.strip()[:100]}")
+    assert not found, "\n".join(found)
+
+
+def test_at_most_three_comment_lines_above_a_version():
+    """A generator's version history is in CHANGELOG.md; the comment above `VERSION =` points there."""
+    long = []
+    for path in sorted((ROOT / "programs").rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for index, line in enumerate(lines):
+            if line.startswith("VERSION ="):
+                above = 0
+                while index - above - 1 >= 0 and lines[index - above - 1].startswith("#"):
+                    above += 1
+                if above > 3:
+                    long.append(f"{path.relative_to(ROOT)}: {above} comment lines above VERSION")
+    assert not long, long

@@ -32,8 +32,19 @@ def on_files(files, config):
 # -- CLI ---------------------------------------------------------------------------------------------------------
 
 
+# Help text in the code writes placeholders such as <run-id> bare; outside a code span Markdown hands one to
+# the browser as an unknown tag, which shows nothing. Escaped, the page shows it as written.
+_PLACEHOLDER = re.compile(r"<(?=[A-Za-z][^<>=\n]*>)")
+
+
+def _visible(text: str) -> str:
+    """`text` with every `<placeholder>` outside a code span escaped, so the browser shows it."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(part if part.startswith("`") else _PLACEHOLDER.sub("&lt;", part) for part in parts)
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").strip()
+    return _visible(str(text).replace("|", "\\|").replace("\n", " ").strip())
 
 
 def _param_rows(command) -> list[str]:
@@ -62,7 +73,7 @@ def _command_section(path: str, command, level: int) -> list[str]:
     lines = [f"{'#' * level} `{path}`", ""]
     help_text = inspect.cleandoc(command.help or command.short_help or "")
     if help_text:
-        lines += [help_text, ""]
+        lines += [_visible(help_text), ""]
     import click
 
     usage = " ".join(command.collect_usage_pieces(click.Context(command, info_name=path)))
@@ -147,7 +158,7 @@ def _model_table(model) -> list[str]:
 
 def _doc(model) -> str:
     own = model.__dict__.get("__doc__")
-    return inspect.cleandoc(own) if own else ""
+    return _visible(inspect.cleandoc(own)) if own else ""
 
 
 def config_page() -> str:

@@ -4,12 +4,9 @@ not depend on what a context answered before.
 llama-cpp-python reuses the longest prefix a context holds (`Llama.generate`) or a saved state holds
 (`Llama._create_completion`) and decodes the rest of the prompt as one batch. llama.cpp's CPU kernels
 compute a batch's tokens in tiles of a few tokens, and small batches another way, so the logits after a
-reused prefix were not always those of the whole prompt decoded at once: with a prompt's prefixes of
-every length reused (`benchmarks/prefix_numerics.py`; docs/guides/scale.md, "Reused prefixes and exact
-greedy replies"), qwen2.5-1.5b and gemma3-270m gave the cold logits bit for bit only when the reused
-prefix was a multiple of 4 tokens and 8 to 11 or more were left to decode; at other lengths they differed
-by up to 0.98. Which lengths match depends on the prompt's length and the weights' format (qwen2.5-0.5b
-matched at every length on one prompt and only at multiples of 4 on another). A greedy reply then
+reused prefix are not always those of the whole prompt decoded at once; which prefix lengths match
+depends on the prompt's length and the weights' format (`benchmarks/prefix_numerics.py` finds them;
+docs/results/engine.md, "Reused prefixes and cold logits"). A greedy reply then
 depended on which calls its context had served before: with several contexts or Ray workers, on which call
 went where.
 
@@ -22,8 +19,8 @@ prompt computes:
 - a held prefix is reused only up to the *aligned frontier*: the last multiple of `ALIGN` below which
   every entry was written by such a batch of a prompt (a reply's tokens, decoded one at a time, are not).
 
-`ALIGN` and `MIN_BATCH` are 16, above the 4-token tiles and the 8 to 11 tokens measured on this build, for
-builds whose kernels tile wider (AVX-512). The cost is up to 31 prompt tokens read again in a call that
+`ALIGN` and `MIN_BATCH` are 16, wider than the tiles of the portable build, for builds whose kernels tile
+wider (AVX-512). The cost is up to 31 prompt tokens read again in a call that
 reuses a prefix. The frontier travels with saved states (`save_state` / `load_state`), so a prefix restored
 from the pool's `PrefixStateCache` is trusted as far as the context that saved it trusted it.
 """

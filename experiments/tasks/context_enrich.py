@@ -30,7 +30,7 @@ class ContextEnrichTask(JudgedTask):
         k: int = Field(3, ge=1, le=8, description="retrieved passages per copy, from distinct titles")
         embedder: str = Field("all-MiniLM-L6-v2", description="all-MiniLM-L6-v2, all-mpnet-base-v2 or a hub id")
         # torch: configs written before the ONNX backends reproduce their runs, and it was the fastest
-        # backend per CPU second that kept the float32 top 10 (docs/retrieval_at_scale.md).
+        # backend per CPU second that kept the float32 top 10 (docs/results/retrieval_at_scale.md).
         backend: Literal["torch", "onnx", "onnx-int8", "openvino"] = Field(
             "torch",
             description="how passages and queries are encoded: torch, onnx, onnx-int8 or openvino "
