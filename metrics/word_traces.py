@@ -238,5 +238,9 @@ def ordinals_of(text: str, answers: Iterable[str]) -> list[str]:
     """Ordinals of an old count left in the text: "now in its fifth edition" beside a count swapped from 5
     to 4 still says 5."""
     values = [single_value(a) for a in answers]
-    counts = {int(u.value) for u in values if u is not None and u.kind == "num" and u.value == int(u.value) and 1 < u.value < 100}
+    counts = {
+        int(u.value)
+        for u in values
+        if u is not None and u.kind == "num" and u.value == int(u.value) and 1 < u.value < 100
+    }
     return [text[u.start : u.end] for u in units_of(text) if u.kind == "ord" and u.value in counts]

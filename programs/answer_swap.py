@@ -27,8 +27,8 @@ from metrics.checks import (
     similarity_outside,
     stale_glosses,
 )
-from metrics.surface_forms import answer_kind, find_forms
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
+from metrics.surface_forms import answer_kind, find_forms
 from metrics.traces import descriptions_left, gloss_traces, inside_words
 from metrics.word_traces import (
     anaphors,
@@ -270,7 +270,10 @@ class AnswerSwap(dspy.Module):
         if is_person_answer(question, answers[0]):
             candidates, made = made_up_names(context, question, answers[0], key, self.known_name), "made_up_name"
         else:
-            candidates, made = iter(shifted_answers(answers[0], self.distance, key, question)), f"distance:{self.distance}"
+            candidates, made = (
+                iter(shifted_answers(answers[0], self.distance, key, question)),
+                f"distance:{self.distance}",
+            )
         for candidate in candidates:
             problem = proposal_problem(candidate, answers, context=context, question=question)
             if problem is None and made == "made_up_name" and name_part_in(context, candidate):

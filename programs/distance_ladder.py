@@ -105,7 +105,9 @@ def _quantities(answer: str, factor: Decimal, key: str) -> list[str]:
         text = _format(value, "," in whole, decimals)
         shown = Decimal(text.replace(",", ""))
         if shown == old and not fraction:  # 10,000 x 1.1 rounds back: one more significant digit (11,000)
-            text = _format(_significant(old * factor if value >= old else old / factor, whole, extra=1), "," in whole, 0)
+            text = _format(
+                _significant(old * factor if value >= old else old / factor, whole, extra=1), "," in whole, 0
+            )
             shown = Decimal(text.replace(",", ""))
         if shown == old:  # 3 x 1.1 rounds back to 3: the nearest distinct value instead
             shown = old + (Decimal(1).scaleb(-decimals) if value >= old else -Decimal(1).scaleb(-decimals))

@@ -82,7 +82,9 @@ def lures_answering(text: str, question: str, answers: list[str]) -> list[str]:
 
 _OPENING_WORDS = 6
 _FIRST_PREDICATE = re.compile(r"\s(?:is|was|are|were|has|had)\s|\(")
-_BACK_REFERENCE = re.compile(r"^\W*(?:he|she|it|they|his|her|its|their|this|these|those|there he|there she)\b", re.IGNORECASE)
+_BACK_REFERENCE = re.compile(
+    r"^\W*(?:he|she|it|they|his|her|its|their|this|these|those|there he|there she)\b", re.IGNORECASE
+)
 
 
 def answer_is_subject(opening: str, answers: list[str]) -> bool:

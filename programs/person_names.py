@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
+from functools import cache
 
 from metrics.surface_forms import answer_kind
 
@@ -56,7 +56,7 @@ def is_person_answer(question: str, answer: str) -> bool:
     return all(w[0].isupper() or w.casefold() in _PARTICLES for w in words)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _provider(locale: str):
     from faker import Faker  # deferred: only swaps of person answers need it
 
@@ -87,7 +87,9 @@ def passage_gender(context: str, answer: str) -> str | None:
     sentences = re.split(r"(?<=[.!?])\s+", context)
     parts = {w for w in answer.split() if w[0].isupper() and len(w) > 2}
     near = [
-        " ".join(sentences[i : i + 2]) for i, s in enumerate(sentences) if any(re.search(rf"\b{re.escape(p)}\b", s) for p in parts)
+        " ".join(sentences[i : i + 2])
+        for i, s in enumerate(sentences)
+        if any(re.search(rf"\b{re.escape(p)}\b", s) for p in parts)
     ]
     text = " ".join(near) or context
     male, female = len(_MALE.findall(text)), len(_FEMALE.findall(text))
@@ -111,7 +113,10 @@ def name_locale(context: str, answer: str) -> str:
     """The first locale whose lists hold the old surname (then first name); else the locale of the country or
     nationality named first in the sentence of the person's first mention, or else in the passage; else en_US."""
     words = answer.split()
-    for probe, names in ((words[-1], _last_names), (words[0], lambda loc: _first_names(loc, "male") | _first_names(loc, "female"))):
+    for probe, names in (
+        (words[-1], _last_names),
+        (words[0], lambda loc: _first_names(loc, "male") | _first_names(loc, "female")),
+    ):
         for loc in LOCALES:
             if probe in names(loc):
                 return loc
@@ -124,7 +129,9 @@ def name_locale(context: str, answer: str) -> str:
     return "en_US"
 
 
-def made_up_names(context: str, question: str, answer: str, key: str, known: Callable[[str], bool] | None = None) -> Iterator[str]:
+def made_up_names(
+    context: str, question: str, answer: str, key: str, known: Callable[[str], bool] | None = None
+) -> Iterator[str]:
     """Up to CANDIDATES made-up full names for the person `answer` names, in the order to try them; none when
     the passage does not say the person's gender. Deterministic in `key`."""
     gender = person_gender(context, answer)

@@ -22,7 +22,9 @@ def year_of(answer: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def shift_timeline(context: str, question: str, old_year: int, new_year: int, skip: list[tuple[int, int]]) -> tuple[str, list[dict]]:
+def shift_timeline(
+    context: str, question: str, old_year: int, new_year: int, skip: list[tuple[int, int]]
+) -> tuple[str, list[dict]]:
     """The context with every year within REACH of `old_year` moved by new_year - old_year (outside `skip`,
     the answer's own spans, and never a year the question names), and the moves made. Every move keeps the
     text's length, so offsets into the context stay valid."""

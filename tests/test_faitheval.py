@@ -291,12 +291,21 @@ def test_an_answer_that_is_the_passage_subject_is_refused_before_any_removal(ope
 
 
 def test_a_decade_or_century_that_holds_the_answer_year_and_a_derived_word_reject_the_context():
-    out = run([], Unanswerable(removal="drop"), question="when was the song first released",
-              context="The song was released in 1973 . The band recorded it in the 1970s in London .", answers=["1973"])
+    out = run(
+        [],
+        Unanswerable(removal="drop"),
+        question="when was the song first released",
+        context="The song was released in 1973 . The band recorded it in the 1970s in London .",
+        answers=["1973"],
+    )
     assert out.rejection == "old_answer_trace:coarse_date"
-    out = run([], Unanswerable(removal="drop"), question="which belief holds that god is the universe",
-              context="The belief is pantheism . Pantheist belief does not recognise a personal god .",
-              answers=["pantheism"])
+    out = run(
+        [],
+        Unanswerable(removal="drop"),
+        question="which belief holds that god is the universe",
+        context="The belief is pantheism . Pantheist belief does not recognise a personal god .",
+        answers=["pantheism"],
+    )
     assert out.rejection in ("old_answer_trace:derived_word", "old_answer_trace:description")
 
 

@@ -47,12 +47,17 @@ def test_made_up_names_are_deterministic_avoid_common_surnames_and_names_the_cal
     assert first and all(len(n.split()) == 2 for n in first)
     assert not any(n.split()[-1] in {"Smith", "Johnson", "Williams", "Brown", "Jones"} for n in first)
     known = set(first[:3])
-    assert list(made_up_names(SONG, "who sings only in my dreams", "Debbie Gibson", "key", known.__contains__))[0] == first[3]
+    assert (
+        list(made_up_names(SONG, "who sings only in my dreams", "Debbie Gibson", "key", known.__contains__))[0]
+        == first[3]
+    )
     assert list(made_up_names("The prize went to Alex Morgan .", "who won", "Alex Morgan", "k")) == []
 
 
 def test_a_person_swap_at_a_code_level_needs_no_pivot_and_replaces_the_surname_alone_too():
-    out = AnswerSwap(distance="near")(question="who has scored the most runs in odi", context=CRICKET, answers=["Sachin Tendulkar"])
+    out = AnswerSwap(distance="near")(
+        question="who has scored the most runs in odi", context=CRICKET, answers=["Sachin Tendulkar"]
+    )
     new = out.new_answer
     assert out.rejection is None and out.proposals[0]["answer_type"] == "made_up_name"
     assert "Tendulkar" not in out.context and f"{new} is an Indian" in out.context
@@ -60,7 +65,9 @@ def test_a_person_swap_at_a_code_level_needs_no_pivot_and_replaces_the_surname_a
 
 
 def test_a_person_whose_gender_the_passage_does_not_give_is_unreachable_not_dropped():
-    out = AnswerSwap(distance="near")(question="who won the prize", context="The prize went to Alex Morgan .", answers=["Alex Morgan"])
+    out = AnswerSwap(distance="near")(
+        question="who won the prize", context="The prize went to Alex Morgan .", answers=["Alex Morgan"]
+    )
     assert out.rejection == "level_unreachable" and out.context is None
 
 
