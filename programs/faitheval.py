@@ -82,9 +82,6 @@ def lures_answering(text: str, question: str, answers: list[str]) -> list[str]:
 
 _OPENING_WORDS = 6
 _FIRST_PREDICATE = re.compile(r"\s(?:is|was|are|were|has|had)\s|\(")
-_BACK_REFERENCE = re.compile(
-    r"^\W*(?:he|she|it|they|his|her|its|their|this|these|those|there he|there she)\b", re.IGNORECASE
-)
 
 
 def answer_is_subject(opening: str, answers: list[str]) -> bool:
@@ -93,11 +90,6 @@ def answer_is_subject(opening: str, answers: list[str]) -> bool:
     subject = _FIRST_PREDICATE.split(opening, maxsplit=1)[0]
     head = " ".join(subject.split()[:_OPENING_WORDS])
     return answer_kind(answers[0]) in ("name", "other") and gives_answer(head, answers)
-
-
-def refers_back(text: str) -> bool:
-    """The text left opens on a pronoun whose antecedent went with the answer: it reads as about nothing."""
-    return bool(_BACK_REFERENCE.match(text))
 
 
 class Unanswerable(dspy.Module):
@@ -160,7 +152,6 @@ class Unanswerable(dspy.Module):
             "old_answer_trace:date_year": not date_year_left(edited, answers, question, dated=False),
             "old_answer_trace:coarse_date": not coarse_dates(edited, answers, question),
             "old_answer_trace:derived_word": not derived_words(edited, answers, common=True),
-            "opening_refers_back": not refers_back(edited),
             "lure_answers_question": not lures_answering(edited, question, answers),
             "rest_kept": len(edited) >= self.min_kept * len(context),
         }

@@ -81,6 +81,7 @@ class AnswerSwapTask(JudgedTask):
                     "proposals": out.proposals,
                     "checks": out.checks,
                     "edit": out.edit,
+                    **({"timeline": out.timeline} if out.get("timeline") else {}),
                     "status": f"rejected:{out.rejection}" if out.rejection else "accepted",
                 }
             ]
