@@ -11,6 +11,7 @@ module name on the first lookup, as a plugin's would be.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 from collections.abc import Callable
@@ -49,6 +50,7 @@ class Attack:
     # program threw away (a rewrite that still named the answer, a proposal the checks refused) must not become
     # a demonstration, since DSPy's bootstrapping may pick any call of a predictor as the demo.
     every_reply_used: Callable[[dict], bool] = lambda case: True
+    name: str = ""  # the generator's; set by its registration
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ def task(name: str, **entry) -> Callable[[type], type]:
 
     def register(cls: type) -> type:
         cls.name = name
+        if entry.get("attack") is not None:
+            entry["attack"] = dataclasses.replace(entry["attack"], name=name)
         _REGISTRY[name] = Registered(name, cls, **entry)
         return cls
 
