@@ -1,13 +1,9 @@
 """The tasks the runner's case loop runs: a task glues programs, roles, data and metrics for one kind of
-experiment. Importing this package registers them (`experiments.registry`)."""
+experiment. Every module of this package is imported here, which registers its tasks
+(`experiments.task_registry`): a new task module needs no line anywhere else."""
 
-from experiments.tasks import (  # noqa: F401 - imported for their registrations
-    answer_swap,
-    compare_pivots,
-    context_enrich,
-    evaluate,
-    faitheval,
-    judge_calibration,
-    optimize,
-    seed_selection,
-)
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
