@@ -26,7 +26,7 @@ from pathlib import Path
 import dspy
 
 from experiments.bench.demos import DemoBook
-from experiments.bench.options import SEEDED_TASKS, BenchOptions
+from experiments.bench.options import BenchOptions, seeded_generators
 from experiments.bench.sharing import plan
 from experiments.config_loader import load_config
 
@@ -152,7 +152,7 @@ def estimate(config_path: str, runs: Path) -> None:
     rows = config.data.limit or 40
     questions = options.counterfactual_data.limit or rows
     minutes: dict[str, float] = {}
-    seeded = [t for t in options.tasks if t in SEEDED_TASKS]
+    seeded = [t for t in options.tasks if t in seeded_generators()]
     if seeded:
         minutes["seeds"] = rows * 2 * m["pivot_short_call"] / 60
     accepted: dict[str, float] = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from experiments import task_registry
 from experiments.case_sets import CaseSetNotRun, is_run_source, run_cases_path
 from experiments.config import (
     CONFIG_DIR,
@@ -19,7 +20,6 @@ from experiments.config import (
 )
 from experiments.config import config_from_dict as _schema_from_dict
 from experiments.data.registry import resolve_dataset
-from experiments.launch import TASKS
 from experiments.lm.providers import known_providers, provider_problem
 
 __all__ = ["CONFIG_DIR", "DEFAULT_CONFIG", "ConfigError", "ExperimentConfig", "config_from_dict", "load_config"]
@@ -27,7 +27,7 @@ __all__ = ["CONFIG_DIR", "DEFAULT_CONFIG", "ConfigError", "ExperimentConfig", "c
 
 def load_config(path: str | Path | None = None, overrides: dict | None = None) -> ExperimentConfig:
     path = config_path(path)
-    config = read_config(path, overrides, tasks=TASKS)
+    config = read_config(path, overrides, tasks=_tasks())
     _check_providers(path, config)
     _check_data_path(path, config)
     return config
@@ -35,9 +35,14 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
 
 def config_from_dict(raw: dict, where: Path, hint: str = "") -> ExperimentConfig:
     """A config stored as JSON (a run's config.json, an MLflow artifact), validated like a YAML one."""
-    config = _schema_from_dict(raw, where, hint, tasks=TASKS)
+    config = _schema_from_dict(raw, where, hint, tasks=_tasks())
     _check_providers(where, config)
     return config
+
+
+def _tasks() -> dict[str, type]:
+    """The registered task classes, which hold each task's options and its own config checks."""
+    return {name: entry.cls for name, entry in task_registry.entries().items()}
 
 
 def _check_providers(path: Path, config: ExperimentConfig) -> None:

@@ -40,6 +40,7 @@ from typing import Any
 
 import dspy
 
+from experiments import task_registry
 from experiments.data.errors import DataError
 from experiments.data.fields import field_error, missing, opt_str, req_str, str_list
 from experiments.data.files import file_stem, iter_jsonl
@@ -48,7 +49,6 @@ from metrics.normalize import normalize_answer
 
 logger = logging.getLogger(__name__)
 
-TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual", "external")
 # The keyword a FaithEval row answers with, and the task it marks.
 KEYWORD_TASKS: dict[str, str] = {TASK_ANSWERS["unknown"]: "unanswerable", TASK_ANSWERS["conflict"]: "inconsistent"}
 
@@ -161,8 +161,8 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
     task = obj.get("task")
     if task is None:
         task = _infer_task(answers, options)
-    elif task not in TASKS:
-        raise DataError(f"{where}: field 'task': {task!r} is not one of {', '.join(TASKS)}")
+    elif task not in (known := (*task_registry.names(lambda r: r.generator), "external")):
+        raise DataError(f"{where}: field 'task': {task!r} is not one of {', '.join(known)}")
 
     original_context = obj.get("original_context")
     original_answers = None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from experiments import tracking
+from experiments import task_registry, tracking
 from experiments.case_sets import is_run_source, load_run_cases, resolve_run_source, run_cases_path
 from experiments.config import EVALUATES_FILES_AS_GIVEN, ConfigError, ExperimentConfig
 from experiments.data.errors import DataError
@@ -31,7 +31,6 @@ from experiments.lm import registry
 from experiments.lm.offline import apply_offline_defaults
 from experiments.run_store import RunStore, RunStoreError
 from experiments.splits import select_split
-from experiments.tasks import TASKS
 from experiments.tracking import flatten
 from metrics.status import status_counts
 
@@ -201,13 +200,12 @@ class _Run:
 def judged_task(config: ExperimentConfig) -> str:
     """The generator whose cases a run's judge validates: the task, or the one a pivot comparison or an
     optimisation attacks with."""
-    if config.task in ("compare_pivots", "optimize"):
-        return config.options.get("generator", "answer_swap")
-    return config.task
+    options = task_registry.get(config.task).Options.model_validate(config.options)
+    return getattr(options, "generator", config.task)
 
 
 def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_errors: bool) -> _Run:
-    task_cls = TASKS[config.task]
+    task_cls = task_registry.get(config.task).cls
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     store = RunStore(run_id)
     resolved = config.model_dump(mode="json")

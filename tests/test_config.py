@@ -92,23 +92,27 @@ def test_a_new_schema_field_with_a_default_keeps_the_run_id(tmp_path):
 
 @pytest.mark.parametrize("path", sorted(DEFAULT_CONFIG.parent.glob("*.yaml")), ids=lambda p: p.stem)
 def test_every_shipped_config_is_valid_and_has_its_roles(path):
-    from experiments.launch import TASKS
+    from experiments.task_registry import entries
 
     raw = yaml.safe_load(path.read_text())
     if str(raw["data"]["source"]).startswith("run:"):
         # named by a shipped config, never by a run id that exists on one machine only
         assert (path.parent / (raw["data"]["source"].removeprefix("run:") + ".yaml")).is_file()
     config = load_config(path)  # valid on a fresh clone too: a config-named case set may wait for its run
-    for role in TASKS[config.task].roles:
+    for role in entries()[config.task].cls.roles:
         assert getattr(config.models, role), f"{path.name}: models.{role} missing"
 
 
 def test_schema_knows_which_tasks_evaluate_files_as_given():
     """The run id depends on data.reeval_filters' default, which the schema reads off EVALUATES_FILES_AS_GIVEN."""
     from experiments.config import EVALUATES_FILES_AS_GIVEN
-    from experiments.launch import TASKS
+    from experiments.task_registry import entries
 
-    given = {name for name, task in TASKS.items() if getattr(task, "evaluates_files_as_given", False)}
+    given = {
+        name
+        for name, task in ((n, e.cls) for n, e in entries().items())
+        if getattr(task, "evaluates_files_as_given", False)
+    }
     assert given == EVALUATES_FILES_AS_GIVEN
 
 

@@ -225,8 +225,8 @@ def test_the_ladders_are_monotone_in_what_they_change():
 
 
 def test_sentences_dropped_in_code_are_no_discarded_reply():
-    from experiments.attack import GENERATORS
+    from experiments.task_registry import get
 
-    used = GENERATORS["unanswerable"].every_reply_used
+    used = get("unanswerable").attack.every_reply_used
     assert used({"edits": [{"from": "a", "to": None, "why": "drop"}, {"from": "b", "to": "c", "justification": "j"}]})
     assert not used({"edits": [{"from": "a", "to": None, "justification": "j"}]})

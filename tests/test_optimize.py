@@ -308,7 +308,8 @@ def test_a_trace_with_a_reply_the_program_threw_away_is_no_demonstration():
     and GEPA's feedback metric score it as usual."""
     import dspy
 
-    from experiments.attack import GENERATORS, AttackMetric
+    from experiments.attack import AttackMetric
+    from experiments.task_registry import get
 
     class Scorer:
         asked = 0
@@ -322,17 +323,17 @@ def test_a_trace_with_a_reply_the_program_threw_away_is_no_demonstration():
         rejection=None, context="rest", edits=[{"from": "a sentence with a", "to": None}], checks={}
     )
     kept = dspy.Prediction(rejection=None, context="rest", edits=[{"from": "x a", "to": "x"}], checks={})
-    metric = AttackMetric(GENERATORS["unanswerable"], Scorer(), [])
+    metric = AttackMetric(get("unanswerable").attack, Scorer(), [])
     assert metric(example, dropped, trace=[("step",)]) == 0.0 and Scorer.asked == 0
     assert metric(example, kept, trace=[("step",)]) == 0.5
     assert metric(example, dropped) == 0.5  # evaluation: the case is what it is
-    gepa = AttackMetric(GENERATORS["unanswerable"], Scorer(), [], feedback=True)
+    gepa = AttackMetric(get("unanswerable").attack, Scorer(), [], feedback=True)
     assert gepa(example, dropped, trace=[("step",)]).score == 0.5
     refused = dspy.Prediction(
         rejection=None, context="c2", new_answer="b", checks={}, edit="code",
         proposals=[{"proposal": "a", "problem": "proposal_is_gold"}, {"proposal": "b", "problem": None}],
     )  # fmt: skip
-    assert AttackMetric(GENERATORS["answer_swap"], Scorer(), [])(example, refused, trace=[("step",)]) == 0.0
+    assert AttackMetric(get("answer_swap").attack, Scorer(), [])(example, refused, trace=[("step",)]) == 0.0
 
 
 def test_the_dials_are_searched_on_validation_and_a_later_config_loads_them(isolated, scripted_roles, monkeypatch):

@@ -18,8 +18,8 @@ from mlflow.utils.autologging_utils import autologging_is_disabled
 from experiments import launch, runner
 from experiments.config import ConfigError
 from experiments.config_loader import load_config
-from experiments.launch import TASKS
 from experiments.run_store import RunStore
+from experiments.task_registry import entries
 from tests.fake_openai import FakeOpenAI, loopback_only, replies_from
 from tests.shipped import nq_head
 from tests.test_context_enrich import FakeRetriever
@@ -169,7 +169,7 @@ def keyed_server(tmp_path_factory):
         yield root, server
 
 
-@pytest.mark.parametrize("task", list(TASKS))
+@pytest.mark.parametrize("task", list(entries()))
 def test_no_task_logs_a_provider_key(keyed_server, task, tmp_path, monkeypatch):
     root, server = keyed_server
     # A cache of its own: every call goes to the server, whatever ran before.

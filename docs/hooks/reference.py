@@ -165,7 +165,7 @@ def config_page() -> str:
     from pydantic import BaseModel
 
     from experiments.config import ExperimentConfig
-    from experiments.launch import TASKS
+    from experiments.task_registry import entries
 
     lines = [
         "# Config reference",
@@ -203,7 +203,7 @@ def config_page() -> str:
         "`options` holds the settings of the config's `task`; each task checks them against its own model.",
         "",
     ]
-    for task, cls in TASKS.items():
+    for task, cls in ((n, e.cls) for n, e in entries().items()):
         options = getattr(cls, "Options", None)
         lines += [f"### `task: {task}`", ""]
         doc = _doc(cls)

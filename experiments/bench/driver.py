@@ -31,7 +31,7 @@ from experiments.bench.conflict import CONFLICT_TASKS as CONFLICT_GENERATORS
 from experiments.bench.conflict_run import ConflictRun, conflict_sections, write_conflict_files
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import build_task, generation_metrics, program_version, stage_config
-from experiments.bench.options import SEEDED_TASKS, BenchOptions
+from experiments.bench.options import BenchOptions, seeded_generators
 from experiments.bench.placement import Placement, UnitRecipe
 from experiments.bench.records import evaluation_records
 from experiments.bench.report import BenchReport, write_bench_report
@@ -87,7 +87,7 @@ class Bench:
         self.config, self.run_id, self.retry_errors, self.progress = config, run_id, retry_errors, progress
         self.options = options = BenchOptions.model_validate(config.options)
         self.store = RunStore(run_id)
-        self.seeded = [t for t in options.tasks if t in SEEDED_TASKS]
+        self.seeded = [t for t in options.tasks if t in seeded_generators()]
         cf = options.counterfactual_data
         self.cf_data = DataConfig(
             source=cf.source, limit=cf.limit if cf.limit is not None else config.data.limit, offset=cf.offset
@@ -203,7 +203,7 @@ class Bench:
             options = self.options.generators.get(task, {})
             for name, pivot in self.pivots.items():
                 stage = f"generate.{task}.{name}"
-                replay = seeds.get(name) if task in SEEDED_TASKS else None
+                replay = seeds.get(name) if task in seeded_generators() else None
                 inputs = digest(
                     [
                         [e.id for e in self.data_of(task).examples],

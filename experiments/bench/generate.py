@@ -7,12 +7,12 @@ The stage store holds a config.json of the equivalent single-task run, so `reeva
 
 from __future__ import annotations
 
+from experiments import task_registry
 from experiments.bench.seeds import RecordedSeedSelection
 from experiments.config import ExperimentConfig, ModelsConfig
 from experiments.judging.acceptance import AcceptanceDecision
-from experiments.tasks import TASKS
 from metrics.status import status_counts
-from programs import answer_swap, context_enrich, faitheval, sentences
+from programs import sentences
 
 
 def stage_config(
@@ -35,7 +35,7 @@ def build_task(
     task: str, pivot, judge_lm, judge, options: dict, seed_records: list[dict] | None, acceptance: bool = False
 ):
     """`acceptance`: decide judged cases by the shipped acceptance score (validation.acceptance: auto)."""
-    task_cls = TASKS[task]
+    task_cls = task_registry.get(task).cls
     lms = {"pivot": pivot, **({"judge": judge_lm} if judge_lm is not None else {})}
     generator = task_cls(lms, task_cls.Options.model_validate(options))
     if judge is not None:
@@ -50,10 +50,7 @@ def build_task(
 def program_version(task: str) -> str:
     """The generating program's version: part of a stage's inputs, so a changed generator makes its
     stage run again (from the call cache) instead of reusing cases an older version made."""
-
-    versions = {"answer_swap": answer_swap.VERSION, "context_enrich": context_enrich.VERSION}
-    generator = versions.get(task, faitheval.VERSION)
-    return f"{generator}+{sentences.VERSION}"
+    return f"{task_registry.get(task).version}+{sentences.VERSION}"
 
 
 def generation_metrics(generator, records: list[dict]) -> dict[str, float]:

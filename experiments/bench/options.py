@@ -7,38 +7,40 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from experiments import task_registry
 from experiments.data.registry import resolve_dataset
-from experiments.tasks import TASKS as REGISTRY
 
-Task = Literal["answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual"]
 Setting = Literal[
     "closed_book", "open_book", "opinion", "cot", "task_instruction", "few_shot_clean", "few_shot_adversarial"
 ]
 
-TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent", "counterfactual")
-# Generators that perturb NQ seeds: they share one seed selection per seed and pivot.
-SEEDED_TASKS: tuple[str, ...] = ("answer_swap", "context_enrich", "unanswerable", "inconsistent")
 FEW_SHOT: tuple[str, ...] = ("few_shot_clean", "few_shot_adversarial")
-# Context enriching is not judged: on enriched copies the local judge's agreement with blind review is at
-# chance (kappa -0.32 to +0.02 over four reviewed runs) and its rejections are mostly valid copies, while the
-# string checks alone kept 95% valid (docs/results/validity.md); nq_context_enrich.yaml has no judge either.
-JUDGED_TASKS: tuple[str, ...] = ("answer_swap", "unanswerable", "inconsistent", "counterfactual")
 
-# The settings the papers report. ReEval/AutoDebug: closed-book, open-book zero-shot, the opinion
-# prompt and few-shot with clean vs adversarial demonstrations (AutoDebug Table 6). FaithEval: open
-# book with and without the task instruction and chain of thought; sampled decoding in PAPER_SAMPLED.
-PAPER_SETTINGS: dict[str, list[str]] = {
-    "answer_swap": ["closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"],
-    "context_enrich": ["closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"],
-    "unanswerable": ["open_book", "task_instruction", "cot"],
-    "inconsistent": ["open_book", "task_instruction", "cot"],
-    "counterfactual": ["closed_book", "open_book", "cot"],
-}
-PAPER_SAMPLED: dict[str, list[str]] = {
-    "unanswerable": ["open_book", "task_instruction"],
-    "inconsistent": ["open_book", "task_instruction"],
-    "counterfactual": ["open_book"],
-}
+
+def generators() -> tuple[str, ...]:
+    """The registered generators: what a bench runs unless `tasks` says otherwise."""
+    return task_registry.names(lambda r: r.generator)
+
+
+def seeded_generators() -> tuple[str, ...]:
+    """Generators that perturb QA seeds: they share one seed selection per seed and pivot."""
+    return task_registry.names(lambda r: r.seeded)
+
+
+def _generator(task: str) -> str:
+    return task_registry.check_name(task, lambda r: r.generator, "generator")
+
+
+# The settings the papers report, per generator (its registration's bench_settings, bench_sampled).
+# ReEval/AutoDebug: closed-book, open-book zero-shot, the opinion prompt and few-shot with clean vs
+# adversarial demonstrations (AutoDebug Table 6). FaithEval: open book with and without the task
+# instruction and chain of thought, and sampled decoding.
+def paper_settings() -> dict[str, list[str]]:
+    return {n: list(task_registry.get(n).bench_settings) for n in generators()}
+
+
+def paper_sampled() -> dict[str, list[str]]:
+    return {n: list(task_registry.get(n).bench_sampled) for n in generators() if task_registry.get(n).bench_sampled}
 
 
 # ReEval's settings where a known answer meets contrary evidence (AutoDebug Table 6 and the opinion prompt),
@@ -111,23 +113,25 @@ class CounterfactualData(BaseModel):
 
 class BenchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tasks: list[Task] = Field(list(TASKS), description="generators to run (NQ seeds; counterfactual on ARC)")
+    tasks: list[str] = Field(
+        default_factory=lambda: list(generators()), description="generators to run (NQ seeds; counterfactual on ARC)"
+    )
     counterfactual_data: CounterfactualData = Field(
         CounterfactualData(), description="the multiple-choice questions counterfactual cases are made from"
     )
-    generators: dict[Task, dict[str, Any]] = Field(
+    generators: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="each generator's own options, as in its single-task config"
     )
-    settings: dict[Task, list[Setting]] = Field(
-        default_factory=lambda: {k: list(v) for k, v in PAPER_SETTINGS.items()},
+    settings: dict[str, list[Setting]] = Field(
+        default_factory=paper_settings,
         description="per task: prompt settings its cases and their originals are put to, greedy",
     )
-    sampled: dict[Task, list[Setting]] = Field(
-        default_factory=lambda: {k: list(v) for k, v in PAPER_SAMPLED.items()},
+    sampled: dict[str, list[Setting]] = Field(
+        default_factory=paper_sampled,
         description="per task: settings asked again with sampled decoding (temperature 0.3, top-p 0.9)",
     )
-    judged_tasks: list[Task] = Field(
-        default_factory=lambda: list(JUDGED_TASKS),
+    judged_tasks: list[str] = Field(
+        default_factory=lambda: list(task_registry.names(lambda r: r.generator and r.judged)),
         description="generators whose cases the judge (models.judge) validates after the string checks; "
         "the others are left to the checks (context enriching, as in nq_context_enrich.yaml)",
     )
@@ -138,19 +142,24 @@ class BenchOptions(BaseModel):
         KnowledgeConflict(), description="answer swaps on seeds each target knows (experiments/bench/conflict.py)"
     )
 
-    @field_validator("tasks")
+    @field_validator("tasks", "judged_tasks")
     @classmethod
     def _distinct(cls, tasks: list[str]) -> list[str]:
         if len(set(tasks)) != len(tasks):
             raise ValueError("each task once")
-        return tasks
+        return [_generator(t) for t in tasks]
+
+    @field_validator("generators", "settings", "sampled")
+    @classmethod
+    def _generators(cls, per_task: dict) -> dict:
+        return {_generator(t): v for t, v in per_task.items()}
 
     @model_validator(mode="after")
     def _consistent(self) -> BenchOptions:
         problems = []
         for task, options in self.generators.items():
             try:
-                REGISTRY[task].Options.model_validate(options)
+                task_registry.get(task).Options.model_validate(options)
             except ValidationError as exc:
                 problems += [
                     f"options.generators.{task}.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
@@ -176,7 +185,7 @@ class BenchOptions(BaseModel):
 
     # A task left out of `settings` / `sampled` keeps the papers' list; an empty list turns it off.
     def settings_of(self, task: str) -> list[str]:
-        return list(self.settings.get(task, PAPER_SETTINGS[task]))
+        return list(self.settings.get(task, task_registry.get(task).bench_settings))
 
     def sampled_of(self, task: str) -> list[str]:
-        return list(self.sampled.get(task, PAPER_SAMPLED.get(task, [])))
+        return list(self.sampled.get(task, task_registry.get(task).bench_sampled))

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TASK_LABELS = {
-    "answer_swap": "answer swap",
-    "context_enrich": "context enrich",
-    "unanswerable": "unanswerable",
-    "inconsistent": "inconsistent",
-    "counterfactual": "counterfactual",
-}
+from experiments import task_registry
+
+
+def task_label(task: str) -> str:
+    """How the report names a task: its registration's label."""
+    entry = task_registry.find(task)
+    return entry.shown_as if entry else task
 
 
 @dataclass
@@ -66,7 +66,7 @@ def sections(
     sharing: Mapping[str, Any],
 ) -> list[Section]:
     tasks, targets = tables["tasks"], tables["targets"]
-    labels = [TASK_LABELS.get(t, t) for t in tasks]
+    labels = [task_label(t) for t in tasks]
     headline = tables["headline"]
     out = [
         Section(
@@ -86,7 +86,7 @@ def sections(
             ["task", "target", "drop", "verdict", "commonest answers, originals", "commonest answers, perturbed"],
             [
                 [
-                    TASK_LABELS.get(task, task),
+                    task_label(task),
                     target,
                     f"{signed(row['drop'])}{interval(row)} · n={row['n']}",
                     _verdict(row),
@@ -108,7 +108,7 @@ def sections(
             ["task", "seeds", "selected", "generated", "accepted", "evaluated", "validity"],
             [
                 [
-                    TASK_LABELS.get(i["task"], i["task"]),
+                    task_label(i["task"]),
                     str(i["seeds"]),
                     str(i["selected"]),
                     str(i["generated"]),
@@ -155,7 +155,7 @@ def sections(
     out.append(
         Section(
             "Keyword accuracy, strict / non-strict",
-            ["target", "setting", *(TASK_LABELS[t] for t in keyword_tasks)],
+            ["target", "setting", *(task_label(t) for t in keyword_tasks)],
             [
                 [
                     target,
@@ -178,12 +178,12 @@ def sections(
             "All settings",
             ["task", "target", "setting", "original → perturbed · drop · n"],
             [
-                [TASK_LABELS.get(r["task"], r["task"]), r["target"], f"{r['setting']}/{r['decoding']}", drop_cell(r)]
+                [task_label(r["task"]), r["target"], f"{r['setting']}/{r['decoding']}", drop_cell(r)]
                 for r in tables["drops"]
             ]
             + [
                 [
-                    TASK_LABELS.get(r["task"], r["task"]),
+                    task_label(r["task"]),
                     r["target"],
                     f"closed_book/{r['decoding']}",
                     f"{rate(r['rate'])} (originals only) · n={r['n']}",
@@ -200,7 +200,7 @@ def sections(
         ]
         out.append(
             Section(
-                f"Transfer, {TASK_LABELS.get(task, task)}: pivot × target",
+                f"Transfer, {task_label(task)}: pivot × target",
                 ["pivot", *matrix["cols"]],
                 rows,
                 level=3,
@@ -216,7 +216,7 @@ def sections(
             ["task", "target", "original (rank)", "perturbed (rank)", "rank change"],
             [
                 [
-                    TASK_LABELS.get(r["task"], r["task"]),
+                    task_label(r["task"]),
                     r["target"],
                     f"{rate(r['original'])} (#{r['rank_original']:g})",
                     f"{rate(r['perturbed'])} (#{r['rank_perturbed']:g})",

@@ -5,12 +5,13 @@ drives the runner, so the runner's registry cannot hold it."""
 
 from __future__ import annotations
 
+from experiments import task_registry
 from experiments.bench.driver import check_config, run_bench
 from experiments.bench.options import BenchOptions
 
 
+@task_registry.task("bench", runs="stages")
 class BenchTask:
-    name = "bench"
     roles = ("targets",)
     optional_roles = ("pivot", "pivots", "judge")
     Options = BenchOptions

@@ -32,10 +32,10 @@ class WorkerSpec:
     def build(self) -> tuple[dict, object]:
         """The run's models and task in this process (models load on their first call)."""
         from experiments.config import ExperimentConfig
-        from experiments.tasks import TASKS
+        from experiments.task_registry import get
 
         config = ExperimentConfig.model_validate(self.config)
-        task_cls = TASKS[config.task]
+        task_cls = get(config.task).cls
         lms = self.build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
         task, _ = build_task(config, lms, self.judge_params)
         if hasattr(task, "prepare"):
@@ -45,9 +45,9 @@ class WorkerSpec:
 
 def build_task(config, lms: dict, judge_params: dict | None):
     """The task with the run's judge, and that judge (the one the opening calibration measures)."""
-    from experiments.tasks import TASKS
+    from experiments.task_registry import get
 
-    task_cls = TASKS[config.task]
+    task_cls = get(config.task).cls
     task = task_cls(lms, task_cls.Options.model_validate(config.options))
     run_judge = None
     if judge_params is not None:

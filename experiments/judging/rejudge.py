@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from experiments import tracking
+from experiments import task_registry, tracking
 from experiments.judging.params import describe, judge_from, resolve_params
 from experiments.lm import registry
 from experiments.run_store import RunStore
@@ -28,11 +28,6 @@ from experiments.validation import judge_metrics, judge_record
 from metrics.status import status_counts
 
 logger = logging.getLogger(__name__)
-
-# Tasks whose judged records are judged on their own fields. The inconsistent task judges the
-# modified document alone and copies that verdict onto the two-document case: rejudging the copy
-# would judge the wrong text.
-REJUDGEABLE = ("answer_swap", "context_enrich", "unanswerable", "counterfactual")
 
 
 class RejudgeError(ValueError):
@@ -75,8 +70,9 @@ def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeRe
 
     store = RunStore(run_id)
     config = store.experiment_config()
-    if config.task not in REJUDGEABLE:
-        raise RejudgeError(f"run {run_id}: task {config.task!r} cannot be judged again (only {', '.join(REJUDGEABLE)})")
+    rejudgeable = task_registry.names(lambda r: r.rejudgeable)  # judged on their own fields (see each registration)
+    if config.task not in rejudgeable:
+        raise RejudgeError(f"run {run_id}: task {config.task!r} cannot be judged again (only {', '.join(rejudgeable)})")
     if config.models.judge is None:
         raise RejudgeError(f"run {run_id}: its config has no models.judge; add one to judge it")
     judge_lm = registry.build_lm(config.models.judge, "judge")

@@ -17,8 +17,8 @@ import logging
 import time
 from functools import partial
 
-from experiments import runner, tracking
-from experiments.attack import GENERATORS, METRIC_VERSION
+from experiments import runner, task_registry, tracking
+from experiments.attack import METRIC_VERSION
 from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_order, scan_summary, scan_until_known
 from experiments.bench.scan_archive import start_from_archive
@@ -200,7 +200,7 @@ class Comparison:
 
     def report(self, records: list[dict], curve_stages: dict, main_stage: str, seconds: float) -> ComparisonReport:
         opts, groups = self.options, list(self.groups)
-        generator = GENERATORS[opts.generator]
+        generator = task_registry.get(opts.generator).attack
         present = {r.get("variant") for r in records}
         variants = [UNCOMPILED, *(o for o in [DIALED, *opts.optimizers] if o in present)]
         rows = comparison(records, variants, self.groups)

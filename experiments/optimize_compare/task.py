@@ -3,12 +3,13 @@ strength curve, which runs stages of its own (experiments/optimize_compare/drive
 
 from __future__ import annotations
 
+from experiments import task_registry
 from experiments.optimize_compare.driver import check_config, run_comparison
 from experiments.optimize_compare.options import CompareOptions
 
 
+@task_registry.task("optimize_compare", runs="stages")
 class OptimizeCompareTask:
-    name = "optimize_compare"
     roles = ("pivot", "judge", "targets")
     Options = CompareOptions
 

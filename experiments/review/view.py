@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from experiments import task_registry
 from programs.multiple_choice import unlettered
 
 SegmentKind = Literal["same", "ins", "del"]
@@ -21,17 +22,6 @@ SegmentKind = Literal["same", "ins", "del"]
 # A word (with inner hyphens/apostrophes) or one punctuation mark, each with its trailing space.
 _TOKEN = re.compile(r"(\w+(?:['’-]\w+)*|[^\w\s])(\s*)")
 _DOCUMENT = re.compile(r"(?:^|\n\s*\n)\s*Document (\d+):\s*")
-
-# What "valid" means, per task, shown under the question so every annotator judges the same thing.
-GUIDANCE = {
-    "answer_swap": "Valid if the context supports the expected answer, and no other answer to the question.",
-    "context_enrich": "Valid if the passage still supports the expected answer (its key sentence answers the "
-    "question) and states no other answer.",
-    "unanswerable": "Valid if the context no longer lets a reader answer the question (expected: unknown).",
-    "inconsistent": "Valid if the documents give conflicting answers to the question (expected: conflict).",
-    "counterfactual": "Valid if the passage supports the expected option, and no other option.",
-}
-DEFAULT_GUIDANCE = "Valid if the context supports the expected answer, and no other answer to the question."
 
 
 @dataclass(frozen=True)
@@ -137,20 +127,22 @@ def _judge_view(judge: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return view
 
 
-def _facts(record: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Task fields that help reading the case and say nothing about its verdict."""
+def _facts(record: Mapping[str, Any], entry: task_registry.Registered | None) -> list[tuple[str, str]]:
+    """Task fields that help reading the case and say nothing about its verdict (the task's registration
+    names them)."""
+    shown = (*task_registry.COMMON_REVIEW_FIELDS, *(entry.review_fields if entry else ()))
     facts = []
-    if record.get("original_answers"):
-        facts.append(("original answer", " | ".join(map(_text, record["original_answers"]))))
-    if record.get("new_answer"):
-        facts.append(("answer the modified document gives", _text(record["new_answer"])))
-    if record.get("supporting_sentence"):
-        facts.append(("kept supporting sentence", _text(record["supporting_sentence"])))
+    for label, key in shown:
+        value = record.get(key)
+        if value:
+            facts.append((label, " | ".join(map(_text, value)) if isinstance(value, list) else _text(value)))
     return facts
 
 
 def case_view(record: Mapping[str, Any]) -> CaseView:
     task = _text(record.get("task")) or "unknown"
+    # What "valid" means for the task, shown under the question so every annotator judges the same thing.
+    entry = task_registry.find(task)
     context = _text(record.get("context"))
     original = record.get("original_context")
     original = _text(original) if original else None
@@ -174,11 +166,11 @@ def case_view(record: Mapping[str, Any]) -> CaseView:
         task=task,
         question=question,
         answers=[_text(a) for a in record.get("answers") or []],
-        guidance=GUIDANCE.get(task, DEFAULT_GUIDANCE),
+        guidance=entry.guidance if entry else task_registry.DEFAULT_GUIDANCE,
         documents=documents,
         original_context=original,
         options=options,
-        fields=_facts(record),
+        fields=_facts(record, entry),
         status=_text(record.get("status")),
         checks=checks,
         judge=_judge_view(record.get("judge")),

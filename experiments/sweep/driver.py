@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from experiments import tracking
+from experiments import task_registry, tracking
 from experiments.bench.cases import accepted_cases
 from experiments.bench.demos import DemoBook
 from experiments.bench.driver import Bench, BenchConfigError, staged_run
@@ -32,7 +32,6 @@ from experiments.runner import RunResult
 from experiments.sweep.curves import level_yield, sweep_table
 from experiments.sweep.options import SweepOptions, label
 from experiments.sweep.report import write_report
-from experiments.tasks import TASKS as REGISTRY
 from metrics.conflict import knows
 from metrics.surface_forms import answer_kind
 
@@ -99,7 +98,7 @@ class StrengthSweep:
                 [
                     [e.id for e in b.nq.examples],
                     # resolved: a ladder's rung changing under the same strength makes new cases
-                    REGISTRY[o.generator].Options.model_validate(options).model_dump(mode="json"),
+                    task_registry.get(o.generator).Options.model_validate(options).model_dump(mode="json"),
                     [[r["id"], r["status"]] for r in replay],
                     program_version(o.generator),
                     b.judge_params_for(o.generator),

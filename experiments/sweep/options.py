@@ -5,24 +5,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from experiments import task_registry
 from experiments.bench.options import Setting
-from experiments.tasks import TASKS as REGISTRY
 from programs.strength import DEFAULT_STRENGTH, LADDERS
-
-Generator = Literal["answer_swap", "context_enrich", "unanswerable"]
-# The settings where each generator's failure shows: FaithEval's task instruction offers "unknown" as an answer.
-DEFAULT_SETTINGS: dict[str, list[str]] = {
-    "answer_swap": ["open_book"],
-    "context_enrich": ["open_book"],
-    "unanswerable": ["open_book", "task_instruction"],
-}
 
 
 class SweepOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: Generator = Field(description="the generator whose dial is swept")
+    generator: str = Field(description="the generator whose dial is swept: a registered one with sweep settings")
     dial: str = Field("strength", description="an option of the generator, or strength (its ladder)")
     levels: list[Any] = Field(
         default_factory=list, description="the dial's values, gentlest first (default: every rung of the ladder)"
@@ -41,6 +33,11 @@ class SweepOptions(BaseModel):
         default_factory=list, description="only seeds whose answer is of these kinds (default: any)"
     )
 
+    @field_validator("generator")
+    @classmethod
+    def _sweepable(cls, generator: str) -> str:
+        return task_registry.check_name(generator, lambda r: r.sweepable, "generator that can be swept")
+
     @model_validator(mode="after")
     def _resolve(self) -> SweepOptions:
         if not self.levels:
@@ -49,7 +46,7 @@ class SweepOptions(BaseModel):
             raise ValueError(f"options.levels: the values of {self.dial} to sweep")
         if self.dial in self.base or "strength" in self.base:
             raise ValueError("options.base: the swept dial and strength are set per level, not in base")
-        options = REGISTRY[self.generator].Options
+        options = task_registry.get(self.generator).Options
         if self.dial != "strength" and self.dial not in options.model_fields:
             raise ValueError(f"options.dial: {self.dial!r} is no option of {self.generator}")
         for level in self.levels:
@@ -65,7 +62,7 @@ class SweepOptions(BaseModel):
             raise ValueError(f"options.default: {self.default!r} is not among the levels {self.levels}")
         if len({label(v) for v in self.levels}) != len(self.levels):
             raise ValueError("options.levels: each level once")
-        self.settings = self.settings or list(DEFAULT_SETTINGS[self.generator])
+        self.settings = self.settings or list(task_registry.get(self.generator).sweep_settings)
         return self
 
     def level_options(self, level) -> dict[str, Any]:

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from experiments import task_registry
 from experiments.sweep.driver import check_config, run_sweep
 from experiments.sweep.options import SweepOptions
 
 
+@task_registry.task("strength_sweep", runs="stages")
 class StrengthSweepTask:
-    name = "strength_sweep"
     roles = ("pivot", "targets")
     optional_roles = ("judge",)
     Options = SweepOptions

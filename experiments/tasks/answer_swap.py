@@ -8,6 +8,8 @@ from typing import ClassVar, Literal
 import dspy
 from pydantic import ConfigDict, Field
 
+from experiments import task_registry
+from experiments.attack import case_status
 from experiments.compiled import load_compiled
 from experiments.known_names import known_in_pool
 from experiments.lm.registry import ResolvedLM
@@ -17,9 +19,43 @@ from programs.answer_swap import VERSION, AnswerSwap
 from programs.seed_selection import SeedSelection
 
 
-class AnswerSwapTask(JudgedTask):
-    name = "answer_swap"
+def _case(example, out) -> dict:
+    return {
+        "task": "answer_swap",
+        "context": out.context,
+        "answers": [out.new_answer] if out.new_answer else [],
+        "proposals": out.proposals,
+        "checks": out.checks,
+        "status": case_status(out),
+    }
 
+
+def _no_refused_proposal(case: dict) -> bool:
+    return all(p.get("problem") is None for p in case.get("proposals") or [])
+
+
+@task_registry.task(
+    "answer_swap",
+    label="answer swap",
+    version=VERSION,
+    generator=True,
+    seeded=True,
+    judged=True,
+    rejudgeable=True,
+    guidance="Valid if the context supports the expected answer, and no other answer to the question.",
+    bench_settings=("closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"),
+    attack=task_registry.Attack(
+        # The pivot's own proposal unless a dial says otherwise: benches, optimisers and pivot comparisons study
+        # the pivot as a generator, and a code-made answer leaves nothing of it to compare or tune.
+        build=lambda max_attempts, distance="proposed": AnswerSwap(
+            max_attempts, distance=distance, known_name=known_in_pool
+        ),
+        to_case=_case,
+        every_reply_used=_no_refused_proposal,
+    ),
+    sweep_settings=("open_book",),
+)
+class AnswerSwapTask(JudgedTask):
     class Options(DialledOptions):
         model_config = ConfigDict(extra="forbid")
         generator: ClassVar[str] = "answer_swap"
@@ -82,7 +118,7 @@ class AnswerSwapTask(JudgedTask):
                     "checks": out.checks,
                     "edit": out.edit,
                     **({"timeline": out.timeline} if out.get("timeline") else {}),
-                    "status": f"rejected:{out.rejection}" if out.rejection else "accepted",
+                    "status": case_status(out),
                 }
             ]
         )

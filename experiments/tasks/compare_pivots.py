@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from experiments.attack import GENERATORS, AttackScorer
+from experiments import task_registry
+from experiments.attack import AttackScorer, attack_inputs
 from experiments.config import ConfigError
 from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
@@ -30,9 +31,7 @@ from programs.seed_selection import SeedSelection
 
 class CompareOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: Literal["answer_swap", "unanswerable"] = Field(
-        "answer_swap", description="the generator every pivot runs"
-    )
+    generator: str = Field("answer_swap", description="the generator every pivot runs: one that can be optimised")
     seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
         "open_correct",
         description="which seed-table cells to perturb: read right open-book, and wrong closed-book too, or every seed",
@@ -41,9 +40,16 @@ class CompareOptions(BaseModel):
     setting: Literal["open_book", "opinion"] = Field("open_book", description="the prompt the targets answer in")
     strength: float = Field(0.5, ge=0, le=1, description="weights the attack score column (metrics/attack.py)")
 
+    @field_validator("generator")
+    @classmethod
+    def _comparable(cls, generator: str) -> str:
+        return task_registry.check_name(
+            generator, lambda r: r.optimisable, "generator that can be compared across pivots"
+        )
 
+
+@task_registry.task("compare_pivots")
 class ComparePivotsTask:
-    name = "compare_pivots"
     roles = ("pivots", "judge", "targets")
     Options = CompareOptions
 
@@ -54,7 +60,7 @@ class ComparePivotsTask:
         if len(set(names)) != len(names):
             raise ConfigError(f"models.pivots: each pivot once, got {names}")
         self.targets: list[ResolvedLM] = lms["targets"]
-        self.generator = GENERATORS[self.options.generator]
+        self.generator = task_registry.get(self.options.generator).attack
         self.program = self.generator.build(self.options.max_attempts)
         self.seeds = SeedSelection()
         self.scorer = AttackScorer(lms["judge"], self.targets, self.options.strength, self.options.setting)
@@ -78,7 +84,7 @@ class ComparePivotsTask:
             with measured(pivot.lm.model) as cost, dspy.context(lm=pivot.lm, adapter=pivot.adapter()):
                 seed = select_seed(pivot, self.seeds, example)
                 selected = SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"])
-                prediction = self.program(**self.generator.inputs(example)) if selected else None
+                prediction = self.program(**attack_inputs(example)) if selected else None
         except Exception as exc:  # noqa: BLE001 - this pivot's case errored; the other pivots' stand
             return {**record, "seed_id": example.id, "status": error_status(exc), "error": error_text(exc, 500)}
         record.update(
@@ -172,7 +178,7 @@ class ComparePivotsTask:
         (out_dir / "comparison.json").write_text(json.dumps(per_pivot, indent=2, default=str))
         path = out_dir / "comparison.md"
         path.write_text(
-            f"# Pivot comparison — {run_info.get('run_id', '')}\n\nGenerator: {self.generator.name}; "
+            f"# Pivot comparison — {run_info.get('run_id', '')}\n\nGenerator: {self.options.generator}; "
             f"judge: {self.scorer.judge_lm.config.label}; setting: {self.options.setting}.\n\n"
             + "\n".join(lines)
             + "\n\n![generator × target](generator_x_target.png)\n"

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 import dspy
 from pydantic import ConfigDict, Field
 
-from experiments import corpus
+from experiments import corpus, task_registry
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
@@ -16,9 +16,23 @@ from programs.context_enrich import VERSION, ContextEnrich
 from programs.seed_selection import SeedSelection
 
 
+# Not judged in a bench: on enriched copies the local judge's agreement with blind review is at chance and
+# its rejections are mostly valid copies, while the string checks alone kept 95% valid
+# (docs/results/validity.md).
+@task_registry.task(
+    "context_enrich",
+    label="context enrich",
+    version=VERSION,
+    generator=True,
+    seeded=True,
+    rejudgeable=True,
+    guidance="Valid if the passage still supports the expected answer (its key sentence answers the "
+    "question) and states no other answer.",
+    review_fields=(("kept supporting sentence", "supporting_sentence"),),
+    bench_settings=("closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"),
+    sweep_settings=("open_book",),
+)
 class ContextEnrichTask(JudgedTask):
-    name = "context_enrich"
-
     class Options(DialledOptions):
         model_config = ConfigDict(extra="forbid")
         generator: ClassVar[str] = "context_enrich"

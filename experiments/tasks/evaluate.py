@@ -12,6 +12,7 @@ from typing import Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from experiments import task_registry
 from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
 from experiments.nli import build_nli
@@ -45,8 +46,8 @@ class EvaluateOptions(BaseModel):
     seed: int = Field(0, description="draws the few-shot demonstrations")
 
 
+@task_registry.task("evaluate")
 class EvaluateTask:
-    name = "evaluate"
     roles = ("targets",)
     optional_roles = ("judge",)
     Options = EvaluateOptions

@@ -9,6 +9,8 @@ from typing import ClassVar, Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from experiments import task_registry
+from experiments.attack import case_status
 from experiments.compiled import load_compiled
 from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
@@ -50,8 +52,43 @@ class UnanswerableOptions(SeededOptions, DialledOptions):
     )
 
 
+def _unanswerable_case(example, out) -> dict:
+    return {
+        "task": "unanswerable",
+        "context": out.context,
+        "answers": [UNKNOWN],
+        "judge_kind": "unanswerable",
+        "edits": out.edits,
+        "checks": out.checks,
+        "status": case_status(out),
+    }
+
+
+def _no_dropped_rewrite(case: dict) -> bool:
+    # A sentence the dials drop in code (`removal: drop`, `lures: remove`; its edit says `why`) threw no
+    # reply of the pivot away.
+    return all(e.get("to") is not None for e in case.get("edits") or [] if "why" not in e)
+
+
+@task_registry.task(
+    "unanswerable",
+    generator=True,
+    version=VERSION,
+    seeded=True,
+    judged=True,
+    rejudgeable=True,
+    guidance="Valid if the context no longer lets a reader answer the question (expected: unknown).",
+    bench_settings=("open_book", "task_instruction", "cot"),
+    bench_sampled=("open_book", "task_instruction"),
+    attack=task_registry.Attack(
+        build=lambda max_attempts, removal="rewrite", lures="keep": Unanswerable(removal=removal, lures=lures),
+        to_case=_unanswerable_case,
+        setting="task_instruction",
+        every_reply_used=_no_dropped_rewrite,
+    ),
+    sweep_settings=("open_book", "task_instruction"),
+)
 class UnanswerableTask(_JudgedTask):
-    name = "unanswerable"
     Options = UnanswerableOptions
 
     def __init__(self, lms, options=None):
@@ -82,13 +119,25 @@ class UnanswerableTask(_JudgedTask):
             context=out.context,
             edits=out.edits,
             checks=out.checks,
-            status=f"rejected:{out.rejection}" if out.rejection else "accepted",
+            status=case_status(out),
         )
         return [{**r, "seconds": round(time.perf_counter() - started, 3)} for r in self._validate([record])]
 
 
+# Not rejudgeable: the judge validates the modified document alone and copies that verdict onto the
+# two-document case; judging the copy again would judge the wrong text.
+@task_registry.task(
+    "inconsistent",
+    generator=True,
+    version=VERSION,
+    seeded=True,
+    judged=True,
+    guidance="Valid if the documents give conflicting answers to the question (expected: conflict).",
+    review_fields=(("answer the modified document gives", "new_answer"),),
+    bench_settings=("open_book", "task_instruction", "cot"),
+    bench_sampled=("open_book", "task_instruction"),
+)
 class InconsistentTask(_JudgedTask):
-    name = "inconsistent"
     Options = SeededOptions
 
     def __init__(self, lms, options=None):
@@ -153,8 +202,17 @@ class CounterfactualOptions(BaseModel):
     seed: int = Field(0, description="picks the wrong option each passage supports")
 
 
+@task_registry.task(
+    "counterfactual",
+    generator=True,
+    version=VERSION,
+    judged=True,
+    rejudgeable=True,
+    guidance="Valid if the passage supports the expected option, and no other option.",
+    bench_settings=("closed_book", "open_book", "cot"),
+    bench_sampled=("open_book",),
+)
 class CounterfactualTask(_JudgedTask):
-    name = "counterfactual"
     Options = CounterfactualOptions
 
     def __init__(self, lms, options=None):

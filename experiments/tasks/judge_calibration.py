@@ -11,6 +11,7 @@ from pathlib import Path
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
+from experiments import task_registry
 from experiments.judging.calibration import calibration_metrics
 from experiments.judging.controls import CONDITIONS, controls_for, half_of, other_answer_pool
 from experiments.judging.fit import current_signals, fit_and_measure, markdown
@@ -20,8 +21,8 @@ from experiments.validation import judge_record
 from programs.judge import METHODS, CaseJudge
 
 
+@task_registry.task("judge_calibration")
 class JudgeCalibrationTask:
-    name = "judge_calibration"
     roles = ("judge",)
 
     class Options(BaseModel):

@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from experiments.attack import GENERATORS, AttackMetric, AttackScorer, seed_case
+from experiments import task_registry
+from experiments.attack import AttackMetric, AttackScorer, attack_inputs, seed_case
 from experiments.compiled import BEST, log_compiled_model, read_meta, save_compiled
 from experiments.config import ConfigError
 from experiments.errors import error_kind, error_status, error_text
 from experiments.lm.registry import ResolvedLM
-from experiments.tasks.answer_swap import AnswerSwapTask
-from experiments.tasks.faitheval import UnanswerableTask
 from metrics.attack import attack_summary, flat_metrics, format_rate
 from programs.strength import dials_at
 
@@ -37,12 +36,11 @@ Optimizer = Literal["bootstrap_fewshot", "mipro_v2", "gepa"]
 UNCOMPILED = "uncompiled"
 # The uncompiled program at the dial settings the search chose (when options.dials is given).
 DIALED = "dials"
-REGISTRY = {"answer_swap": AnswerSwapTask, "unanswerable": UnanswerableTask}
 
 
 class OptimizeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: Literal["answer_swap", "unanswerable"] = Field("answer_swap", description="the generator compiled")
+    generator: str = Field("answer_swap", description="the generator compiled: a registered one that can be optimised")
     optimizers: list[Optimizer] = Field(
         ["bootstrap_fewshot", "mipro_v2"], description="DSPy optimizers, each compiling the generator"
     )
@@ -88,13 +86,18 @@ class OptimizeOptions(BaseModel):
         "{removal: [drop, rewrite], lures: [remove, keep]}, or {strength: [0, 0.5, 1]} for its ladder",
     )
 
+    @field_validator("generator")
+    @classmethod
+    def _optimisable(cls, generator: str) -> str:
+        return task_registry.check_name(generator, lambda r: r.optimisable, "optimisable generator")
+
     @model_validator(mode="after")
     def _distinct(self) -> OptimizeOptions:
         if len(set(self.optimizers)) != len(self.optimizers):
             raise ValueError("optimizers: each optimizer once")
         for combination in dial_grid(self.generator, self.dials):
             try:
-                REGISTRY[self.generator].Options.model_validate(combination)
+                task_registry.get(self.generator).Options.model_validate(combination)
             except ValidationError as exc:
                 raise ValueError(f"dials: {combination}: {exc.errors()[0]['msg']}") from None
         return self
@@ -113,8 +116,8 @@ def dial_grid(generator: str, dials: dict[str, list]) -> list[dict]:
     return [{**dials_at(generator, g.pop("strength")), **g} if "strength" in g else g for g in grid]
 
 
+@task_registry.task("optimize")
 class OptimizeTask:
-    name = "optimize"
     roles = ("pivot", "judge", "targets")
     Options = OptimizeOptions
 
@@ -130,7 +133,7 @@ class OptimizeTask:
             raise ConfigError(f"options.optimisation_targets: {unknown} not among models.targets {names}")
         self.optimised_for = [t for t in self.targets if t.config.label in chosen]
         self.held_out = [t.config.label for t in self.targets if t.config.label not in chosen]
-        self.generator = GENERATORS[self.options.generator]
+        self.generator = task_registry.get(self.options.generator).attack
         judged = self.options.judge_in_metric
         judged = self.generator.judge_informative if judged is None else judged
         self.scorer = AttackScorer(
@@ -192,7 +195,7 @@ class OptimizeTask:
         for example in val:
             try:
                 with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
-                    scores.append(metric(example, program(**self.generator.inputs(example))))
+                    scores.append(metric(example, program(**attack_inputs(example))))
             except Exception:  # noqa: BLE001 - a case that errors scores nothing
                 logger.debug("validation case %s failed", example.id, exc_info=True)
                 scores.append(0.0)
@@ -347,7 +350,7 @@ class OptimizeTask:
             started, calls = time.perf_counter(), self.lm_calls()
             try:
                 with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
-                    prediction = program(**self.generator.inputs(example))
+                    prediction = program(**attack_inputs(example))
                 case = self.scorer.assess({**base, **self.generator.to_case(example, prediction)})
             except Exception as exc:  # noqa: BLE001 - that variant's case errored; the others stand
                 case = {**base, "status": error_status(exc), "error": error_text(exc, 500)}

@@ -7,13 +7,14 @@ import time
 import dspy
 from pydantic import BaseModel, ConfigDict
 
+from experiments import task_registry
 from experiments.lm.registry import ResolvedLM
 from metrics import is_correct, seed_cell, seed_table
 from programs.seed_selection import SeedSelection
 
 
+@task_registry.task("seed_selection")
 class SeedSelectionTask:
-    name = "seed_selection"
     roles = ("pivot",)
 
     class Options(BaseModel):

@@ -1,0 +1,157 @@
+"""One registration per task: everything the harness knows about a task, kept on the task itself.
+
+A task class is registered with `@task(...)`; the config loader, the runner, the review page, the
+bench, optimisation, pivot comparison, sweeps, rejudging and external case files all read the entry
+(`get(name)`, `names(where)`), so adding a generator is one module that defines its program, its
+task class and this decorator.
+
+The registry sits below every task, so it cannot import them: the built-in tasks are loaded by
+module name on the first lookup, as a plugin's would be.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+# The modules whose import registers the built-in tasks.
+BUILTIN_MODULES = (
+    "experiments.tasks",
+    "experiments.bench.task",
+    "experiments.optimize_compare.task",
+    "experiments.sweep.task",
+)
+DEFAULT_GUIDANCE = "Valid if the context supports the expected answer, and no other answer to the question."
+# Shown on the review page for every case that has them; a task adds its own (`review_fields`).
+COMMON_REVIEW_FIELDS: tuple[tuple[str, str], ...] = (("original answer", "original_answers"),)
+
+
+@dataclass(frozen=True)
+class Attack:
+    """How a generator becomes an optimisable unit (optimize, compare_pivots, optimize_compare).
+
+    `build(max_attempts, **dials)` makes its program; `to_case(example, prediction)` turns a prediction
+    into the fields of a case the validation stage and the targets understand.
+    """
+
+    build: Callable[..., Any]
+    to_case: Callable[[Any, Any], dict]
+    # The prompt setting a target resists in: FaithEval's task instruction lets it say "unknown".
+    setting: str = "open_book"
+    # Whether the judge's verdict belongs in the metric's validity term: measured against blind reviews
+    # (docs/results/validity.md), it agrees beyond chance on answer swaps and unanswerable cases and not
+    # on enriched contexts, where the checks alone decide.
+    judge_informative: bool = True
+    # Whether the program used every reply its predictors gave for the case: a trace holding a reply the
+    # program threw away (a rewrite that still named the answer, a proposal the checks refused) must not become
+    # a demonstration, since DSPy's bootstrapping may pick any call of a predictor as the demo.
+    every_reply_used: Callable[[dict], bool] = lambda case: True
+    name: str = ""  # the generator's; set by its registration
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A task's entry. Its class carries `Options` (a pydantic model), `roles`, and either the runner's
+    per-case methods (`process`, `summarize`, `programs`) or `drive` (a task that runs its own stages)."""
+
+    name: str
+    cls: type
+    # "cases": the runner maps the task's `process` over the seeds; "stages": the task drives its own run.
+    runs: Literal["cases", "stages"] = "cases"
+    label: str = ""  # how reports and the bench name it (default: the name)
+    version: str = ""  # the generating program's version: a changed generator makes a bench stage run again
+    # A generator makes cases from seeds: the bench can run it, a case file may name it, the review page
+    # shows its cases with `guidance` and `review_fields`.
+    generator: bool = False
+    seeded: bool = False  # perturbs QA seeds the pivot selected first (the bench shares one selection)
+    judged: bool = False  # the judge validates its cases in a bench unless told otherwise
+    rejudgeable: bool = False  # its judged records are judged on their own fields
+    guidance: str = DEFAULT_GUIDANCE  # what "valid" means, shown to every annotator
+    review_fields: tuple[tuple[str, str], ...] = ()  # (label, record key) shown beside the case
+    bench_settings: tuple[str, ...] = ()  # prompt settings the papers put its cases to, greedy
+    bench_sampled: tuple[str, ...] = ()  # … and again with sampled decoding
+    attack: Attack | None = None  # set: it can be optimised and compared across pivots
+    sweep_settings: tuple[str, ...] = ()  # set: its dials can be swept; the settings where its failure shows
+
+    @property
+    def Options(self):  # noqa: N802 - the task class's options model, under its own name
+        return self.cls.Options
+
+    @property
+    def shown_as(self) -> str:
+        return self.label or self.name
+
+    @property
+    def optimisable(self) -> bool:
+        return self.attack is not None
+
+    @property
+    def sweepable(self) -> bool:
+        return bool(self.sweep_settings)
+
+
+_REGISTRY: dict[str, Registered] = {}
+_loaded = False
+
+
+def task(name: str, **entry) -> Callable[[type], type]:
+    """Register the decorated class as task `name`; `entry` holds the fields of `Registered`."""
+
+    def register(cls: type) -> type:
+        cls.name = name
+        if entry.get("attack") is not None:
+            entry["attack"] = dataclasses.replace(entry["attack"], name=name)
+        _REGISTRY[name] = Registered(name, cls, **entry)
+        return cls
+
+    return register
+
+
+def unregister(name: str) -> None:
+    """Forget a task (a test's toy task, once it is done)."""
+    _REGISTRY.pop(name, None)
+
+
+def _load_builtins() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN_MODULES:
+            importlib.import_module(module)
+
+
+def entries() -> dict[str, Registered]:
+    _load_builtins()
+    return dict(_REGISTRY)
+
+
+def names(where: Callable[[Registered], bool] = lambda r: True) -> tuple[str, ...]:
+    """The registered names whose entry satisfies `where`, in registration order."""
+    return tuple(n for n, r in entries().items() if where(r))
+
+
+def find(name: str) -> Registered | None:
+    return entries().get(name)
+
+
+def get(name: str, where: Callable[[Registered], bool] = lambda r: True, what: str = "task") -> Registered:
+    """The entry of `name`; an unknown name (or one `where` refuses) fails with a "did you mean" message."""
+    known = names(where)
+    if name in known:
+        return _REGISTRY[name]
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise KeyError(f"unknown {what} {name!r} (known: {', '.join(known)}){hint}")
+
+
+def check_name(name: str, where: Callable[[Registered], bool], what: str) -> str:
+    """For a pydantic validator: `name` if registered and `where` holds, else a ValueError saying why."""
+    try:
+        get(name, where, what)
+    except KeyError as exc:
+        raise ValueError(exc.args[0]) from None
+    return name
