@@ -275,9 +275,13 @@ class AnswerSwap(dspy.Module):
                 f"distance:{self.distance}",
             )
         for candidate in candidates:
-            problem = proposal_problem(candidate, answers, context=context, question=question)
+            # Judged against the passage as the timeline leaves it: a year already there moves out of the way.
+            moved, moves = self._moved_timeline(question, context, answers, candidate)
+            problem = proposal_problem(candidate, answers, context=moved, question=question)
             if problem is None and made == "made_up_name" and name_part_in(context, candidate):
                 problem = "proposal_part_in_context"  # a shared word ties the new person to another of the passage
+            if problem is None and any(m["new"] == str(year_of(answers[0])) for m in moves):
+                problem = "timeline_collides"  # 1918 → 1917 would move a 1919 onto the old answer's year
             proposals.append({"proposal": candidate, "answer_type": made, "problem": problem})
             if problem is None:
                 return self._swap(question, context, answers, candidate, proposals)

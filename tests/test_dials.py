@@ -81,12 +81,19 @@ def test_a_swap_at_a_distance_makes_no_proposal_call_and_an_unreachable_seed_is_
 
 
 def test_a_shifted_answer_already_in_the_passage_is_passed_over_for_the_other_direction():
+    context = "The tower has 10 floors. It has 11 lifts and 9 stairways."
+    out, _ = run([], AnswerSwap(distance="near"), question="how many floors", context=context, answers=["10"])
+    assert out.rejection == "level_unreachable"
+    assert [p["problem"] for p in out.proposals] == ["proposal_in_context", "proposal_in_context"]
+
+
+def test_a_year_whose_timeline_would_land_on_the_old_year_is_passed_over():
     context = "The tower was finished in 1889. A fair was held in 1888 and in 1890."
     out, _ = run(
         [], AnswerSwap(distance="near"), question="when was the tower finished", context=context, answers=["1889"]
     )
     assert out.rejection == "level_unreachable"
-    assert [p["problem"] for p in out.proposals] == ["proposal_in_context", "proposal_in_context"]
+    assert [p["problem"] for p in out.proposals] == ["timeline_collides", "timeline_collides"]
 
 
 # --- unanswerable: removal and lures -----------------------------------------------------------------

@@ -21,3 +21,13 @@ def test_years_near_the_answer_move_with_it_and_seasons_keep_their_span():
 def test_a_year_the_question_names_stays():
     moved, moves = shift_timeline("The 2004 -- 05 season ended in 2005 .", "who won the 2004 cup", 2005, 2006, [])
     assert moved == "The 2004 -- 05 season ended in 2006 ." and [m["old"] for m in moves] == ["2005"]
+
+
+def test_a_move_that_would_land_on_the_old_year_sends_the_swap_the_other_way():
+    from programs.answer_swap import AnswerSwap
+
+    context = "The act was passed in 1918 . It was repealed in 1919 over a veto ."
+    out = AnswerSwap(distance="near")(question="when was the act passed", context=context, answers=["1918"])
+    assert out.rejection is None and out.new_answer == "1919"
+    assert out.context == "The act was passed in 1919 . It was repealed in 1920 over a veto ."
+    assert [p["problem"] for p in out.proposals][: len(out.proposals) - 1] in ([], ["timeline_collides"])
