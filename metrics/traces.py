@@ -207,3 +207,45 @@ def coarse_dates(text: str, answers: Iterable[str], question: str = "") -> list[
                 if (century - 1) * 100 < year <= century * 100 and m.group(0).lower() not in question.lower():
                     found.append(m.group(0))
     return found
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTH_NAMES = ("January February March April May June July August September October November December").split()
+_WEEKDAY_DATE = re.compile(
+    r"\b("
+    + "|".join(_WEEKDAYS)
+    + r")\s*,?\s*(?:(\d{1,2})\s+("
+    + "|".join(_MONTH_NAMES)
+    + r")|("
+    + "|".join(_MONTH_NAMES)
+    + r")\s+(\d{1,2}))\b"
+)
+_A_YEAR = re.compile(r"(?<!\d)(1[5-9]\d{2}|20\d{2})(?!\d)")
+
+
+def _weekdays_wrong(text: str) -> list[str]:
+    """Weekdays that do not fall on their date, the year read as the first year after the date in its sentence
+    (else the last before it)."""
+    from datetime import date
+
+    wrong = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        for m in _WEEKDAY_DATE.finditer(sentence):
+            day = int(m.group(2) or m.group(5))
+            month = _MONTH_NAMES.index(m.group(3) or m.group(4)) + 1
+            after = _A_YEAR.search(sentence, m.end())
+            before = list(_A_YEAR.finditer(sentence[: m.start()]))
+            year = after or (before[-1] if before else None)
+            if year is None:
+                continue
+            try:
+                if date(int(year.group(1)), month, day).weekday() != _WEEKDAYS.index(m.group(1)):
+                    wrong.append(m.group(0))
+            except ValueError:
+                continue
+    return wrong
+
+
+def weekdays_broken(original: str, edited: str) -> list[str]:
+    """Weekdays the edit made wrong: "Thursday 24 May" fits 1956, not the swapped 1957."""
+    return _weekdays_wrong(edited) if len(_weekdays_wrong(edited)) > len(_weekdays_wrong(original)) else []

@@ -29,7 +29,7 @@ from metrics.checks import (
 )
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
 from metrics.surface_forms import answer_kind, find_forms
-from metrics.traces import descriptions_left, gloss_traces, inside_words
+from metrics.traces import descriptions_left, gloss_traces, inside_words, weekdays_broken
 from metrics.word_traces import (
     anaphors,
     derived_words,
@@ -52,7 +52,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/20"
+VERSION = "answer_swap/21"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -70,6 +70,7 @@ TRACE_KINDS = (
     "elapsed_years",
     "share",
     "ordinal",
+    "weekday",
 )
 
 
@@ -129,6 +130,7 @@ def swap_checks(
         "elapsed_years": any(elapsed_years(edited, gold, new) for gold in golds),
         "share": any(share(edited, gold, new) for gold in golds),
         "ordinal": bool(ordinals_of(edited, golds)),
+        "weekday": bool(weekdays_broken(original, edited)),
     }
     return {
         **checks,

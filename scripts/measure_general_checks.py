@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from metrics.arithmetic import derivation  # noqa: E402
-from metrics.traces import coarse_dates  # noqa: E402
+from metrics.traces import coarse_dates, weekdays_broken  # noqa: E402
 from metrics.word_traces import derived_words, ordinals_of  # noqa: E402
 from programs.faitheval import answer_is_subject  # noqa: E402
 from programs.sentences import split_sentences  # noqa: E402
@@ -55,6 +55,7 @@ def swap_checks(r: dict) -> dict[str, bool]:
     context, answers = r["context"], r["original_answers"]
     return {
         "old_answer_trace:ordinal": bool(ordinals_of(context, answers)),
+        "old_answer_trace:weekday": bool(weekdays_broken(r["original_context"], context)),
         "old_answer_not_derivable (rounded product)": any(derivation(context, a) for a in answers),
     }
 

@@ -31,3 +31,11 @@ def test_a_move_that_would_land_on_the_old_year_sends_the_swap_the_other_way():
     assert out.rejection is None and out.new_answer == "1919"
     assert out.context == "The act was passed in 1919 . It was repealed in 1920 over a veto ."
     assert [p["problem"] for p in out.proposals][: len(out.proposals) - 1] in ([], ["timeline_collides"])
+
+
+def test_a_weekday_the_moved_year_no_longer_fits_rejects_the_swap():
+    from programs.answer_swap import AnswerSwap
+
+    context = "The first contest was held in Lugano , Switzerland , on Thursday 24 May 1956 ."
+    out = AnswerSwap(distance="near")(question="when was the first contest held", context=context, answers=["1956"])
+    assert out.rejection == "old_answer_trace:weekday"
