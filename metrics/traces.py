@@ -249,3 +249,21 @@ def _weekdays_wrong(text: str) -> list[str]:
 def weekdays_broken(original: str, edited: str) -> list[str]:
     """Weekdays the edit made wrong: "Thursday 24 May" fits 1956, not the swapped 1957."""
     return _weekdays_wrong(edited) if len(_weekdays_wrong(edited)) > len(_weekdays_wrong(original)) else []
+
+
+_CONVERSION = re.compile(
+    r"\s*(?:[^\W\d][\w.-]*\s*){0,3}\(\s*(?:about|approximately|approx\.|c\.|ca\.|~)?\s*[\d][\d.,]*\s*[^\W\d]"
+)
+
+
+def conversions_after(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
+    """Unit conversions written right after a replaced number ("12 nautical miles ( 22.2 km ; 13.8 mi )"):
+    they still give the old value, and no longer match the new one."""
+    found = []
+    for start, end, _ in spans:
+        if not re.search(r"\d", original[start:end]):
+            continue
+        m = _CONVERSION.match(original, end)
+        if m:
+            found.append(original[start : m.end()])
+    return found

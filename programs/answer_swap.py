@@ -28,8 +28,8 @@ from metrics.checks import (
     stale_glosses,
 )
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
-from metrics.surface_forms import answer_kind, find_forms
-from metrics.traces import descriptions_left, gloss_traces, inside_words, weekdays_broken
+from metrics.surface_forms import find_forms
+from metrics.traces import conversions_after, descriptions_left, gloss_traces, inside_words, weekdays_broken
 from metrics.word_traces import (
     anaphors,
     derived_words,
@@ -71,6 +71,7 @@ TRACE_KINDS = (
     "share",
     "ordinal",
     "weekday",
+    "conversion",
 )
 
 
@@ -131,6 +132,7 @@ def swap_checks(
         "share": any(share(edited, gold, new) for gold in golds),
         "ordinal": bool(ordinals_of(edited, golds)),
         "weekday": bool(weekdays_broken(original, edited)),
+        "conversion": bool(conversions_after(original, spans)),
     }
     return {
         **checks,
@@ -329,10 +331,10 @@ class AnswerSwap(dspy.Module):
 
     @staticmethod
     def _moved_timeline(question: str, context: str, answers: list[str], new_answer: str) -> tuple[str, list[dict]]:
-        """For a date answer whose year moved, the context with the years around it moved alike
-        (programs.timeline); the answer's own forms are left to the swap."""
+        """For an answer whose year moved, the context with its other years moved alike (programs.timeline);
+        the answer's own forms are left to the swap."""
         old_year, new_year = year_of(answers[0]), year_of(new_answer)
-        if answer_kind(answers[0]) != "date" or old_year is None or new_year is None or old_year == new_year:
+        if old_year is None or new_year is None or old_year == new_year:
             return context, []
         own = [(f.start, f.end) for answer in answers for f in find_forms(context, answer)]
         return shift_timeline(context, question, old_year, new_year, own)

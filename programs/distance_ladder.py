@@ -22,6 +22,7 @@ YEAR_STEPS = {"near": 1, "mid": 5, "far": 25, "extreme": 100}
 FACTORS = {"near": Decimal("1.1"), "mid": Decimal("1.5"), "far": Decimal("3"), "extreme": Decimal("10")}
 # Years after this one would be dates of events that have not happened; the step goes the other way first.
 LATEST_YEAR = 2026
+_WHEN = re.compile(r"^\s*(?:when|what year|which year|in what year|in which year)\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,]*\d)")
 
@@ -59,15 +60,19 @@ def _days(answer: str, year: int, step: int, key: str) -> list[str]:
 
 
 def _years(answer: str, step: int, key: str, asked: frozenset[int] = frozenset()) -> list[str]:
-    match = _YEAR.search(answer)
-    if match is None:
+    """Every year of the answer moved by the same step (a range "Between 1955 and 1968" keeps its length)."""
+    years = [int(y) for y in _YEAR.findall(answer)]
+    if not years:
         return []
-    year = int(match.group(1))
-    if year in asked:
-        return _days(answer, year, step, key)
-    shifted = [y for y in _order(key, [year - step, year + step]) if 1000 <= y]
-    shifted.sort(key=lambda y: y > LATEST_YEAR)  # a future year only when the past one is unusable
-    return [answer[: match.start(1)] + str(y) + answer[match.end(1) :] for y in shifted]
+    if years[0] in asked:
+        return _days(answer, years[0], step, key)
+    out = []
+    for delta in _order(key, [-step, step]):
+        if min(years) + delta < 1000:
+            continue
+        out.append((max(years) + delta > LATEST_YEAR, _YEAR.sub(lambda m: str(int(m.group(1)) + delta), answer)))
+    out.sort(key=lambda pair: pair[0])  # a future year only when the past one is unusable
+    return [text for _, text in out]
 
 
 def _format(value: Decimal, grouped: bool, decimals: int) -> str:
@@ -129,7 +134,8 @@ def shifted_answers(answer: str, level: str, key: str, question: str = "") -> li
     if level not in YEAR_STEPS:
         raise ValueError(f"distance: one of {DISTANCES}, got {level!r}")
     kind = answer_kind(answer)
-    if kind == "date":
+    # "spring 2018", "Between 1955 and 1968": years a when-question asks for, not quantities to scale.
+    if kind == "date" or (kind == "number" and _WHEN.match(question) and _YEAR.search(answer) and "," not in answer):
         asked = frozenset(int(y) for y in _YEAR.findall(question))
         return _years(answer, YEAR_STEPS[level], key, asked)
     if kind == "number" and not re.search(r"\d+(st|nd|rd|th)\b", answer):

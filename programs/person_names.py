@@ -35,6 +35,13 @@ _PLACES = {
     "fi_FI": "Finnish|Finland", "pl_PL": "Polish|Poland", "cs_CZ": "Czech", "tr_TR": "Turkish|Turkey",
     "id_ID": "Indonesian|Indonesia",
 }  # fmt: skip
+# Nationalities whose names are written in another script: no Latin-script locale gives a name that fits.
+_UNSUPPORTED = (
+    "Russian|Russia|Soviet|Ukrainian|Ukraine|Belarusian|Chinese|China|Taiwanese|Japanese|Japan|Korean|Korea|"
+    "Arab|Arabic|Saudi|Iranian|Iran|Persian|Iraqi|Iraq|Egyptian|Egypt|Israeli|Israel|Greek|Greece|Thai|"
+    "Thailand|Vietnamese|Vietnam|Pakistani|Pakistan|Bangladeshi|Georgian|Armenian|Mongolian"
+)
+_PLACES["unsupported"] = _UNSUPPORTED
 _PLACE = re.compile(r"\b(" + "|".join(_PLACES.values()) + r")\b")
 _MALE = re.compile(r"\b(?:he|him|his|himself|actor|king|husband|father|son|brother|boy|man|mr)\b", re.IGNORECASE)
 _FEMALE = re.compile(
@@ -109,9 +116,10 @@ def person_gender(context: str, answer: str) -> str | None:
     return from_passage or from_name
 
 
-def name_locale(context: str, answer: str) -> str:
+def name_locale(context: str, answer: str) -> str | None:
     """The first locale whose lists hold the old surname (then first name); else the locale of the country or
-    nationality named first in the sentence of the person's first mention, or else in the passage; else en_US."""
+    nationality named first in the sentence of the person's first mention, or else in the passage; else en_US.
+    None when that nationality writes its names in another script."""
     words = answer.split()
     for probe, names in (
         (words[-1], _last_names),
@@ -125,7 +133,8 @@ def name_locale(context: str, answer: str) -> str:
     for where in ([sentence.group(0)] if sentence else []) + [context]:
         m = _PLACE.search(where)
         if m:
-            return next(loc for loc, names in _PLACES.items() if re.fullmatch(names, m.group(1)))
+            found = next(loc for loc, names in _PLACES.items() if re.fullmatch(names, m.group(1)))
+            return None if found == "unsupported" else found
     return "en_US"
 
 
@@ -133,11 +142,14 @@ def made_up_names(
     context: str, question: str, answer: str, key: str, known: Callable[[str], bool] | None = None
 ) -> Iterator[str]:
     """Up to CANDIDATES made-up full names for the person `answer` names, in the order to try them; none when
-    the passage does not say the person's gender. Deterministic in `key`."""
+    the passage does not say the person's gender or places the person where no Latin-script locale fits.
+    Deterministic in `key`."""
     gender = person_gender(context, answer)
     if gender is None:
         return
     locale = name_locale(context, answer)
+    if locale is None:
+        return
     common = set(_last_names(locale)[:COMMON_SURNAMES])
     faker = _provider(locale)
     faker.seed_instance(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))

@@ -2,9 +2,9 @@
 
 When an answer's year moves and the years around it stay, the passage stops adding up (a promotion won "at
 the end of the 2004–05 season" in a final dated 2006; a release "over the following three months" after a
-completion a year away). Moving every year near the old one by the same step keeps the passage's order,
-intervals and seasons as they were; years far from it (a war, a founding) are other events and stay, and
-so does any year the question names.
+completion a year away; "its 20th and final season" in 2010 after a premiere moved to 1991). Moving every
+year of the passage by the same step keeps its order, intervals, counts and seasons as they were; a year
+the question names stays, since the question fixes it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import re
 
 _YEAR = re.compile(r"(?<![\d.,])(1\d{3}|20\d{2})(?![\d]|s\b|'s\b)")
 _SEASON_TAIL = re.compile(r"^(\s*(?:--|–|-|/)\s*)(\d{2})(?!\d)")
-# Years this close to the old one belong to the same events; further ones are other events.
-REACH = 10
 
 
 def year_of(answer: str) -> int | None:
@@ -25,16 +23,16 @@ def year_of(answer: str) -> int | None:
 def shift_timeline(
     context: str, question: str, old_year: int, new_year: int, skip: list[tuple[int, int]]
 ) -> tuple[str, list[dict]]:
-    """The context with every year within REACH of `old_year` moved by new_year - old_year (outside `skip`,
-    the answer's own spans, and never a year the question names), and the moves made. Every move keeps the
-    text's length, so offsets into the context stay valid."""
+    """The context with every year moved by new_year - old_year (outside `skip`, the answer's own spans, and
+    never a year the question names), and the moves made. Every move keeps the text's length, so offsets
+    into the context stay valid."""
     step = new_year - old_year
     asked = {int(y) for y in _YEAR.findall(question)}
     moves: list[dict] = []
     out = list(context)
     for m in _YEAR.finditer(context):
         year = int(m.group(1))
-        if abs(year - old_year) > REACH or year in asked or any(s <= m.start() < e for s, e in skip):
+        if year in asked or any(s <= m.start() < e for s, e in skip):
             continue
         moved = str(year + step)
         if len(moved) != 4:

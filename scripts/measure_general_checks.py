@@ -18,25 +18,31 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from metrics.arithmetic import derivation  # noqa: E402
-from metrics.traces import coarse_dates, weekdays_broken  # noqa: E402
+from metrics.traces import coarse_dates, conversions_after, weekdays_broken  # noqa: E402
 from metrics.word_traces import derived_words, ordinals_of  # noqa: E402
 from programs.faitheval import answer_is_subject  # noqa: E402
 from programs.sentences import split_sentences  # noqa: E402
+from programs.span_edit import replace_forms  # noqa: E402
 
 READINGS = ROOT / "docs" / "reviews" / "independent_reading.jsonl"
 PLACES = [ROOT / "docs" / "readings", ROOT / "docs" / "reviews", ROOT / "runs"]
 
 
 def records(run: str) -> dict[str, dict]:
+    """Case id -> record as read: a stage re-made by a newer generator keeps the read one in a superseded
+    folder, which wins over the live one."""
     for place in PLACES:
-        path = place / run / "cases.jsonl"
-        if path.exists():
-            out = {}
+        live = place / run / "cases.jsonl"
+        older = sorted((place / run).parent.glob(Path(run).name + ".superseded-*/cases.jsonl"))
+        if not live.exists() and not older:
+            continue
+        out: dict[str, dict] = {}
+        for path in [p for p in [live] if p.exists()] + older:
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
                     r = json.loads(line)
                     out[str(r.get("id"))] = r  # the last attempt of a case is the one read
-            return out
+        return out
     return {}
 
 
@@ -51,11 +57,20 @@ def unanswerable_checks(r: dict) -> dict[str, bool]:
     }
 
 
+def replaced(r: dict) -> list[tuple[int, int, str]]:
+    """The spans of the original the swap replaced, re-made by the code edit."""
+    if not r.get("answers"):
+        return []
+    edit = replace_forms(r["original_context"], r["original_answers"], r["answers"][0])
+    return [(x.start, x.end, x.new) for x in edit.replacements]
+
+
 def swap_checks(r: dict) -> dict[str, bool]:
     context, answers = r["context"], r["original_answers"]
     return {
         "old_answer_trace:ordinal": bool(ordinals_of(context, answers)),
         "old_answer_trace:weekday": bool(weekdays_broken(r["original_context"], context)),
+        "old_answer_trace:conversion": bool(conversions_after(r["original_context"], replaced(r))),
         "old_answer_not_derivable (rounded product)": any(derivation(context, a) for a in answers),
     }
 

@@ -182,16 +182,16 @@ OWL_CREEK = (
 
 
 def test_a_swapped_year_moves_the_years_around_it_so_their_order_holds():
-    """Swapped to 1900, the story would be published after the 1891 book that collected it: the book's year
-    moves by the same step. The Civil War years, far from the answer, are other events and stay."""
+    """Swapped to 1900, the story would be published after the 1891 book that collected it: every year of
+    the passage moves by the same step, so its order and intervals hold."""
     lm = dspy.utils.DummyLM([{"answer_type": "year", "wrong_answer": "1900"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         out = AnswerSwap(max_attempts=1)(
             question="when was an occurrence at owl creek bridge written", context=OWL_CREEK, answers=["1890"]
         )
     assert out.rejection is None
-    assert "July 13 , 1900" in out.context and "Bierce 's 1901 book" in out.context and "1861 to 1865" in out.context
-    assert out.timeline == [{"start": OWL_CREEK.index("1891"), "old": "1891", "new": "1901"}]
+    assert "July 13 , 1900" in out.context and "Bierce 's 1901 book" in out.context and "1871 to 1875" in out.context
+    assert out.timeline[0] == {"start": OWL_CREEK.index("1891"), "old": "1891", "new": "1901"}
 
 
 def test_a_swapped_year_that_reverses_the_order_of_its_sentence_is_rejected():

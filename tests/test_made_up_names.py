@@ -76,3 +76,8 @@ def test_a_name_the_shipped_pool_holds_is_known_and_a_made_up_one_is_not():
 
     assert known_in_pool("Barack Obama") and not known_in_pool("Qxzavier Wvvkensen")
     assert not known_in_pool("Barack Obam")  # whole words only
+
+
+def test_a_person_of_a_nationality_written_in_another_script_gets_no_made_up_name():
+    context = "Russian cosmonaut Gennady Padalka spent 878 days in space . He holds the record ."
+    assert list(made_up_names(context, "who has spent the most time in space", "Gennady Padalka", "k")) == []

@@ -10,12 +10,12 @@ SEASON = (
 )
 
 
-def test_years_near_the_answer_move_with_it_and_seasons_keep_their_span():
+def test_every_year_moves_with_the_answer_and_seasons_keep_their_span():
     own = SEASON.index("29 May 2005")
     moved, moves = shift_timeline(SEASON, "when were they promoted", 2005, 2006, [(own, own + 11)])
     assert "2005 -- 06 season" in moved and "29 May 2005" in moved  # the answer itself is the swap's
-    assert "founded in 1867" in moved and "the 1990s" in moved  # another event; a decade is no year
-    assert len(moved) == len(SEASON) and [m["new"] for m in moves] == ["2005", "06"]
+    assert "founded in 1868" in moved and "the 1990s" in moved  # a decade is no year
+    assert len(moved) == len(SEASON) and [m["new"] for m in moves] == ["2005", "06", "1868"]
 
 
 def test_a_year_the_question_names_stays():
@@ -39,3 +39,39 @@ def test_a_weekday_the_moved_year_no_longer_fits_rejects_the_swap():
     context = "The first contest was held in Lugano , Switzerland , on Thursday 24 May 1956 ."
     out = AnswerSwap(distance="near")(question="when was the first contest held", context=context, answers=["1956"])
     assert out.rejection == "old_answer_trace:weekday"
+
+
+def test_every_year_of_the_passage_moves_so_a_count_of_seasons_still_adds_up():
+    from programs.answer_swap import AnswerSwap
+
+    context = "The show premiered on September 13 , 1990 and completed its 20th and final season on May 24 , 2010 ."
+    out = AnswerSwap(distance="near")(
+        question="when did the show premiere", context=context, answers=["September 13 , 1990"]
+    )
+    assert out.rejection is None
+    moved = out.new_answer[-4:]
+    assert f"May 24 , {int(moved) + 20}" in out.context
+
+
+def test_a_year_range_answer_moves_both_ends_and_is_not_scaled_like_a_quantity():
+    from programs.distance_ladder import shifted_answers
+
+    question = "when did the movement start"
+    assert sorted(shifted_answers("Between 1955 and 1968", "near", "k", question)) == [
+        "Between 1954 and 1967",
+        "Between 1956 and 1969",
+    ]
+    assert sorted(shifted_answers("spring 2018", "near", "k", "when will the season start")) == [
+        "spring 2017",
+        "spring 2019",
+    ]
+
+
+def test_a_unit_conversion_after_a_swapped_number_rejects_the_swap():
+    from programs.answer_swap import AnswerSwap
+
+    context = "Territorial waters extend at most 12 nautical miles ( 22.2 km ; 13.8 mi ) from the baseline ."
+    out = AnswerSwap(distance="near")(
+        question="how far do territorial waters extend", context=context, answers=["12 nautical miles"]
+    )
+    assert out.rejection == "old_answer_trace:conversion"
