@@ -70,7 +70,8 @@ def _years(answer: str, step: int, key: str, asked: frozenset[int] = frozenset()
     for delta in _order(key, [-step, step]):
         if min(years) + delta < 1000:
             continue
-        out.append((max(years) + delta > LATEST_YEAR, _YEAR.sub(lambda m: str(int(m.group(1)) + delta), answer)))
+        moved = _YEAR.sub(lambda m, d=delta: str(int(m.group(1)) + d), answer)
+        out.append((max(years) + delta > LATEST_YEAR, moved))
     out.sort(key=lambda pair: pair[0])  # a future year only when the past one is unusable
     return [text for _, text in out]
 
