@@ -79,7 +79,10 @@ def _rounded_product(a, b, target) -> bool:
 def derivation(text: str, answer: str) -> str | None:
     """How the text still gives the number answer ("5 × 13 + 21 = 86"), or None."""
     target = answer_number(answer)
-    if target is None or target < MIN_ANSWER or _year_like(target):
+    if target is None:  # "$19.8 trillion": its parts can still add up to its number
+        found = [_value(m.group()) for m in _NUMBER.finditer(answer)]
+        return _rounded_sum(text, found[0]) if len(found) == 1 and found[0] is not None else None
+    if target < MIN_ANSWER or _year_like(target):
         return None
     for sentence in SENTENCE_BREAK.split(text):
         values = [v for v in numbers_in(sentence) if not _year_like(v) and v != target]
@@ -95,6 +98,21 @@ def derivation(text: str, answer: str) -> str | None:
                 return f"{a} + {b} + {c} = {target}"
             if a < b and 1 not in (a, b) and a * b + c == target:
                 return f"{a} × {b} + {c} = {target}"
+    return _rounded_sum(text, target)
+
+
+# Parts of a total reported with one decimal each ("$14.3 trillion" held by the public, "$5.4 trillion"
+# intragovernmental, "a combined total of $19.8 trillion") add up to it within their rounding, across sentences.
+SUM_TOLERANCE = Decimal("0.006")
+
+
+def _rounded_sum(text: str, target) -> str | None:
+    if target == int(target):
+        return None
+    parts = [v for v in numbers_in(text) if v != int(v) and not _year_like(v) and v != target]
+    for a, b in itertools.combinations(parts[:MAX_NUMBERS], 2):
+        if abs(Decimal(a) + Decimal(b) - Decimal(target)) <= SUM_TOLERANCE * Decimal(target):
+            return f"{a} + {b} ≈ {target}"
     return None
 
 

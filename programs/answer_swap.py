@@ -52,7 +52,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/21"
+VERSION = "answer_swap/22"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",

@@ -100,6 +100,7 @@ CAUGHT_NOW = {
     "-1057879992951446169:swap": ("old_answer_not_derivable", None),  # 87 episodes beside 5 × 13 + 21
     "-1060751939699958629:swap": ("old_answer_not_derivable", None),  # seven PIN zones: eight regional + one
     "-1119240931394345770:swap": ("old_name_part_absent", None),  # eugenics; "social Darwinists" left
+    "-1014472416758706715:swap": ("old_answer_not_derivable", None),  # $14.3 + $5.4 trillion still make $19.8
 }
 
 
