@@ -51,7 +51,7 @@ __all__ = [
     "seed_table",
     "token_f1",
     "wilson_interval",
-    # target evaluation (metrics.evaluation, metrics.transfer)
+    # target evaluation (metrics.scores, metrics.choices, metrics.evaluation, metrics.transfer)
     "accuracy_table",
     "answer_position",
     "average_ranks",

@@ -2,7 +2,7 @@
 
 One unit of work is one case: every target × prompt setting × decoding answers its original
 and its perturbed version, so drops are paired. Scores, tables and the report come from
-`metrics.evaluation`, `metrics.transfer` and `experiments.report`.
+`metrics.scores`, `metrics.evaluation`, `metrics.transfer` and `experiments.report`.
 """
 
 from __future__ import annotations
