@@ -16,7 +16,7 @@ from experiments.readers import readers_for
 from experiments.task_registry import Attack
 from experiments.validation import validate
 from metrics.attack import attack_score, is_valid
-from metrics.evaluation import score_record
+from metrics.scores import score_record
 from programs.judge import CaseJudge
 from programs.target_reader import TargetReader
 

@@ -97,7 +97,10 @@ def is_run_source(source: str) -> bool:
 
 
 def run_cases_path(source: str) -> Path:
-    store = RunStore(resolve_run_source(source).removeprefix(RUN_PREFIX))
+    return _cases_file(RunStore(resolve_run_source(source).removeprefix(RUN_PREFIX)))
+
+
+def _cases_file(store: RunStore) -> Path:
     if not store.cases_path.exists():
         raise RunNotFound(f"no finished cases for run {store.run_id!r} ({store.cases_path})")
     return store.cases_path
@@ -105,7 +108,14 @@ def run_cases_path(source: str) -> Path:
 
 def load_run_cases(source: str) -> tuple[list[dspy.Example], str]:
     """Accepted generated cases as Examples, each carrying its original (pre-perturbation) version."""
-    store = RunStore(resolve_run_source(source).removeprefix(RUN_PREFIX))
+    examples, digest, _ = read_run_cases(resolve_run_source(source))
+    return examples, digest
+
+
+def read_run_cases(source: str) -> tuple[list[dspy.Example], str, Path]:
+    """`load_run_cases` of a source already resolved to `run:<run id>`, and the file the cases came from."""
+    store = RunStore(source.removeprefix(RUN_PREFIX))
+    path = _cases_file(store)
     records = [r for r in store.records() if r.get("status") == "accepted" and r.get("context") is not None]
     digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
     examples = []
@@ -130,4 +140,4 @@ def load_run_cases(source: str) -> tuple[list[dspy.Example], str]:
                 original_answer_label=r.get("original_answer_label"),
             ).with_inputs("question", "context")
         )
-    return examples, digest
+    return examples, digest, path

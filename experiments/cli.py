@@ -31,6 +31,12 @@ console = Console()
 err = Console(stderr=True)
 
 
+@app.callback()
+def _offline() -> None:
+    # Before any command imports a hub- or provider-aware library: each would otherwise wait on network timeouts.
+    apply_offline_defaults()
+
+
 def _flag_type(self, ctx):
     """typer 0.29's help prints a `<bool>` type beside every flag (--fresh, --help), which reads as if the
     flag took a value that it refuses; a flag shows none."""
@@ -56,16 +62,6 @@ def _setup_logging(level: str) -> None:
     )
     for noisy in ("LiteLLM", "litellm", "httpx", "alembic", "mlflow", "urllib3", "datasets", "filelock"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
-
-
-def _load_config(path: str | None, overrides: dict | None = None):
-    from experiments.case_sets import is_run_source, resolve_run_source
-    from experiments.config_loader import load_config
-
-    config = load_config(path, overrides)
-    if is_run_source(config.data.source):  # record which run's cases, not "the latest"
-        config.data.source = resolve_run_source(config.data.source)
-    return config
 
 
 def _waits_for(config) -> str:
@@ -158,9 +154,10 @@ def run(
         overrides["models.pivot.name"] = pivot
     if executor is not None or ray_address is not None:
         overrides["run.executor"] = executor or "ray"  # an address means a cluster
+    from experiments.config_loader import load_config
     from experiments.launch import run_experiment
 
-    cfg = _load_config(config, overrides)
+    cfg = load_config(config, overrides)
     if target:
         cfg = _only_targets(cfg, target)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
@@ -330,7 +327,6 @@ def show(
     """Summary of a run from MLflow (reeval run id or MLflow run id)."""
     _setup_logging(log_level)
 
-    apply_offline_defaults()
     from experiments.report_metrics import is_detail
     from experiments.tracking import find_runs
 
@@ -456,7 +452,6 @@ def export(
     """Write a run's chosen cases to share: a Hugging Face dataset folder, FaithEval's or ReEval's layout.
     A bench run exports each generator stage, a compare-pivots run each pivot."""
     _setup_logging(log_level)
-    apply_offline_defaults()
     from experiments.export import export_run
 
     result = export_run(run_id, out, cases=cases, layout=layout)
@@ -477,7 +472,6 @@ def validity(
     """Validity of a run's cases: the reviews (if any) against the judge, with prediction-powered intervals."""
     _setup_logging(log_level)
 
-    apply_offline_defaults()
     from experiments.tracking import find_runs
 
     RunStore(run_id).require_cases()
@@ -502,7 +496,6 @@ def rejudge(
     (resumable; the first verdicts stay in each case's judge_before)."""
     _setup_logging(log_level)
 
-    apply_offline_defaults()
     from experiments.judging.rejudge import rejudge as run_rejudge
 
     result = run_rejudge(run_id, judge_params)
@@ -527,7 +520,6 @@ def accept(
     """Decide a finished run's judged cases by the shipped acceptance score (judge and plausibility signals
     stacked), without generating anything again (resumable; each case keeps its status before)."""
     _setup_logging(log_level)
-    apply_offline_defaults()
     from experiments.judging.acceptance import accept_run
 
     store = RunStore(run_id)
@@ -573,7 +565,6 @@ def report(
     """Write the HTML report of an evaluation run (and log it to the run's latest MLflow run)."""
     _setup_logging(log_level)
 
-    apply_offline_defaults()
     from experiments.report import write_report
     from experiments.tracking import checkpoint_here, find_runs, git_state, setup_mlflow
 

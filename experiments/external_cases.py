@@ -46,11 +46,12 @@ from experiments.data.fields import field_error, missing, opt_str, req_str, str_
 from experiments.data.files import file_stem, iter_jsonl
 from metrics.keywords import TASK_ANSWERS
 from metrics.normalize import normalize_answer
+from metrics.scores import KEYWORD_TASKS
 
 logger = logging.getLogger(__name__)
 
 # The keyword a FaithEval row answers with, and the task it marks.
-KEYWORD_TASKS: dict[str, str] = {TASK_ANSWERS["unknown"]: "unanswerable", TASK_ANSWERS["conflict"]: "inconsistent"}
+TASK_OF_KEYWORD: dict[str, str] = {TASK_ANSWERS[kind]: task for task, kind in KEYWORD_TASKS.items()}
 
 
 # ReEval's released names -> the flat form's; a row holding the flat name as well keeps the flat one.
@@ -130,8 +131,8 @@ def _label(obj: Mapping[str, Any], names: tuple[str, str], labels: list[str], wh
 
 def _infer_task(answers: list[str], options: list | None) -> str:
     keywords = {normalize_answer(a) for a in answers}
-    if len(keywords) == 1 and (keyword := keywords.pop()) in KEYWORD_TASKS:
-        return KEYWORD_TASKS[keyword]
+    if len(keywords) == 1 and (keyword := keywords.pop()) in TASK_OF_KEYWORD:
+        return TASK_OF_KEYWORD[keyword]
     return "counterfactual" if options else "external"
 
 

@@ -1,32 +1,16 @@
-"""One entry for running a config: a task of the runner's case loop, or a task that drives its own
-stages (the bench, which runs that loop once per stage). Which one is its registration's `runs`."""
+"""One entry for running a config: resolved once (experiments.resolved_run), then a task of the runner's case
+loop, or a task that drives its own stages (the bench, which runs that loop once per stage). Which one is its
+registration's `runs`."""
 
 from __future__ import annotations
 
-from experiments import runner, task_registry
-from experiments.case_sets import is_run_source, resolve_run_source
+from experiments import runner
 from experiments.config import ExperimentConfig
-from experiments.lm.offline import apply_offline_defaults
+from experiments.resolved_run import resolve_run
 from experiments.runner import RunResult
 
 
-def run_experiment(
-    config: ExperimentConfig,
-    *,
-    run_id: str | None = None,
-    fresh: bool = False,
-    retry_errors: bool = False,
-    progress: bool = True,
-    ray_address: str | None = None,
-) -> RunResult:
-    entry = task_registry.get(config.task)
-    if entry.runs == "cases":
-        return runner.run_experiment(
-            config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
-        )
-    apply_offline_defaults()
-    if is_run_source(config.data.source):  # a config-named case set: record which run's cases
-        config.data.source = resolve_run_source(config.data.source)
-    return entry.cls.drive(
-        config, run_id=run_id, fresh=fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
-    )
+def run_experiment(config: ExperimentConfig, **invocation) -> RunResult:
+    """`invocation`: run_id, fresh, retry_errors, progress, ray_address (experiments.resolved_run.resolve_run)."""
+    run = resolve_run(config, **invocation)
+    return runner.run(run) if run.task.runs == "cases" else run.task.cls.drive(run)

@@ -37,18 +37,21 @@ import jinja2
 from markupsafe import Markup
 
 from metrics.evaluation import (
-    ADVERSARIAL_VARIANTS,
-    SCORE_FIELDS,
     accuracy_table,
     breakdown,
     error_counts,
+    normalised_accuracy,
+    paired_drop,
+    sycophancy,
+)
+from metrics.scores import (
+    ADVERSARIAL_VARIANTS,
+    LABELS,
+    SCORE_NAMES,
     error_kind,
     expected_answers,
     is_error,
-    normalised_accuracy,
-    paired_drop,
     score_record,
-    sycophancy,
 )
 from metrics.transfer import rank_changes, transfer_matrix
 
@@ -57,16 +60,6 @@ log = logging.getLogger(__name__)
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 REPORT_FILE = "report.html"
 TABLES_FILE = "report_tables.json"
-METRIC_LABELS: dict[str, str] = {
-    "task_correct": "task accuracy",
-    "correct": "correct (EM or containment; a shorter answer must be half the gold)",
-    "em": "exact match",
-    "f1": "token F1",
-    "keyword_strict": "keyword (strict)",
-    "keyword_nonstrict": "keyword (non-strict)",
-    "mc_correct": "multiple-choice",
-    "entailment": "entailment",
-}
 VARIANT_COLORS: dict[str, str] = {"original": "#4c78a8", "perturbed": "#e45756", "external": "#72b7b2"}
 _SETTING_ORDER = ("closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction")
 
@@ -163,7 +156,7 @@ def scored_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, An
 def report_tables(scored: Sequence[Mapping[str, Any]], metric: str = "task_correct") -> dict[str, Any]:
     """Every table the report shows, as plain dicts and lists (also written as JSON)."""
     setting, decoding = _transfer_view(scored)
-    metrics_present = [m for m in SCORE_FIELDS if any(r.get(m) is not None for r in scored if not is_error(r))]
+    metrics_present = [m for m in SCORE_NAMES if any(r.get(m) is not None for r in scored if not is_error(r))]
     per_metric = {
         m: accuracy_table(scored, metric=m, by=("task", "target", "setting", "decoding", "variant"))
         for m in metrics_present
@@ -252,7 +245,7 @@ def accuracy_figure(rows: Sequence[Mapping[str, Any]], metric: str):
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    axes[0][0].set_ylabel(_mpl(METRIC_LABELS.get(metric, metric)))
+    axes[0][0].set_ylabel(_mpl(LABELS.get(metric, metric)))
     # Explicit handles: a panel with no perturbed bars (closed-book) would give the legend a default colour.
     from matplotlib.patches import Patch
 
@@ -467,7 +460,7 @@ def write_report(
     out.mkdir(parents=True, exist_ok=True)
     scored = scored_records(records)
     tables = dict(tables) if tables is not None else report_tables(scored, metric)
-    label = METRIC_LABELS.get(metric, metric)
+    label = LABELS.get(metric, metric)
 
     acc_png = _plot_accuracy(tables["accuracy"], metric, out / "accuracy.png")
     transfer_png = _plot_transfer(tables["transfer"], out / "transfer.png")
@@ -592,13 +585,13 @@ def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
     ]
     metric_sections = [
         {
-            "label": METRIC_LABELS.get(m, m),
+            "label": LABELS.get(m, m),
             "table": _table(
                 rows,
                 [
                     ("task", "task"),
                     *acc_cols[:4],
-                    ("rate", METRIC_LABELS.get(m, m)),
+                    ("rate", LABELS.get(m, m)),
                     ("ci", "95% CI"),
                     ("n", "n"),
                     ("errors", "errors"),

@@ -22,9 +22,8 @@ Report table → name: headline figure; other fields as suffixes.
   errors, open_book, task_instruction
 - errors: ``errors.<target>.<setting>.<decoding>``: errors; records, and one per error kind
 
-``<metric>`` is one of em, f1, correct, keyword_strict, keyword_nonstrict, mc_correct,
-entailment, task_correct; ``<variant>`` original, perturbed or external. A figure the report
-shows as "—" (no data: NaN) is not logged.
+``<metric>`` is the name of a score (`metrics.scores.SCORES`: em, f1, correct, …); ``<variant>``
+original, perturbed or external. A figure the report shows as "—" (no data: NaN) is not logged.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from experiments.tracking import metric_name
+from metrics.scores import SCORE_NAMES
 
 # table -> (name prefix, the row keys in the name, the headline field)
 ROW_TABLES: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -56,14 +56,7 @@ DETAIL_PREFIXES: tuple[str, ...] = tuple(
         *(p for p, _, _ in ROW_TABLES.values() if p != "acc"),
         "transfer",
         "transfer_drop",
-        "em",
-        "f1",
-        "correct",
-        "keyword_strict",
-        "keyword_nonstrict",
-        "mc_correct",
-        "entailment",
-        "task_correct",
+        *SCORE_NAMES,
     )
 )
 _ACC_DETAIL = tuple(f".{s}" for s in ("lo", "hi", "n", "errors"))

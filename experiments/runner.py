@@ -14,8 +14,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from experiments import task_registry, tracking
-from experiments.case_sets import is_run_source, load_run_cases, resolve_run_source, run_cases_path
+from experiments import tracking
+from experiments.case_sets import is_run_source, read_run_cases
 from experiments.config import EVALUATES_FILES_AS_GIVEN, ConfigError, ExperimentConfig
 from experiments.data.errors import DataError
 from experiments.data.files import content_sha256
@@ -28,10 +28,9 @@ from experiments.filters import apply_reeval_filters
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, resolve_params
 from experiments.lm import registry
-from experiments.lm.offline import apply_offline_defaults
-from experiments.run_store import RunStore, RunStoreError
+from experiments.resolved_run import ResolvedRun, resolve_run
+from experiments.run_store import RunStore
 from experiments.splits import select_split
-from experiments.tracking import flatten
 from metrics.status import status_counts
 
 logger = logging.getLogger(__name__)
@@ -58,10 +57,10 @@ class RunResult:
 
 
 def load_data(config: ExperimentConfig) -> LoadedData:
-    if is_run_source(config.data.source):
-        examples, digest = load_run_cases(config.data.source)
+    if is_run_source(config.data.source):  # resolved to a run id by experiments.resolved_run
+        examples, digest, path = read_run_cases(config.data.source)
         examples = examples[: config.data.limit] if config.data.limit is not None else examples
-        return LoadedData(examples, run_cases_path(config.data.source), digest)
+        return LoadedData(examples, path, digest)
 
     spec = resolve_dataset(config.data.source)
     path = spec.path
@@ -103,19 +102,14 @@ def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[
     return lms
 
 
-def run_experiment(
-    config: ExperimentConfig,
-    *,
-    run_id: str | None = None,
-    fresh: bool = False,
-    retry_errors: bool = False,
-    progress: bool = True,
-    ray_address: str | None = None,
-) -> RunResult:
-    apply_offline_defaults()
-    if is_run_source(config.data.source):  # a config-named case set: record which run's cases
-        config.data.source = resolve_run_source(config.data.source)
-    run = _prepare(config, run_id, fresh, retry_errors)
+def run_experiment(config: ExperimentConfig, **invocation) -> RunResult:
+    """A config of a case-loop task, resolved and run; `invocation` as `experiments.resolved_run.resolve_run`'s."""
+    return run(resolve_run(config, **invocation))
+
+
+def run(resolved: ResolvedRun) -> RunResult:
+    config = resolved.config
+    run = _prepare(resolved)
     started = time.perf_counter()
     tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
     with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
@@ -125,8 +119,8 @@ def run_experiment(
             mlflow.dspy.autolog()
         try:
             _log_inputs(config, run)
-            calibration = _calibrate(config, run, progress)
-            _map_all(config, run, progress, ray_address, started)
+            calibration = _calibrate(config, run, resolved.progress)
+            _map_all(resolved, run, started)
         finally:
             if config.run.autolog_traces:
                 # Autologging is process-wide: left on, it would trace the next run in this process to this
@@ -149,20 +143,21 @@ def run_experiment(
     return RunResult(run.run_id, parent.info.run_id, records, metrics, len(run.todo), seconds, run.task, notes)
 
 
-def _map_all(config: ExperimentConfig, run: _Run, progress: bool, ray_address: str | None, started: float) -> None:
+def _map_all(resolved: ResolvedRun, run: _Run, started: float) -> None:
     """The cases left to do, under the error budget; the cases earlier invocations finished count too. A
     budget stop is recorded where the run is looked at: error kinds, what was spent, and why it stopped."""
     import mlflow
 
+    config = resolved.config
     seed_ids = {e.id for e in run.data.examples}
     todo_ids = {e.id for e in run.todo}
     total = len(run.data.examples)
     earlier = [r for r in run.store.records() if r["seed_id"] in seed_ids and r["seed_id"] not in todo_ids]
-    spec = WorkerSpec(run.resolved, run.judge_params, run.data.examples, str(run.store.dir), build_lms)
+    spec = WorkerSpec(resolved, run.judge_params, run.data.examples, str(run.store.dir), build_lms)
     try:
-        with make_executor(config.run, run.task, spec, ray_address) as executor:
+        with make_executor(config.run, run.task, spec, resolved.ray_address) as executor:
             try:
-                _map_cases(executor, run.todo, run.store, config, progress, earlier, total)
+                _map_cases(executor, run.todo, run.store, config, resolved.progress, earlier, total)
             finally:
                 tracking.log_params(executor.describe())
                 merge_usage(run.lms, executor.usage())
@@ -188,7 +183,7 @@ class _Run:
 
     run_id: str
     store: RunStore
-    resolved: dict
+    logged_config: dict  # the config as a run's config.json and MLflow hold it
     data: LoadedData
     lms: dict
     judge_params: dict | None
@@ -197,20 +192,10 @@ class _Run:
     todo: list
 
 
-def judged_task(config: ExperimentConfig) -> str:
-    """The generator whose cases a run's judge validates: the task, or the one a pivot comparison or an
-    optimisation attacks with."""
-    options = task_registry.get(config.task).Options.model_validate(config.options)
-    return getattr(options, "generator", config.task)
-
-
-def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_errors: bool) -> _Run:
-    task_cls = task_registry.get(config.task).cls
-    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
+def _prepare(resolved: ResolvedRun) -> _Run:
+    config, task_cls, run_id = resolved.config, resolved.task.cls, resolved.run_id
     store = RunStore(run_id)
-    resolved = config.model_dump(mode="json")
-    if store.exists():
-        _check_same_config(store, config)
+    logged_config = config.model_dump(mode="json")
 
     # Everything that can refuse the run comes before its folder is made: a run refused before its first
     # case leaves no runs/<id>/ behind (and, tracking starting after this, no MLflow run).
@@ -229,12 +214,12 @@ def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_er
     judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
         v = config.validation
-        judge_params = resolve_params(lms["judge"], v.judge_params, judged_task(config), v.judge_method)
-    task, run_judge = build_task(config, lms, judge_params)
-    store.write_config(resolved)
+        judge_params = resolve_params(lms["judge"], v.judge_params, resolved.judged_task, v.judge_method)
+    task, run_judge = build_task(resolved, lms, judge_params)
+    store.write_config(logged_config)
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
-    done = store.finished_ids(retry_errors=retry_errors)
+    done = store.finished_ids(retry_errors=resolved.retry_errors)
     todo = [e for e in data.examples if e.id not in done]
     logger.info(
         "run %s: %d cases, %d already finished, %d to do",
@@ -243,7 +228,7 @@ def _prepare(config: ExperimentConfig, run_id: str | None, fresh: bool, retry_er
         len(data.examples) - len(todo),
         len(todo),
     )
-    return _Run(run_id, store, resolved, data, lms, judge_params, task, run_judge, todo)
+    return _Run(run_id, store, logged_config, data, lms, judge_params, task, run_judge, todo)
 
 
 def _log_inputs(config: ExperimentConfig, run: _Run) -> None:
@@ -251,9 +236,9 @@ def _log_inputs(config: ExperimentConfig, run: _Run) -> None:
     import mlflow
 
     data, lms = run.data, run.lms
-    tracking.log_params(tracking.flatten(run.resolved))
+    tracking.log_params(tracking.flatten(run.logged_config))
     tracking.log_params({"run.resumed_cases": len(data.examples) - len(run.todo)})
-    mlflow.log_dict(run.resolved, "config.json")
+    mlflow.log_dict(run.logged_config, "config.json")
     mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
     tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
     tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
@@ -323,25 +308,6 @@ def _usage_metrics(lms: dict) -> dict[str, float]:
     return {
         f"lm.{label}.{key}": value for label, resolved_lm in role_lms(lms) for key, value in resolved_lm.usage().items()
     }
-
-
-def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:
-    """A run directory is one config's: resuming it with another would mix two experiments' cases."""
-    theirs, ours = flatten(store.experiment_config().identity()), flatten(config.identity())
-    differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
-    if not differ:
-        return
-
-    def value(config: dict, key: str) -> str:
-        return repr(config[key]) if key in config else "unset"
-
-    shown = ", ".join(f"{k}: {value(theirs, k)} there, {value(ours, k)} here" for k in differ[:3])
-    more = f" and {len(differ) - 3} more" if len(differ) > 3 else ""
-    raise RunStoreError(
-        f"{store.dir / 'config.json'}: run {store.run_id!r} was made with another config "
-        f"({shown}{more}); start a new run with --fresh, or finish that one with "
-        f"`reeval resume {store.run_id}`"
-    )
 
 
 def _map_cases(

@@ -3,16 +3,13 @@
 Heavy scorers (NLI, embedders) are passed in as callables by the caller, never loaded here.
 """
 
+from .choices import choice_of, mc_correct
 from .evaluation import (
     accuracy_table,
     answer_position,
     breakdown,
-    choice_of,
-    mc_correct,
     normalised_accuracy,
     paired_drop,
-    score_record,
-    score_records,
     sycophancy,
 )
 from .intervals import bootstrap_ci, rate_with_ci, wilson_interval
@@ -28,6 +25,7 @@ from .qa import (
     is_correct,
     token_f1,
 )
+from .scores import SCORES, Score, score_record, score_records
 from .seed_table import ERRORS_KEY, SEED_CELLS, seed_cell, seed_table
 from .transfer import average_ranks, rank_changes, transfer_matrix
 
@@ -53,7 +51,7 @@ __all__ = [
     "seed_table",
     "token_f1",
     "wilson_interval",
-    # target evaluation (metrics.evaluation, metrics.transfer)
+    # target evaluation (metrics.scores, metrics.choices, metrics.evaluation, metrics.transfer)
     "accuracy_table",
     "answer_position",
     "average_ranks",
@@ -63,6 +61,8 @@ __all__ = [
     "normalised_accuracy",
     "paired_drop",
     "rank_changes",
+    "SCORES",
+    "Score",
     "score_record",
     "score_records",
     "sycophancy",

@@ -1,9 +1,6 @@
-"""Scoring of target-model evaluation records and the tables built from them.
+"""The tables built from scored evaluation records (`metrics.scores` declares and adds the scores).
 
-An *evaluation record* is one target model's answer to one case (original or perturbed) under
-one prompt setting and decoding; the harness writes them, this module scores and aggregates
-them. Everything here is pure: no LM, no I/O. An NLI model, when wanted, is injected as a
-callable ``nli(premise, hypothesis) -> probability of entailment``.
+Everything here is pure: no LM, no I/O.
 
 Rules that every table below follows:
 
@@ -27,218 +24,22 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .intervals import bootstrap_ci
-from .keywords import TASK_ANSWERS, keyword_match
-from .normalize import answer_tokens, normalize_answer
-from .qa import MIN_GOLD_COVERAGE, _contains_run, exact_match, is_correct, token_f1
+from .scores import error_kind, is_error, metric_applies
 
 log = logging.getLogger(__name__)
 
-NLI = Callable[[str, str], float]
-
-# Task -> keyword kind for FaithEval's verdict tasks (the expected answer of a perturbed case).
-KEYWORD_TASKS: dict[str, str] = {"unanswerable": "unknown", "inconsistent": "conflict"}
 ENRICH_TASK = "context_enrich"
-ENTAILMENT_THRESHOLD = 0.5
-SCORE_FIELDS: tuple[str, ...] = (
-    "em",
-    "f1",
-    "correct",
-    "keyword_strict",
-    "keyword_nonstrict",
-    "mc_correct",
-    "entailment",
-    "task_correct",
-)
 # Fields that identify a unit; the fields a table groups by must be among them or be constant
 # within a unit (otherwise the unit's value for that field is "mixed").
 UNIT_KEY: tuple[str, ...] = ("task", "seed_id", "generator", "variant", "target", "setting", "decoding")
 PAIR_KEY: tuple[str, ...] = ("task", "seed_id", "target", "setting", "decoding")
 MIXED = "mixed"
-# Variants that hold a case's adversarial evidence: a generated perturbation, or a benchmark file's
-# row evaluated as given (no original to pair it with).
-ADVERSARIAL_VARIANTS: tuple[str, ...] = ("perturbed", "external")
 POSITIONS: tuple[str, ...] = ("first", "middle", "last")
-
-
-def is_error(record: Mapping[str, Any]) -> bool:
-    status = record.get("status")
-    return isinstance(status, str) and status.startswith("error:")
-
-
-def error_kind(record: Mapping[str, Any]) -> str | None:
-    """'parse' for status 'error:parse'; None for a record that did not fail."""
-    if not is_error(record):
-        return None
-    return record["status"].split(":", 1)[1] or "unknown"
-
-
-# --- multiple choice --------------------------------------------------------------------------------
-
-
-def option_labels(options: Sequence[Any]) -> list[tuple[str, str]]:
-    """(label, text) pairs. Plain strings are labelled A, B, C, ...; dicts give label/text."""
-    pairs = []
-    for i, opt in enumerate(options):
-        if isinstance(opt, Mapping):
-            label = str(opt.get("label") or chr(ord("A") + i))
-            text = str(opt.get("text") or "")
-        else:
-            label, text = chr(ord("A") + i), str(opt)
-        pairs.append((label, text))
-    return pairs
-
-
-_FRAME_WORDS = frozenset({"answer", "is", "the", "correct", "option", "choice", "and", "or", "final"})
-
-
-def _labels_named(prediction: str, labels: Sequence[str]) -> set[str]:
-    """Option labels the prediction names explicitly ("B", "(B)", "Answer: B", "B. text", ...).
-
-    Only upper-case letters count as labels, and a bare letter only when the whole answer is
-    labels plus framing words ("Answer is B", "B or C"): in running text "A" is an article.
-    """
-    alt = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
-    text = prediction.strip()
-    found: set[str] = set()
-    words = re.findall(r"[A-Za-z0-9]+", text)
-    if len(words) == 1 and words[0].upper() in labels and len(text) <= 4:
-        return {words[0].upper()}  # "b", "(b)", "b." : a lone letter is a choice in any case
-    if words and all(w in labels or w.lower() in _FRAME_WORDS for w in words):
-        found.update(w for w in words if w in labels)
-        if found:
-            return found
-    # Leading marker: "B. photosynthesis", "(B) photosynthesis", "B) ..." , "B: ...".
-    lead = re.match(rf"^\s*[\(\[]?({alt})(?:[\)\]]|[.:](?=\s|$))", text)
-    if lead:
-        found.add(lead.group(1))
-    # Marked anywhere: "(B)", "[B]", "answer is B", "answer: (B)", "option B".
-    found.update(re.findall(rf"[\(\[]({alt})[\)\]]", text))
-    found.update(re.findall(rf"(?i:answer(?:\s+is)?|option|choice)\s*[:\-]?\s*[\(\[]?({alt})\b(?![-'])", text))
-    return found
-
-
-def _options_by_text(prediction: str, pairs: Sequence[tuple[str, str]]) -> set[str]:
-    """Labels whose option text the prediction gives: equal after normalisation, else contained.
-
-    Containment is on whole normalised tokens; an option whose match lies inside a longer
-    matching option ("water" inside "salt water") is not counted as named separately.
-    """
-    pred_norm = normalize_answer(prediction)
-    if not pred_norm:
-        return set()
-    equal = {label for label, text in pairs if normalize_answer(text) and normalize_answer(text) == pred_norm}
-    if equal:
-        return equal
-    pred_toks = answer_tokens(prediction)
-    hits = [(label, answer_tokens(text)) for label, text in pairs]
-    hits = [(label, toks) for label, toks in hits if toks and _contains_run(pred_toks, toks)]
-    return {
-        label
-        for label, toks in hits
-        if not any(len(other) > len(toks) and _contains_run(other, toks) for _, other in hits)
-    }
-
-
-def _list_items(text: str) -> frozenset[str]:
-    """The items of a list answer ("sand, clay, and dead plants"), each normalised."""
-    parts = re.split(r",|;|\band\b", text)
-    return frozenset(n for n in (normalize_answer(p) for p in parts) if n)
-
-
-def _options_by_items(prediction: str, pairs: Sequence[tuple[str, str]]) -> set[str]:
-    """Labels of list options the prediction gives in another order ("clay, sand, dead plants, dead animals"
-    for "sand, clay, dead plants, and dead animals."). Whole items only: a reordering inside an item
-    ("low runoff, high evaporation" for "high runoff, low evaporation") is a different answer."""
-    items = _list_items(prediction)
-    if len(items) < 2:
-        return set()
-    return {label for label, text in pairs if _list_items(text) == items}
-
-
-def choice_of(prediction: str | None, options: Sequence[Any]) -> str | None:
-    """The single option label a prediction chooses, or None (no option, or several)."""
-    if not prediction or not options:
-        return None
-    pairs = option_labels(options)
-    named = _labels_named(prediction, [label for label, _ in pairs])
-    if not named:
-        named = _options_by_text(prediction, pairs) or _options_by_items(prediction, pairs)
-    return next(iter(named)) if len(named) == 1 else None
-
-
-def mc_correct(prediction: str | None, options: Sequence[Any], answer_label: str) -> bool:
-    """The prediction chooses exactly the option `answer_label` (by letter or by option text)."""
-    return choice_of(prediction, options) == str(answer_label)
-
-
-# --- per record -------------------------------------------------------------------------------------
-
-
-def expected_answers(record: Mapping[str, Any]) -> list[str]:
-    """Golds to score a record against. Perturbed (or external) unanswerable/inconsistent cases
-    expect the task constant ("unknown"/"conflict") whatever the record's answers field holds."""
-    kind = KEYWORD_TASKS.get(record.get("task", ""))
-    if kind and record.get("variant") in ADVERSARIAL_VARIANTS:
-        return [TASK_ANSWERS[kind]]
-    answers = record.get("answers") or []
-    return [answers] if isinstance(answers, str) else [str(a) for a in answers if a is not None]
-
-
-def _entailed(nli: NLI, question: str, prediction: str, golds: Sequence[str]) -> bool:
-    if not prediction.strip() or not golds:
-        return False
-    premise = f"{question} {prediction}".strip()
-    return max(float(nli(premise, f"{question} {gold}".strip())) for gold in golds) >= ENTAILMENT_THRESHOLD
-
-
-def score_record(record: Mapping[str, Any], *, nli: NLI | None = None) -> dict[str, Any]:
-    """A copy of the record with scores added.
-
-    em, f1 (token F1), correct (EM or token containment; a terse answer inside a longer gold counts
-    when it is at least MIN_GOLD_COVERAGE of the gold's tokens, see metrics.qa.contains_answer);
-    keyword_strict / keyword_nonstrict for perturbed or external unanswerable ("unknown") and
-    inconsistent ("conflict") cases; mc_correct for counterfactual cases (right option letter, or the option's
-    text; naming several options is wrong); entailment only when `nli` is given
-    (premise "question + prediction", hypothesis "question + gold", prob >= 0.5, best gold).
-    task_correct is the task's headline score: keyword_nonstrict on perturbed
-    unanswerable/inconsistent cases (FaithEval's default), mc_correct on counterfactual cases,
-    correct otherwise. Error records get None for every score.
-    """
-    out = dict(record)
-    for name in SCORE_FIELDS:
-        out[name] = None
-    out["error"] = is_error(record)
-    if out["error"]:
-        return out
-    prediction = record.get("prediction") or ""
-    golds = expected_answers(record)
-    task = record.get("task", "")
-    out["em"] = exact_match(prediction, golds)
-    out["f1"] = token_f1(prediction, golds)
-    out["correct"] = is_correct(prediction, golds, MIN_GOLD_COVERAGE)
-    out["task_correct"] = out["correct"]
-    kind = KEYWORD_TASKS.get(task)
-    keyword_case = kind is not None and record.get("variant") in ADVERSARIAL_VARIANTS
-    if keyword_case:
-        out["keyword_strict"] = keyword_match(prediction, kind, strict=True)
-        out["keyword_nonstrict"] = keyword_match(prediction, kind, strict=False)
-        out["task_correct"] = out["keyword_nonstrict"]
-    if task == "counterfactual" and record.get("options") and record.get("answer_label") is not None:
-        out["mc_correct"] = mc_correct(prediction, record["options"], record["answer_label"])
-        out["task_correct"] = out["mc_correct"]
-    if nli is not None and not keyword_case:
-        out["entailment"] = _entailed(nli, str(record.get("question") or ""), prediction, golds)
-    return out
-
-
-def score_records(records: Iterable[Mapping[str, Any]], *, nli: NLI | None = None) -> list[dict[str, Any]]:
-    return [score_record(r, nli=nli) for r in records]
 
 
 def answer_position(context: str | None, answer: str | None, answer_start: int | None = None) -> str | None:
@@ -261,18 +62,6 @@ def answer_position(context: str | None, answer: str | None, answer_start: int |
 
 
 # --- units ------------------------------------------------------------------------------------------
-
-
-def metric_applies(record: Mapping[str, Any], metric: str) -> bool:
-    """Whether `metric` is defined for this kind of record (decides where an errored record counts)."""
-    keyword_case = record.get("task") in KEYWORD_TASKS and record.get("variant") in ADVERSARIAL_VARIANTS
-    if metric in ("keyword_strict", "keyword_nonstrict"):
-        return keyword_case
-    if metric == "mc_correct":
-        return record.get("task") == "counterfactual"
-    if metric == "entailment":
-        return not keyword_case
-    return True
 
 
 def _value(record: Mapping[str, Any], metric: str) -> Any:

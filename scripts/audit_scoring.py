@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from metrics.evaluation import expected_answers  # noqa: E402
+from metrics.scores import expected_answers  # noqa: E402
 
 KEY_FIELDS = ("id", "task", "variant", "setting", "target", "em", "correct", "keyword_strict", "keyword_nonstrict")
 KEY_FIELDS += ("mc_correct", "task_correct")

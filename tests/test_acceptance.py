@@ -190,15 +190,16 @@ def test_accept_run_appends_decisions_and_resumes(tmp_path, monkeypatch):
     assert json.loads(lines[-1])["status_before_acceptance"] == "rejected:judge_if"
 
 
-def test_validation_acceptance_auto_gives_the_task_its_decision(monkeypatch):
+def test_validation_acceptance_auto_gives_the_task_its_decision(isolated, monkeypatch):
     from experiments.config import ExperimentConfig
     from experiments.executors.worker import build_task
+    from experiments.resolved_run import resolve_run
 
     monkeypatch.setattr(acceptance, "load_params", lambda task: _params(task))
     lms = {"pivot": object(), "judge": object()}
     base = {"name": "t", "task": "answer_swap", "data": {"source": "nq"}, "models": {}}
     on = ExperimentConfig.model_validate({**base, "validation": {"acceptance": "auto"}})
     off = ExperimentConfig.model_validate(base)
-    task, _ = build_task(on, lms, None)
+    task, _ = build_task(resolve_run(on), lms, None)
     assert isinstance(task.acceptance, acceptance.AcceptanceDecision) and task.acceptance.task == "answer_swap"
-    assert build_task(off, lms, None)[0].acceptance is None
+    assert build_task(resolve_run(off), lms, None)[0].acceptance is None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics.evaluation import score_record
+from metrics.scores import score_record
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCHIVE = ROOT / "docs" / "reviews" / "bench-local-40-adb3e759b1" / "scoring"

@@ -609,10 +609,13 @@ def test_shipped_parameters_are_what_the_shipped_study_fits():
             assert refit["results"][variant]["held_out"][condition]["accuracy"] == pytest.approx(accuracy["accuracy"])
 
 
-def test_a_run_judges_with_the_method_of_the_generator_it_runs():
+def test_a_run_judges_with_the_method_of_the_generator_it_runs(isolated):
     from experiments.config import CONFIG_DIR
     from experiments.config_loader import load_config
-    from experiments.runner import judged_task
+    from experiments.resolved_run import resolve_run
+
+    def judged_task(config):
+        return resolve_run(config).judged_task
 
     assert judged_task(load_config(CONFIG_DIR / "nq_unanswerable.yaml")) == "unanswerable"
     compare = load_config(CONFIG_DIR / "nq_compare_pivots.yaml")

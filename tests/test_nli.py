@@ -7,7 +7,7 @@ import pytest
 from experiments import nli
 from experiments.config import LMConfig
 from experiments.lm.registry import ResolvedLM
-from metrics.evaluation import score_record
+from metrics.scores import score_record
 
 
 class FakeCrossEncoder:

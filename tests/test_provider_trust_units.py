@@ -161,7 +161,7 @@ def test_an_unjudged_runs_validity_note_does_not_name_a_judge():
 
 def test_scoring_asks_a_terse_answer_to_be_half_of_a_longer_gold():
     from metrics import is_correct
-    from metrics.evaluation import score_record
+    from metrics.scores import score_record
 
     gold = "the capital city of France is Paris on the Seine"
 

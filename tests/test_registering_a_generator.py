@@ -18,7 +18,8 @@ from experiments.config_loader import load_config
 from experiments.report import write_report
 from experiments.review.server import ReviewSession, create_app
 from experiments.run_store import RunStore
-from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
+from experiments.tasks.seed_selection import SEED_RULES, select_seed
+from experiments.tasks.seeded import JudgedTask
 from experiments.validity import run_validity
 from programs.seed_selection import SeedSelection
 from tests.bench_fakes import SWAPPED, write_data

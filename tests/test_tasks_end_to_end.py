@@ -60,7 +60,7 @@ def scripted(monkeypatch):
     monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
 
 
-def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
+def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0, options=None):
     models = {"pivot": {"name": "qwen2.5-0.5b"}} if task != "judge_calibration" else {}
     if judge or task == "judge_calibration":
         models["judge"] = {"name": "qwen2.5-0.5b"}
@@ -73,6 +73,7 @@ def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
                 "data": {"source": source, "limit": limit, "max_evidence_words": 300},
                 "models": models,
                 "validation": {"calibration_controls": calibration},
+                "options": options or {},
             }
         )
     )
@@ -81,7 +82,9 @@ def config_for(tmp_path, task, source="nq", limit=4, judge=True, calibration=0):
 
 @pytest.mark.parametrize("task", ["answer_swap", "context_enrich", "unanswerable", "inconsistent"])
 def test_perturbation_tasks_produce_checked_cases(isolated, scripted, task):
-    config = config_for(isolated, task, judge=True, calibration=2)
+    # The scripted pivot proposes the swap's new answer: the distance that asks it.
+    options = {"distance": "proposed"} if task == "answer_swap" else None
+    config = config_for(isolated, task, judge=True, calibration=2, options=options)
     result = runner.run_experiment(config, progress=False)
     records = RunStore(result.run_id).records()
     assert {r["seed_id"] for r in records} == {e.id for e in runner.load_data(config).examples}

@@ -31,7 +31,7 @@ from experiments.bench.conflict import CONFLICT_TASKS as CONFLICT_GENERATORS
 from experiments.bench.conflict_run import ConflictRun, conflict_sections, write_conflict_files
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import build_task, generation_metrics, program_version, stage_config
-from experiments.bench.options import BenchOptions, seeded_generators
+from experiments.bench.options import seeded_generators
 from experiments.bench.placement import Placement, UnitRecipe
 from experiments.bench.records import evaluation_records
 from experiments.bench.report import BenchReport, write_bench_report
@@ -45,6 +45,7 @@ from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, judge_from, resolve_params
 from experiments.lm.engine import release_models
 from experiments.lm.registry import build_lm  # a name of this module: tests swap in a builder Ray actors use too
+from experiments.resolved_run import ResolvedRun
 from experiments.run_store import RunStore
 from experiments.runner import RunResult, load_data
 from programs.target_reader import VERSION as READER_VERSION
@@ -80,13 +81,11 @@ def _errors(records: list[dict]) -> int:
 class Bench:
     """One invocation of a bench: its data and models, and what each stage hands the next."""
 
-    def __init__(
-        self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool, ray_address: str | None = None
-    ):
-
-        self.config, self.run_id, self.retry_errors, self.progress = config, run_id, retry_errors, progress
-        self.options = options = BenchOptions.model_validate(config.options)
-        self.store = RunStore(run_id)
+    def __init__(self, run: ResolvedRun):
+        config = run.config
+        self.config, self.run_id, self.retry_errors, self.progress = config, run.run_id, run.retry_errors, run.progress
+        self.options = options = run.options
+        self.store = RunStore(run.run_id)
         self.seeded = [t for t in options.tasks if t in seeded_generators()]
         cf = options.counterfactual_data
         self.cf_data = DataConfig(
@@ -117,7 +116,7 @@ class Bench:
                     resolve_params(self.judge_lm, v.judge_params, task, v.judge_method) if judged else None
                 )
         self.stages: StageRunner | None = None
-        self.placement = Placement(config.run, self.labelled, build_lm, ray_address)
+        self.placement = Placement(config.run, self.labelled, build_lm, run.ray_address)
 
     @property
     def labelled(self) -> dict:
@@ -404,27 +403,13 @@ class Bench:
         return metrics, report
 
 
-def staged_run(driver, config: ExperimentConfig, run_id: str | None, fresh: bool, **kwargs):
-    """A run of stages (`driver`: the bench or a class built on it) under the config's run id, resumed when it
-    exists; its config is written only once the driver has loaded everything it needs."""
-    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
-    store = RunStore(run_id)
-    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
-        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
-    run = driver(config, run_id, **kwargs)
-    store.write_config(config.model_dump(mode="json"))
-    return run.run()
+def staged_run(driver, run: ResolvedRun):
+    """A run of stages (`driver`: the bench or a class built on it); its config is written only once the driver
+    has loaded everything it needs."""
+    stages = driver(run)
+    RunStore(run.run_id).write_config(run.config.model_dump(mode="json"))
+    return stages.run()
 
 
-def run_bench(
-    config: ExperimentConfig,
-    *,
-    run_id: str | None = None,
-    fresh: bool = False,
-    retry_errors: bool = False,
-    progress: bool = True,
-    ray_address: str | None = None,
-):
-    return staged_run(
-        Bench, config, run_id, fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
-    )
+def run_bench(run: ResolvedRun):
+    return staged_run(Bench, run)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from experiments.bench.sharing import Plan
-from metrics.evaluation import answer_position, score_record
+from metrics.evaluation import answer_position
+from metrics.scores import score_record
 
 
 def evaluation_records(plan: Plan, answers: Mapping[str, dict]) -> list[dict]:

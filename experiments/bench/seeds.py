@@ -12,7 +12,7 @@ import time
 import dspy
 
 from experiments.lm.registry import ResolvedLM
-from experiments.tasks.seeded import select_seed
+from experiments.tasks.seed_selection import select_seed
 from programs.seed_selection import SeedSelection
 
 

@@ -1,6 +1,6 @@
 """Everything the bench report shows, computed from the scored evaluation records (no LM, no I/O).
 
-The headline metric is each task's own (metrics.evaluation's task_correct): non-strict keyword
+The headline metric is each task's own (metrics.scores' task_correct): non-strict keyword
 accuracy for unanswerable ("unknown") and inconsistent ("conflict") cases, multiple-choice accuracy
 for counterfactual cases, EM-or-containment otherwise. A counterfactual original is its closed-book
 twin, asked with the same decoding.

@@ -1,7 +1,7 @@
 """What a process needs to run cases: the task built from the config, and the per-case function.
 
 The local executor builds the task once in the run's own process; each Ray actor builds its own
-copy from a WorkerSpec (the resolved config plus what the driver resolved for it), so an actor
+copy from a WorkerSpec (the resolved run plus what the driver resolved for it), so an actor
 loads its models once and then runs any number of cases.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.errors import error_record
+from experiments.resolved_run import ResolvedRun
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 class WorkerSpec:
     """Everything an actor needs to build the run's task; pickled once per run."""
 
-    config: dict  # the resolved config (ExperimentConfig.model_dump(mode="json"))
+    run: ResolvedRun
     judge_params: dict | None  # resolved by the driver: `run:<id>` params live in its run store
     examples: list  # the run's seeds, for tasks whose prepare() looks at them (demonstration pools)
     run_dir: str
@@ -31,24 +32,17 @@ class WorkerSpec:
 
     def build(self) -> tuple[dict, object]:
         """The run's models and task in this process (models load on their first call)."""
-        from experiments.config import ExperimentConfig
-        from experiments.task_registry import get
-
-        config = ExperimentConfig.model_validate(self.config)
-        task_cls = get(config.task).cls
-        lms = self.build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
-        task, _ = build_task(config, lms, self.judge_params)
+        task_cls = self.run.task.cls
+        lms = self.build_lms(self.run.config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
+        task, _ = build_task(self.run, lms, self.judge_params)
         if hasattr(task, "prepare"):
             task.prepare(self.examples, Path(self.run_dir))
         return lms, task
 
 
-def build_task(config, lms: dict, judge_params: dict | None):
+def build_task(run: ResolvedRun, lms: dict, judge_params: dict | None):
     """The task with the run's judge, and that judge (the one the opening calibration measures)."""
-    from experiments.task_registry import get
-
-    task_cls = get(config.task).cls
-    task = task_cls(lms, task_cls.Options.model_validate(config.options))
+    task = run.task.cls(lms, run.options)
     run_judge = None
     if judge_params is not None:
         from experiments.judging.params import judge_from
@@ -58,10 +52,10 @@ def build_task(config, lms: dict, judge_params: dict | None):
         for holder in (task, getattr(task, "scorer", None)):
             if holder is not None and hasattr(holder, "judge"):
                 holder.judge = run_judge
-    if config.validation.acceptance == "auto" and hasattr(task, "acceptance"):
+    if run.config.validation.acceptance == "auto" and hasattr(task, "acceptance"):
         from experiments.judging.acceptance import AcceptanceDecision
 
-        task.acceptance = AcceptanceDecision.shipped(config.task)
+        task.acceptance = AcceptanceDecision.shipped(run.config.task)
     return task, run_judge
 
 
@@ -101,7 +95,7 @@ class CaseWorker:
     def __init__(self, spec):
         from experiments.lm.offline import apply_offline_defaults
 
-        apply_offline_defaults()
+        apply_offline_defaults()  # an actor is a process of its own: the driver's environment is not its
         self.lms, self.task = spec.build()
 
     def ready(self) -> dict:

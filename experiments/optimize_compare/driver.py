@@ -19,6 +19,7 @@ from functools import partial
 
 from experiments import runner, task_registry, tracking
 from experiments.attack import METRIC_VERSION
+from experiments.bench.driver import staged_run
 from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, is_known, scan_order, scan_summary, scan_until_known
 from experiments.bench.scan_archive import start_from_archive
@@ -29,9 +30,9 @@ from experiments.executors import build_task
 from experiments.judging.params import resolve_params
 from experiments.optimize_compare.changes import load_variant, prompt_diff, side_by_side
 from experiments.optimize_compare.compare import GROUPS, comparison, cost, variant_figures
-from experiments.optimize_compare.options import CompareOptions
 from experiments.optimize_compare.report import ComparisonReport, write_report
 from experiments.optimize_compare.review import reviewed_validity
+from experiments.resolved_run import ResolvedRun
 from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore
 from experiments.tasks.optimize import DIALED, UNCOMPILED, OptimizeOptions, OptimizeTask
@@ -48,10 +49,12 @@ def check_config(config: ExperimentConfig) -> None:
 
 
 class Comparison:
-    def __init__(self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool):
-        self.config, self.run_id, self.retry_errors, self.progress = config, run_id, retry_errors, progress
-        self.options = CompareOptions.model_validate(config.options)
-        self.store = RunStore(run_id)
+    def __init__(self, run: ResolvedRun):
+        self.resolved = run
+        config = run.config
+        self.config, self.run_id, self.retry_errors, self.progress = config, run.run_id, run.retry_errors, run.progress
+        self.options = run.options
+        self.store = RunStore(run.run_id)
         self.data = runner.load_data(config)
         self.lms = runner.build_lms(config, OptimizeTask.roles)
         # The judge of the generator's cases, with the method measured for them (as `task: optimize` and the
@@ -152,9 +155,9 @@ class Comparison:
     def _optimise_stage(self, store, *, stage: str, options: OptimizeOptions, seeds: list) -> dict[str, float]:
         import mlflow
 
-        stage_config = self.config.model_copy(update={"task": "optimize", "options": options.model_dump(mode="json")})
-        store.write_config(stage_config.model_dump(mode="json"))
-        task, _ = build_task(stage_config, self.lms, self.judge_params)
+        compiling = self.resolved.as_task("optimize", options)
+        store.write_config(compiling.config.model_dump(mode="json"))
+        task, _ = build_task(compiling, self.lms, self.judge_params)
         task.prepare(seeds, store.dir)
         records, new = run_cases(task, seeds, store, self.loop_config(stage), self.retry_errors, self.progress)
         tracking.log_programs(task.programs(), {"": self.lms["pivot"].adapter()})
@@ -306,19 +309,5 @@ def flat(rows: list[dict], curve: list[dict], costs: dict, review: dict) -> dict
     return out
 
 
-def run_comparison(
-    config: ExperimentConfig,
-    *,
-    run_id: str | None = None,
-    fresh: bool = False,
-    retry_errors: bool = False,
-    progress: bool = True,
-    ray_address: str | None = None,  # never set: check_config refuses `executor: ray` (compiling is one process)
-):
-    run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
-    store = RunStore(run_id)
-    if store.exists() and ExperimentConfig.model_validate(store.read_config()).identity() != config.identity():
-        raise ValueError(f"run {run_id!r} was made with a different config; use --fresh for a new run")
-    comparison_run = Comparison(config, run_id, retry_errors, progress)
-    store.write_config(config.model_dump(mode="json"))
-    return comparison_run.run()
+def run_comparison(run: ResolvedRun):
+    return staged_run(Comparison, run)  # check_config refuses `executor: ray`: compiling is one process

@@ -15,7 +15,4 @@ class OptimizeCompareTask:
 
     check_config = staticmethod(check_config)
 
-    @staticmethod
-    def drive(config, **kwargs):
-        """Run the whole comparison (instead of the runner's one case loop); returns the runner's RunResult."""
-        return run_comparison(config, **kwargs)
+    drive = staticmethod(run_comparison)  # runs the whole of it (instead of the runner's one case loop)

@@ -10,6 +10,7 @@ then the report (runs/<id>/report/sweep.md and sweep.png; it makes no LM call).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from experiments.bench.cases import accepted_cases
 from experiments.bench.demos import DemoBook
 from experiments.bench.driver import Bench, BenchConfigError, staged_run
 from experiments.bench.generate import program_version
+from experiments.bench.options import BenchOptions
 from experiments.bench.records import evaluation_records
 from experiments.bench.scan_archive import archive_path, read_archive
 from experiments.bench.sharing import Plan, plan
@@ -28,9 +30,10 @@ from experiments.bench.stages import StageRunner, clean_metrics, digest
 from experiments.bench.summary import validity_figure
 from experiments.config import ExperimentConfig
 from experiments.lm.engine import release_models
+from experiments.resolved_run import ResolvedRun
 from experiments.runner import RunResult
 from experiments.sweep.curves import level_yield, sweep_table
-from experiments.sweep.options import SweepOptions, label
+from experiments.sweep.options import label
 from experiments.sweep.report import write_report
 from metrics.conflict import knows
 from metrics.surface_forms import answer_kind
@@ -45,7 +48,6 @@ class SweepReport:
 
 
 def check_config(config: ExperimentConfig) -> None:
-    SweepOptions.model_validate(config.options)
     if len(config.models.pivots) > 1:
         raise BenchConfigError("models.pivots: a sweep varies one generator's dial with one pivot")
 
@@ -68,9 +70,9 @@ def chosen_seeds(examples: list, data, known_by: str | None, kinds: list[str]) -
 
 
 class StrengthSweep:
-    def __init__(self, config: ExperimentConfig, run_id: str, retry_errors: bool, progress: bool, ray_address=None):
-        self.config = config
-        self.options = o = SweepOptions.model_validate(config.options)
+    def __init__(self, run: ResolvedRun):
+        self.config = config = run.config
+        self.options = o = run.options
         # The bench's machinery with the swept generator as its one task: seeds, stages, judge, target asks.
         bench_options = {
             "tasks": [o.generator],
@@ -78,8 +80,9 @@ class StrengthSweep:
             "settings": {o.generator: o.settings},
             "sampled": {o.generator: []},
         }
+        bench_config = config.model_copy(update={"options": bench_options})
         self.bench = Bench(
-            config.model_copy(update={"options": bench_options}), run_id, retry_errors, progress, ray_address
+            dataclasses.replace(run, config=bench_config, options=BenchOptions.model_validate(bench_options))
         )
         self.bench.nq.examples = chosen_seeds(self.bench.nq.examples, config.data, o.known_by, o.answer_kinds)
         if not self.bench.nq.examples:
@@ -179,15 +182,5 @@ class StrengthSweep:
         )
 
 
-def run_sweep(
-    config: ExperimentConfig,
-    *,
-    run_id: str | None = None,
-    fresh: bool = False,
-    retry_errors: bool = False,
-    progress: bool = True,
-    ray_address: str | None = None,
-) -> RunResult:
-    return staged_run(
-        StrengthSweep, config, run_id, fresh, retry_errors=retry_errors, progress=progress, ray_address=ray_address
-    )
+def run_sweep(run: ResolvedRun) -> RunResult:
+    return staged_run(StrengthSweep, run)

@@ -16,7 +16,4 @@ class StrengthSweepTask:
 
     check_config = staticmethod(check_config)
 
-    @staticmethod
-    def drive(config, **kwargs):
-        """Run the whole sweep (instead of the runner's one case loop); returns the runner's RunResult."""
-        return run_sweep(config, **kwargs)
+    drive = staticmethod(run_sweep)  # runs the whole of it (instead of the runner's one case loop)

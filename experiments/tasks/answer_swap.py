@@ -14,7 +14,8 @@ from experiments.compiled import load_compiled
 from experiments.known_names import known_in_pool
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.dialled import DialledOptions
-from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
+from experiments.tasks.seed_selection import SEED_RULES, select_seed
+from experiments.tasks.seeded import JudgedTask
 from programs.answer_swap import VERSION, AnswerSwap
 from programs.seed_selection import SeedSelection
 

@@ -24,7 +24,7 @@ from experiments.config import ConfigError
 from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
 from experiments.lm.usage import measured
-from experiments.tasks.seeded import SEED_RULES, select_seed
+from experiments.tasks.seed_selection import SEED_RULES, select_seed
 from metrics.attack import attack_summary, flat_metrics, format_rate, is_valid
 from programs.seed_selection import SeedSelection
 

@@ -11,7 +11,8 @@ from pydantic import ConfigDict, Field
 from experiments import corpus, task_registry
 from experiments.lm.registry import ResolvedLM
 from experiments.tasks.dialled import DialledOptions
-from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
+from experiments.tasks.seed_selection import SEED_RULES, select_seed
+from experiments.tasks.seeded import JudgedTask
 from programs.context_enrich import VERSION, ContextEnrich
 from programs.seed_selection import SeedSelection
 

@@ -2,7 +2,7 @@
 
 One unit of work is one case: every target × prompt setting × decoding answers its original
 and its perturbed version, so drops are paired. Scores, tables and the report come from
-`metrics.evaluation`, `metrics.transfer` and `experiments.report`.
+`metrics.scores`, `metrics.evaluation`, `metrics.transfer` and `experiments.report`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from experiments.nli import build_nli
 from experiments.readers import DECODINGS, readers_for
 from experiments.report import report_tables, scored_records, write_report
 from experiments.report_metrics import is_detail, report_metrics
-from metrics.evaluation import accuracy_table, answer_position, paired_drop, score_record
+from metrics.evaluation import accuracy_table, answer_position, paired_drop
+from metrics.scores import score_record
 
 Setting = Literal["closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction"]
 

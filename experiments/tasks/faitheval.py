@@ -13,7 +13,8 @@ from experiments import task_registry
 from experiments.attack import case_status
 from experiments.compiled import load_compiled
 from experiments.tasks.dialled import DialledOptions
-from experiments.tasks.seeded import SEED_RULES, JudgedTask, select_seed
+from experiments.tasks.seed_selection import SEED_RULES, select_seed
+from experiments.tasks.seeded import JudgedTask
 from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
 from programs.multiple_choice import lettered
 from programs.seed_selection import SeedSelection

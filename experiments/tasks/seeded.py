@@ -1,49 +1,13 @@
-"""What every perturbation task shares: the pivot's seed selection on one example, the optional
-judge role that validates every case that passed the checks, and the acceptance summaries.
-
-The seed-selection calls are identical to those of a `seed_selection` run with the same pivot,
-so DSPy's cache answers them for free when that run came first.
-"""
+"""What every perturbation task shares besides its seed selection (`experiments.tasks.seed_selection`): the
+optional judge role that validates every case that passed the checks, and the acceptance summaries."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
-
-import dspy
 
 from experiments.judging.acceptance import AcceptanceDecision
 from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_metrics, validate
-from metrics import is_correct, seed_cell
 from metrics.status import status_counts
 from programs.judge import CaseJudge
-from programs.seed_selection import SeedSelection
-
-# Which cells of the 4-way table a perturbation keeps, as the papers do.
-SEED_RULES: dict[str, Callable[[bool, bool], bool]] = {
-    "open_correct": lambda open_ok, closed_ok: open_ok,
-    "open_correct_closed_wrong": lambda open_ok, closed_ok: open_ok and not closed_ok,
-    "all": lambda open_ok, closed_ok: True,
-}
-
-
-def select_seed(pivot: ResolvedLM, seeds: SeedSelection, example: dspy.Example) -> dict:
-    with dspy.context(lm=pivot.lm, adapter=pivot.adapter()):
-        prediction = seeds(question=example.question, context=example.context)
-    closed_ok = is_correct(prediction.closed_answer, example.answers)
-    open_ok = is_correct(prediction.open_answer, example.answers)
-    return {
-        "seed_id": example.id,
-        "source": example.get("source", ""),
-        "question": example.question,
-        "original_context": example.context,
-        "original_answers": list(example.answers),
-        "pivot_closed_answer": prediction.closed_answer,
-        "pivot_open_answer": prediction.open_answer,
-        "seed_cell": seed_cell(open_ok, closed_ok),
-        "open_correct": open_ok,
-        "closed_correct": closed_ok,
-    }
 
 
 def acceptance_metrics(records: list[dict]) -> dict[str, float]:
