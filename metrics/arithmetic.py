@@ -71,9 +71,13 @@ def answer_number(answer: str) -> Decimal | None:
 PRODUCT_TOLERANCE = Decimal("0.005")
 
 
+def _within(value: Decimal, target) -> bool:
+    return abs(value - Decimal(target)) <= PRODUCT_TOLERANCE * Decimal(target)
+
+
 def _rounded_product(a, b, target) -> bool:
     fractional = a != int(a) or b != int(b)
-    return fractional and abs(Decimal(a) * Decimal(b) - Decimal(target)) <= PRODUCT_TOLERANCE * Decimal(target)
+    return fractional and _within(Decimal(a) * Decimal(b), target)
 
 
 def derivation(text: str, answer: str) -> str | None:
@@ -86,6 +90,11 @@ def derivation(text: str, answer: str) -> str | None:
         return None
     for sentence in SENTENCE_BREAK.split(text):
         values = [v for v in numbers_in(sentence) if not _year_like(v) and v != target]
+        # A quotient by a measured ratio ("3,130 lb … 6.2 pounds per horsepower" for 505 hp) is specific
+        # enough to look for in a sentence of any length.
+        for x, y in itertools.permutations(values, 2):
+            if y != int(y) and y > 1 and _within(Decimal(x) / Decimal(y), target):
+                return f"{x} ÷ {y} ≈ {target}"
         if len(values) < 2 or len(values) > MAX_NUMBERS:
             continue
         for a, b in itertools.combinations(values, 2):

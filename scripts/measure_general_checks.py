@@ -53,7 +53,7 @@ def unanswerable_checks(r: dict) -> dict[str, bool]:
         "answer_is_subject": answer_is_subject(opening, answers),
         "old_answer_trace:coarse_date": bool(coarse_dates(context, answers, question)),
         "old_answer_trace:derived_word": bool(derived_words(context, answers, common=True)),
-        "old_answer_not_derivable (products, rounded sums)": any(derivation(context, a) for a in answers),
+        "old_answer_not_derivable (products, quotients, rounded sums)": any(derivation(context, a) for a in answers),
     }
 
 
@@ -71,7 +71,7 @@ def swap_checks(r: dict) -> dict[str, bool]:
         "old_answer_trace:ordinal": bool(ordinals_of(context, answers)),
         "old_answer_trace:weekday": bool(weekdays_broken(r["original_context"], context)),
         "old_answer_trace:conversion": bool(conversions_after(r["original_context"], replaced(r))),
-        "old_answer_not_derivable (products, rounded sums)": any(derivation(context, a) for a in answers),
+        "old_answer_not_derivable (products, quotients, rounded sums)": any(derivation(context, a) for a in answers),
     }
 
 
