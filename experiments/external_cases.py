@@ -42,7 +42,7 @@ import dspy
 
 from experiments import task_registry
 from experiments.data.errors import DataError
-from experiments.data.fields import field_error, missing, opt_str, req_str, str_list
+from experiments.data.fields import choices, field_error, missing, opt_str, option_label, req_str, row_id, str_list
 from experiments.data.files import file_stem, iter_jsonl
 from metrics.keywords import TASK_ANSWERS
 from metrics.normalize import normalize_answer
@@ -76,59 +76,6 @@ def _flat_names(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def _row_id(obj: Mapping[str, Any], where: str) -> str:
-    key = "id" if "id" in obj else "qid" if "qid" in obj else None
-    if key is None:
-        raise missing(where, "id")
-    value = obj[key]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return req_str(obj, key, where)
-
-
-def _choices(obj: Mapping[str, Any], where: str) -> list[dict[str, str]] | None:
-    """Options as [{label, text}], from ARC-style ``choices`` or plain ``options``; None without either."""
-    if obj.get("choices") is not None:
-        raw, field = obj["choices"], "choices"
-        if isinstance(raw, Mapping):  # the hub's Arrow form: a dict of two lists
-            labels, texts = raw.get("label"), raw.get("text")
-            if not isinstance(labels, list) or not isinstance(texts, list) or len(labels) != len(texts):
-                raise field_error(where, field, "{label: [...], text: [...]} of equal length", raw)
-            raw = [{"label": label, "text": text} for label, text in zip(labels, texts, strict=True)]
-        if not isinstance(raw, list) or len(raw) < 2:
-            raise field_error(where, field, "a list of at least 2 {label, text} objects", raw)
-        options = []
-        for i, item in enumerate(raw):
-            if not isinstance(item, Mapping):
-                raise DataError(f"{where}: field 'choices': expected {{label, text}} objects at index {i}")
-            options.append(
-                {
-                    "label": req_str(item, "label", where, label=f"choices[{i}].label"),
-                    "text": req_str(item, "text", where, label=f"choices[{i}].text"),
-                }
-            )
-    elif obj.get("options") is not None:
-        texts = str_list(obj["options"], where, "options", non_empty=True)
-        options = [{"label": chr(ord("A") + i), "text": text} for i, text in enumerate(texts)]
-    else:
-        return None
-    labels = [o["label"] for o in options]
-    if len(set(labels)) != len(labels):
-        raise DataError(f"{where}: field 'choices': duplicate labels {labels}")
-    return options
-
-
-def _label(obj: Mapping[str, Any], names: tuple[str, str], labels: list[str], where: str) -> str | None:
-    name = next((n for n in names if obj.get(n) is not None), None)
-    if name is None:
-        return None
-    value = obj[name]
-    label = str(value) if isinstance(value, int) and not isinstance(value, bool) else req_str(obj, name, where)
-    if label not in labels:
-        raise DataError(f"{where}: field {name!r}: {label!r} is not one of the option labels {labels}")
-    return label
-
-
 def _infer_task(answers: list[str], options: list | None) -> str:
     keywords = {normalize_answer(a) for a in answers}
     if len(keywords) == 1 and (keyword := keywords.pop()) in TASK_OF_KEYWORD:
@@ -137,32 +84,33 @@ def _infer_task(answers: list[str], options: list | None) -> str:
 
 
 def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: str) -> dict[str, Any]:
-    """One row as the fields of an evaluation case; a malformed row raises DataError naming `where` and the field."""
+    """One row as the fields of an evaluation case; a malformed row raises DataError naming `where` and the field.
+
+    Every field is checked (`experiments.data.fields`) before the row's task is inferred: the checks are
+    about the row as written, the inference about what its answers mean."""
     obj = _flat_names(obj)
-    rid = _row_id(obj, where)
+    rid = row_id(obj, where)
     question = req_str(obj, "question", where)
     context = req_str(obj, "context", where)
-    options = _choices(obj, where)
+    options = choices(obj, where)
     labels = [o["label"] for o in options or []]
-    answer_label = _label(obj, ("answerKey", "answer_label"), labels, where) if options else None
-    original_label = _label(obj, ("original_answerKey", "original_answer_label"), labels, where) if options else None
+    texts = {o["label"]: [o["text"]] for o in options or []}
+    answer_label = option_label(obj, ("answerKey", "answer_label"), labels, where) if options else None
+    original_label = (
+        option_label(obj, ("original_answerKey", "original_answer_label"), labels, where) if options else None
+    )
     if options and answer_label is None:
         raise missing(where, "answerKey")
-
-    def option_text(label: str) -> list[str]:
-        return [options[labels.index(label)]["text"]]
 
     if obj.get("answers") is not None:
         answers = str_list(obj["answers"], where, "answers", non_empty=True)
     elif answer_label is not None:
-        answers = option_text(answer_label)
+        answers = texts[answer_label]
     else:
         raise missing(where, "answers")
 
     task = obj.get("task")
-    if task is None:
-        task = _infer_task(answers, options)
-    elif task not in (known := (*task_registry.names(lambda r: r.generator), "external")):
+    if task is not None and task not in (known := (*task_registry.names(lambda r: r.generator), "external")):
         raise DataError(f"{where}: field 'task': {task!r} is not one of {', '.join(known)}")
 
     original_context = obj.get("original_context")
@@ -173,8 +121,8 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
         if obj.get("original_answers") is not None:
             original_answers = str_list(obj["original_answers"], where, "original_answers", non_empty=True)
         elif original_label is not None:
-            original_answers = option_text(original_label)
-        elif task == "context_enrich":  # enriching keeps the answer
+            original_answers = texts[original_label]
+        elif task == "context_enrich":  # enriching keeps the answer; an inferred task is never this one
             original_answers = list(answers)
         else:
             raise DataError(
@@ -184,14 +132,17 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
     elif obj.get("original_answers") is not None:
         raise DataError(f"{where}: field 'original_context': missing (required with 'original_answers')")
 
+    seed_id = opt_str(obj, "seed_id", where, rid)
+    generator = opt_str(obj, "generator", where, "") or opt_str(obj, "pivot", where, "")
+    source = opt_str(obj, "source", where, default_source)
     if options:  # the targets see the options, lettered, as in generated counterfactual cases
         question = question + "\n" + "\n".join(f"{o['label']}. {o['text']}" for o in options)
     return {
         "id": rid,
-        "seed_id": opt_str(obj, "seed_id", where, rid),
-        "task": task,
-        "generator": opt_str(obj, "generator", where, "") or opt_str(obj, "pivot", where, ""),
-        "source": opt_str(obj, "source", where, default_source),
+        "seed_id": seed_id,
+        "task": _infer_task(answers, options) if task is None else task,
+        "generator": generator,
+        "source": source,
         "question": question,
         "context": context,
         "answers": answers,

@@ -145,6 +145,12 @@ def _drop_repeated_unit(rewritten: str, after: str) -> str:
     return rewritten[: own.start()] if own and rewritten[: own.start()].strip() else rewritten
 
 
+def _fit_to_neighbours(text: str, form: Form, rewritten: str | None) -> str | None:
+    """The rewritten form without the article, currency sign or unit that the text around it already has."""
+    rewritten = _drop_repeated_prefix(text[: form.start], rewritten)
+    return None if rewritten is None else _drop_repeated_unit(rewritten, text[form.end :])
+
+
 _INDEFINITE_BEFORE = re.compile(r"(?<!\w)(an?)(\s+)$", re.IGNORECASE)
 # Spelt with a vowel, said with a consonant ("a university", "a one-off"), and the reverse ("an hour").
 _VOWEL_LETTER_CONSONANT_SOUND = re.compile(r"(?:uni|use|usu|uti|eu|ewe|one\b|once\b|u[bcfhjkqrstn][aeiou])", re.I)
@@ -235,9 +241,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
             if _overlaps(form.start, form.end, claimed):
                 continue
             claimed.append((form.start, form.end))
-            rewritten = _drop_repeated_prefix(text[: form.start], _rewrite(text, form, old, new))
-            if rewritten is not None:
-                rewritten = _drop_repeated_unit(rewritten, text[form.end :])
+            rewritten = _fit_to_neighbours(text, form, _rewrite(text, form, old, new))
             if rewritten is None:
                 unreplaced.append(form)
             else:

@@ -67,3 +67,56 @@ def str_list(value: Any, where: str, field: str, *, non_empty: bool) -> list[str
             raise DataError(f"{where}: field {field!r}: empty string at index {i}")
         _text(item, where, f"{field}[{i}]")
     return list(value)
+
+
+def row_id(obj: Mapping[str, Any], where: str) -> str:
+    key = "id" if "id" in obj else "qid" if "qid" in obj else None
+    if key is None:
+        raise missing(where, "id")
+    value = obj[key]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return req_str(obj, key, where)
+
+
+def choices(obj: Mapping[str, Any], where: str) -> list[dict[str, str]] | None:
+    """Options as [{label, text}], from ARC-style ``choices`` or plain ``options``; None without either."""
+    if obj.get("choices") is not None:
+        raw, field = obj["choices"], "choices"
+        if isinstance(raw, Mapping):  # the hub's Arrow form: a dict of two lists
+            labels, texts = raw.get("label"), raw.get("text")
+            if not isinstance(labels, list) or not isinstance(texts, list) or len(labels) != len(texts):
+                raise field_error(where, field, "{label: [...], text: [...]} of equal length", raw)
+            raw = [{"label": label, "text": text} for label, text in zip(labels, texts, strict=True)]
+        if not isinstance(raw, list) or len(raw) < 2:
+            raise field_error(where, field, "a list of at least 2 {label, text} objects", raw)
+        options = []
+        for i, item in enumerate(raw):
+            if not isinstance(item, Mapping):
+                raise DataError(f"{where}: field 'choices': expected {{label, text}} objects at index {i}")
+            options.append(
+                {
+                    "label": req_str(item, "label", where, label=f"choices[{i}].label"),
+                    "text": req_str(item, "text", where, label=f"choices[{i}].text"),
+                }
+            )
+    elif obj.get("options") is not None:
+        texts = str_list(obj["options"], where, "options", non_empty=True)
+        options = [{"label": chr(ord("A") + i), "text": text} for i, text in enumerate(texts)]
+    else:
+        return None
+    labels = [o["label"] for o in options]
+    if len(set(labels)) != len(labels):
+        raise DataError(f"{where}: field 'choices': duplicate labels {labels}")
+    return options
+
+
+def option_label(obj: Mapping[str, Any], names: tuple[str, str], labels: list[str], where: str) -> str | None:
+    name = next((n for n in names if obj.get(n) is not None), None)
+    if name is None:
+        return None
+    value = obj[name]
+    label = str(value) if isinstance(value, int) and not isinstance(value, bool) else req_str(obj, name, where)
+    if label not in labels:
+        raise DataError(f"{where}: field {name!r}: {label!r} is not one of the option labels {labels}")
+    return label

@@ -7,7 +7,7 @@ import logging
 
 from tqdm import tqdm
 
-from experiments.judging.controls import CONDITIONS, calibration_seeds, control_cases, other_answer_pool
+from experiments.judging.controls import CONDITIONS, held_out_controls
 from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_record
 from programs.judge import CaseJudge
@@ -43,9 +43,7 @@ def calibrate(
     source: str = "nq",
     progress: bool = True,
 ) -> dict[str, float]:
-    controls = control_cases(
-        calibration_seeds(source), n_per_condition, pool=other_answer_pool(source), half="held_out"
-    )
+    controls = held_out_controls(source, n_per_condition)
     judged = [
         judge_record(judge_lm, judge, c)
         for c in tqdm(

@@ -122,6 +122,8 @@ def _same_type_answers(example, pool: list) -> list[str]:
 def _same_type_rows(example, pool: list) -> list[tuple[str, object]]:
     """Answers of the same type as the seed's (with the row each comes from), absent from its context."""
     kind = question_kind(example.question)
+    # Questions of the same kind first, so the answers' checks below run on those rows only.
+    candidates = [other for other in pool if other.id != example.id and question_kind(other.question) == kind]
     gold = example.answers[0]
     # Only a date for a date, a number for a number, a name for a name: "the eighth season" is no
     # second answer to "what is bigger, the atlantic or the pacific", and the control would be valid.
@@ -129,9 +131,7 @@ def _same_type_rows(example, pool: list) -> list[tuple[str, object]]:
     if shape == "other":
         return []
     out = []
-    for other in pool:
-        if other.id == example.id or question_kind(other.question) != kind:
-            continue
+    for other in candidates:
         answer = other.answers[0]
         if (
             answer_kind(answer) == shape
@@ -173,8 +173,9 @@ def _distractor_sentence(row, answer: str, question: str) -> str | None:
     """A sentence of another question's passage that names `answer`, stands on its own (no opening
     pronoun) and shares at most one content word with this question: it names the option without
     answering this question."""
+    sentences = split_sentences(row.context)
     asked = {w for w in answer_tokens(question) if len(w) > 3}
-    for sentence in split_sentences(row.context):
+    for sentence in sentences:
         text = sentence.text.strip()
         if (
             mentions_any(text, [answer])
@@ -186,10 +187,9 @@ def _distractor_sentence(row, answer: str, question: str) -> str | None:
     return None
 
 
-def _option_controls(example, pool: list, rng: random.Random) -> dict | None:
-    """The question as a multiple choice (gold + 2-3 same-type answers), the context it is asked on,
-    and the option that the option_other control expects."""
-    rows = _same_type_rows(example, pool)
+def _option_controls(example, rows: list[tuple[str, object]], rng: random.Random) -> dict | None:
+    """The question as a multiple choice (gold + 2-3 of `rows`, the same-type answers), the context it is
+    asked on, and the option that the option_other control expects."""
     if len(rows) < 2:
         return None
     picked = rng.sample(rows, min(3, len(rows)))
@@ -198,9 +198,9 @@ def _option_controls(example, pool: list, rng: random.Random) -> dict | None:
     other, row = picked[0]
     context = example.context
     if rng.random() < 0.5:
+        sentences = split_sentences(context)
         distractor = _distractor_sentence(row, other, example.question)
         if distractor:
-            sentences = split_sentences(context)
             at = sentences[rng.randrange(len(sentences))].start if sentences else 0
             context = f"{context[:at]}{distractor} {context[at:]}"
     labels = list(OPTION_LABELS[: len(options)])
@@ -230,11 +230,13 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
         "gold_answer": (example.context, list(example.answers)),
         "original_as_unanswerable": (example.context, ["unknown"]),
     }
+    # Found before any control is drawn: the other-answer and two-answer controls both choose among them.
+    same_type_rows = _same_type_rows(example, pool)
     others = [e for e in pool if e.id != example.id and not mentions_any(example.context, e.answers)]
     if others:
         inserted["other_answer"] = rng.choice(others).answers[0]
         contexts["other_answer"] = (example.context, [inserted["other_answer"]])
-    same_type = _same_type_answers(example, pool)
+    same_type = [answer for answer, _ in same_type_rows]
     if same_type:
         other = rng.choice(same_type)
         two = _two_answer_context(example, other, rng)
@@ -246,7 +248,7 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
         contexts["answer_removed"] = (removed, ["unknown"])
     extra: dict[str, dict] = {}
     # A generator of its own, so adding these conditions left the other controls as they were.
-    mc = _option_controls(example, pool, random.Random(f"{seed}:options:{example.id}"))
+    mc = _option_controls(example, same_type_rows, random.Random(f"{seed}:options:{example.id}"))
     if mc:
         fields = {"question": mc["question"], "options": mc["options"], "choice_labels": mc["choice_labels"]}
         contexts["option_gold"] = (mc["context"], [example.answers[0]])
@@ -277,20 +279,37 @@ def controls_for(example, pool: list, seed: int = 0) -> list[dict]:
 def _shipped_rows(source: str) -> tuple:
     """One read of the source per process, however many calibrations and pools ask for it."""
 
-    return tuple(load_qa(resolve_dataset(source).path))
+    path = resolve_dataset(source).path
+    return tuple(load_qa(path))
 
 
 def calibration_seeds(source: str = "nq") -> list:
     """The seeds controls are made from: filtered rows from CALIBRATION_OFFSET on."""
-
-    rows = list(_shipped_rows(source)[CALIBRATION_OFFSET:])
-    examples, _ = apply_reeval_filters(rows, max_evidence_words=CALIBRATION_MAX_EVIDENCE_WORDS)
-    return examples
+    return _seeds_of(_shipped_rows(source))
 
 
 def other_answer_pool(source: str = "nq") -> list:
     """Where "another answer" comes from: calibration-side rows only, whatever the seeds."""
-    return list(_shipped_rows(source)[CALIBRATION_OFFSET : CALIBRATION_OFFSET + OTHER_ANSWER_POOL_SIZE])
+    return _pool_of(_shipped_rows(source))
+
+
+def _seeds_of(rows: tuple) -> list:
+    examples, _ = apply_reeval_filters(
+        list(rows[CALIBRATION_OFFSET:]), max_evidence_words=CALIBRATION_MAX_EVIDENCE_WORDS
+    )
+    return examples
+
+
+def _pool_of(rows: tuple) -> list:
+    return list(rows[CALIBRATION_OFFSET : CALIBRATION_OFFSET + OTHER_ANSWER_POOL_SIZE])
+
+
+def held_out_controls(source: str, n_per_condition: int) -> list[dict]:
+    """What a judged run is calibrated on: up to n held-out controls per condition, seeds and pool from one
+    read of `source`."""
+    rows = _shipped_rows(source)
+    seeds, pool = _seeds_of(rows), _pool_of(rows)
+    return control_cases(seeds, n_per_condition, pool=pool, half="held_out")
 
 
 def control_cases(
