@@ -52,7 +52,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/22"
+VERSION = "answer_swap/23"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -279,9 +279,10 @@ class AnswerSwap(dspy.Module):
                 f"distance:{self.distance}",
             )
         for candidate in candidates:
-            # Judged against the passage as the timeline leaves it: a year already there moves out of the way.
-            moved, moves = self._moved_timeline(question, context, answers, candidate)
-            problem = proposal_problem(candidate, answers, context=moved, question=question)
+            # Against the original passage: a reader comparing the two texts reads a year the original already
+            # held as an answer that was there before, even where the timeline moves that year away.
+            _, moves = self._moved_timeline(question, context, answers, candidate)
+            problem = proposal_problem(candidate, answers, context=context, question=question)
             if problem is None and made == "made_up_name" and name_part_in(context, candidate):
                 problem = "proposal_part_in_context"  # a shared word ties the new person to another of the passage
             if problem is None and any(m["new"] == str(year_of(answers[0])) for m in moves):

@@ -87,13 +87,14 @@ def test_a_shifted_answer_already_in_the_passage_is_passed_over_for_the_other_di
     assert [p["problem"] for p in out.proposals] == ["proposal_in_context", "proposal_in_context"]
 
 
-def test_a_year_whose_timeline_would_land_on_the_old_year_is_passed_over():
+def test_a_year_the_original_passage_holds_is_passed_over_though_the_timeline_would_move_it():
     context = "The tower was finished in 1889. A fair was held in 1888 and in 1890."
     out, _ = run(
         [], AnswerSwap(distance="near"), question="when was the tower finished", context=context, answers=["1889"]
     )
     assert out.rejection == "level_unreachable"
-    assert [p["problem"] for p in out.proposals] == ["timeline_collides", "timeline_collides"]
+    # both neighbours are in the original passage: a reader would see the new answer there before
+    assert [p["problem"] for p in out.proposals] == ["proposal_in_context", "proposal_in_context"]
 
 
 # --- unanswerable: removal and lures -----------------------------------------------------------------

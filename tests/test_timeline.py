@@ -23,14 +23,17 @@ def test_a_year_the_question_names_stays():
     assert moved == "The 2004 -- 05 season ended in 2006 ." and [m["old"] for m in moves] == ["2005"]
 
 
-def test_a_move_that_would_land_on_the_old_year_sends_the_swap_the_other_way():
+def test_a_move_that_would_land_on_the_old_year_is_refused_and_so_is_a_year_the_original_holds():
     from programs.answer_swap import AnswerSwap
 
     context = "The act was passed in 1918 . It was repealed in 1919 over a veto ."
     out = AnswerSwap(distance="near")(question="when was the act passed", context=context, answers=["1918"])
-    assert out.rejection is None and out.new_answer == "1919"
-    assert out.context == "The act was passed in 1919 . It was repealed in 1920 over a veto ."
-    assert [p["problem"] for p in out.proposals][: len(out.proposals) - 1] in ([], ["timeline_collides"])
+    # 1917 would move the repeal onto 1918; 1919 is in the original passage
+    assert out.rejection == "level_unreachable"
+    assert {p["proposal"]: p["problem"] for p in out.proposals} == {
+        "1917": "timeline_collides",
+        "1919": "proposal_in_context",
+    }
 
 
 def test_a_weekday_the_moved_year_no_longer_fits_rejects_the_swap():
