@@ -22,9 +22,11 @@ it or in a gold alias ("the only territory on the Iberian Peninsula ruled from L
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from collections.abc import Iterable
+from datetime import date
 
 from .normalize import answer_tokens
 from .qa import _contains_run
@@ -209,8 +211,8 @@ def coarse_dates(text: str, answers: Iterable[str], question: str = "") -> list[
     return found
 
 
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTH_NAMES = ("January February March April May June July August September October November December").split()
+_WEEKDAYS = tuple(calendar.day_name)
+_MONTH_NAMES = tuple(calendar.month_name)[1:]
 _WEEKDAY_DATE = re.compile(
     r"\b("
     + "|".join(_WEEKDAYS)
@@ -226,8 +228,6 @@ _A_YEAR = re.compile(r"(?<!\d)(1[5-9]\d{2}|20\d{2})(?!\d)")
 def _weekdays_wrong(text: str) -> list[str]:
     """Weekdays that do not fall on their date, the year read as the first year after the date in its sentence
     (else the last before it)."""
-    from datetime import date
-
     wrong = []
     for sentence in re.split(r"(?<=[.!?])\s+", text):
         for m in _WEEKDAY_DATE.finditer(sentence):

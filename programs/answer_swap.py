@@ -281,11 +281,10 @@ class AnswerSwap(dspy.Module):
         for candidate in candidates:
             # Against the original passage: a reader comparing the two texts reads a year the original already
             # held as an answer that was there before, even where the timeline moves that year away.
-            _, moves = self._moved_timeline(question, context, answers, candidate)
             problem = proposal_problem(candidate, answers, context=context, question=question)
             if problem is None and made == "made_up_name" and name_part_in(context, candidate):
                 problem = "proposal_part_in_context"  # a shared word ties the new person to another of the passage
-            if problem is None and any(m["new"] == str(year_of(answers[0])) for m in moves):
+            if problem is None and self._timeline_collides(question, context, answers, candidate):
                 problem = "timeline_collides"  # 1918 → 1917 would move a 1919 onto the old answer's year
             proposals.append({"proposal": candidate, "answer_type": made, "problem": problem})
             if problem is None:
@@ -329,6 +328,11 @@ class AnswerSwap(dspy.Module):
             replaced=replaced,
             timeline=timeline,
         )
+
+    @classmethod
+    def _timeline_collides(cls, question: str, context: str, answers: list[str], new_answer: str) -> bool:
+        _, moves = cls._moved_timeline(question, context, answers, new_answer)
+        return any(m["new"] == str(year_of(answers[0])) for m in moves)
 
     @staticmethod
     def _moved_timeline(question: str, context: str, answers: list[str], new_answer: str) -> tuple[str, list[dict]]:

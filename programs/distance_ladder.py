@@ -9,6 +9,7 @@ answer is not a year, a date or a written-out-in-digits quantity cannot reach a 
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import re
 from datetime import date, timedelta
@@ -34,7 +35,7 @@ def _order(key: str, pair: list[str]) -> list[str]:
     return pair[::-1] if flip else pair
 
 
-_MONTHS = ("January February March April May June July August September October November December").split()
+_MONTHS = tuple(calendar.month_name)[1:]
 _DAY_MONTH = re.compile(r"\b(\d{1,2})\s+(" + "|".join(_MONTHS) + r")\b|\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2})\b")
 
 

@@ -70,15 +70,15 @@ def _provider(locale: str):
     return Faker(locale)
 
 
-def _first_names(locale: str, gender: str) -> set[str]:
-    p = _provider(locale)
+@cache
+def _first_names(locale: str, gender: str) -> frozenset[str]:
     attr = "first_names_male" if gender == "male" else "first_names_female"
-    names = getattr(p.provider("faker.providers.person"), attr, ())
-    return set(names)
+    return frozenset(getattr(_provider(locale).provider("faker.providers.person"), attr, ()))
 
 
-def _last_names(locale: str) -> list[str]:
-    return list(getattr(_provider(locale).provider("faker.providers.person"), "last_names", ()))
+@cache
+def _last_names(locale: str) -> tuple[str, ...]:
+    return tuple(getattr(_provider(locale).provider("faker.providers.person"), "last_names", ()))
 
 
 def name_gender(answer: str) -> str | None:

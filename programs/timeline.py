@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 _YEAR = re.compile(r"(?<![\d.,])(1\d{3}|20\d{2})(?![\d]|s\b|'s\b)")
-_SEASON_TAIL = re.compile(r"^(\s*(?:--|–|-|/)\s*)(\d{2})(?!\d)")
+_SEASON_TAIL = re.compile(r"(\s*(?:--|–|-|/)\s*)(\d{2})(?!\d)")
 
 
 def year_of(answer: str) -> int | None:
@@ -39,9 +39,9 @@ def shift_timeline(
             continue
         out[m.start() : m.end()] = moved
         moves.append({"start": m.start(), "old": m.group(1), "new": moved})
-        tail = _SEASON_TAIL.match(context[m.end() :])
+        tail = _SEASON_TAIL.match(context, m.end())
         if tail:
-            start = m.end() + tail.start(2)
+            start = tail.start(2)
             moved_tail = f"{(int(tail.group(2)) + step) % 100:02d}"
             out[start : start + 2] = moved_tail
             moves.append({"start": start, "old": tail.group(2), "new": moved_tail})
