@@ -218,6 +218,18 @@ def _is_answer_value(unit: Unit, answer_units: list[Unit]) -> bool:
     return any(units_match(a, unit) or units_match(unit, a) for a in answer_units)
 
 
+def names_beside(sentence: str, question: str) -> list[str]:
+    """Capitalised names of a sentence, other than its first word and the question's own words: what a reader
+    could take for a name answer when it stands beside the answer's sentence."""
+    asked = content_stems(question)
+    lead = len(sentence) - len(sentence.lstrip())
+    return [
+        m.group()
+        for m in _CAPITALISED.finditer(sentence)
+        if m.start() != lead and not content_stems(m.group()) <= asked
+    ]
+
+
 def competing_candidates(passage: str, question: str, answers: list[str]) -> list[str]:
     """Candidates of the answer's type in the passage other than the answer itself (see module doc)."""
     if not answers:

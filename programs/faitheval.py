@@ -24,12 +24,13 @@ from metrics.checks import (
     talks_about_the_rewrite,
     talks_about_the_test,
 )
-from metrics.evidence_checks import competing_candidates, restating_sentences
+from metrics.evidence_checks import competing_candidates, names_beside, restating_sentences
 from metrics.normalize import answer_tokens
 from metrics.surface_forms import answer_kind, units_of
 from metrics.traces import coarse_dates, date_year_left, descriptions_left
 from metrics.word_traces import derived_words
 from programs.answer_swap import AnswerSwap
+from programs.context_enrich import FETCH_FACTOR, clean_passages, placed
 from programs.retries import retry_config
 from programs.sentences import split_sentences
 from signatures.faitheval import (
@@ -40,7 +41,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/21"
+VERSION = "faitheval/22"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -59,6 +60,11 @@ REMOVALS = ("window", "drop", "rewrite")
 # number for a number answer; for a name, another name about the question's subject). Removed, little is left
 # to guess from; kept, a reader unwilling to abstain finds a wrong answer.
 LURES = ("remove", "keep")
+# Background: passages retrieved from the pool by the question, set around the rest of the passage (which stands
+# in the middle). More text on the topic gives a reader unwilling to abstain more to answer from; a passage that
+# names the answer, offers another candidate of its type or restates the question is skipped, and the checks
+# below read the whole context.
+MAX_BACKGROUND = 8
 
 
 def is_lure(sentence: str, question: str, answers: list[str]) -> bool:
@@ -70,8 +76,17 @@ def is_lure(sentence: str, question: str, answers: list[str]) -> bool:
 
 
 def lure_indices(sentences: list, question: str, answers: list[str], carrying: set[int]) -> set[int]:
-    """Sentences, not carrying the answer, that offer another value of its type."""
-    return {i for i, s in enumerate(sentences) if i not in carrying and is_lure(s.text, question, answers)}
+    """Sentences, not carrying the answer, that offer another value of its type; for a name or a description,
+    also a sentence beside the answer's that names anything the question does not (read blind, what stayed
+    beside a removed name was its broader place, another singer, the band that identifies a person)."""
+    beside = {j for i in carrying for j in (i - 1, i + 1)}
+    by_name = answer_kind(answers[0]) in ("name", "other")
+    return {
+        i
+        for i, s in enumerate(sentences)
+        if i not in carrying
+        and (is_lure(s.text, question, answers) or (by_name and i in beside and names_beside(s.text, question)))
+    }
 
 
 def lures_answering(text: str, question: str, answers: list[str]) -> list[str]:
@@ -93,10 +108,15 @@ def answer_is_subject(opening: str, answers: list[str]) -> bool:
 
 
 class Unanswerable(dspy.Module):
-    def __init__(self, min_kept: float = 0.3, removal: str = "rewrite", lures: str = "keep"):
+    def __init__(
+        self, min_kept: float = 0.2, removal: str = "rewrite", lures: str = "keep", background: int = 0, retriever=None
+    ):
         super().__init__()
         if removal not in REMOVALS or lures not in LURES:
             raise ValueError(f"removal in {REMOVALS} and lures in {LURES}, got {removal!r}, {lures!r}")
+        if not 0 <= background <= MAX_BACKGROUND or (background and retriever is None):
+            raise ValueError(f"background in 0..{MAX_BACKGROUND} passages, with a retriever when above 0")
+        self.background, self.retriever = background, retriever  # not a predictor: never saved with the state
         # justification + a full sentence: more than the role's short-answer budget
         self.rewrite = dspy.Predict(RewriteWithoutAnswer, max_tokens=GENERATION_TOKENS)
         self.min_kept = min_kept
@@ -141,7 +161,11 @@ class Unanswerable(dspy.Module):
                 edits.append({"from": sentence.text, "to": new, "justification": out.justification})
             else:
                 edits.append({"from": sentence.text, "to": None, "justification": out.justification})
-        edited = " ".join(parts)
+        rest = " ".join(parts)
+        passages = self._background(question, context, answers)
+        if passages is None:
+            return dspy.Prediction(rejection="level_unreachable", context=None, edits=edits, checks={}, background=[])
+        edited = placed([h.text for h in passages], rest, "middle", "\n\n") if passages else rest
         checks = {
             "old_answer_absent": not mentions_any_form(edited, answers),
             "old_name_part_absent": not old_name_part_left(edited, answers),
@@ -153,10 +177,23 @@ class Unanswerable(dspy.Module):
             "old_answer_trace:coarse_date": not coarse_dates(edited, answers, question),
             "old_answer_trace:derived_word": not derived_words(edited, answers, common=True),
             "lure_answers_question": not lures_answering(edited, question, answers),
-            "rest_kept": len(edited) >= self.min_kept * len(context),
+            "rest_kept": len(rest) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)
-        return dspy.Prediction(rejection=rejection, context=edited, edits=edits, checks=checks)
+        background = [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in passages]
+        return dspy.Prediction(rejection=rejection, context=edited, edits=edits, checks=checks, background=background)
+
+    def _background(self, question: str, context: str, answers: list[str]) -> list | None:
+        """The background passages, or None when the pool holds too few clean ones for the dial."""
+        if not self.background:
+            return []
+        fetched = self.retriever.search(
+            question, k=self.background * FETCH_FACTOR, exclude_texts=[context], exclude_answers=answers
+        )
+        hits, _ = clean_passages(
+            [h for h in fetched if not gives_answer(h.text, answers)], question, answers, self.background
+        )
+        return hits if len(hits) == self.background else None
 
 
 class Inconsistent(dspy.Module):

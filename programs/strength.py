@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 # (strength, dials), gentlest first. Context enriching: more text around the evidence, the evidence away
-# from the front. Unanswerable: less left of what surrounded the answer (a gentle case leaves little to guess
-# from; `removal: window` is off the ladder: on NQ's one-paragraph passages it left less than the rest_kept
-# share for most seeds). Answer swap: how far the new answer stands from the old (numbers and dates only): the
-# further, the more often a target keeps the answer it knows (ClashEval); `extreme` is off the ladder, its
-# swaps read mostly invalid (docs/results/strength.md).
+# from the front. Unanswerable: more passages retrieved on the question's topic around what is left, which
+# give a reader unwilling to abstain more to answer from. Off its ladder: `lures: keep`, whose cases read less
+# often valid; `removal: window`, which on NQ's one-paragraph passages left less than the rest_kept share for
+# most seeds; `removal: rewrite`, which moved no target's abstention (docs/results/strength.md). Answer swap: how
+# far the new answer stands from the old (numbers and dates only): the further, the more often a target keeps
+# the answer it knows (ClashEval); `extreme` is off the ladder, its swaps read mostly invalid.
 LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
     "context_enrich": [
         (0.0, {"k": 1, "background": "condensed", "position": "first"}),
@@ -24,9 +25,11 @@ LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
         (1.0, {"k": 8, "background": "passages", "position": "middle"}),
     ],
     "unanswerable": [
-        (0.0, {"removal": "drop", "lures": "remove"}),
-        (0.5, {"removal": "drop", "lures": "keep"}),
-        (1.0, {"removal": "rewrite", "lures": "keep"}),
+        (0.0, {"removal": "drop", "lures": "remove", "background": 0}),
+        (0.25, {"removal": "drop", "lures": "remove", "background": 1}),
+        (0.5, {"removal": "drop", "lures": "remove", "background": 2}),
+        (0.75, {"removal": "drop", "lures": "remove", "background": 4}),
+        (1.0, {"removal": "drop", "lures": "remove", "background": 8}),
     ],
     "answer_swap": [
         (0.0, {"distance": "near"}),
@@ -34,7 +37,7 @@ LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
         (1.0, {"distance": "far"}),
     ],
 }
-DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 0.5, "answer_swap": 0.0}
+DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 0.0, "answer_swap": 0.0}
 
 
 def dials_at(generator: str, strength: float) -> dict[str, Any]:

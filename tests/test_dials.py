@@ -12,7 +12,7 @@ from programs.context_enrich import ContextEnrich, evidence_placed, placed
 from programs.distance_ladder import DISTANCES, shifted_answers
 from programs.faitheval import Unanswerable
 from programs.strength import DEFAULT_STRENGTH, LADDERS, dials_at, with_strength
-from tests.test_context_enrich import FakeRetriever
+from tests.test_context_enrich import FakeRetriever, Hit
 
 
 def run(lm_answers, module, **inputs):
@@ -149,10 +149,71 @@ def test_a_lure_that_answers_the_question_rejects_the_case():
     assert out.checks["lure_answers_question"] is True and "1887" not in out.context
 
 
+def test_a_name_beside_the_answers_sentence_is_a_lure_for_a_name_answer():
+    context = (
+        "The film was shot over the summer. Most scenes were filmed in the Cape Town area. "
+        "The crew later returned to South Africa for reshoots. The score was praised by critics."
+    )
+    question = "where was the film shot"
+    kept, _ = run(
+        [],
+        Unanswerable(min_kept=0.1, removal="drop", lures="keep"),
+        question=question,
+        context=context,
+        answers=["the Cape Town area"],
+    )
+    removed, _ = run(
+        [],
+        Unanswerable(min_kept=0.1, removal="drop", lures="remove"),
+        question=question,
+        context=context,
+        answers=["the Cape Town area"],
+    )
+    assert "South Africa" in kept.context and "South Africa" not in removed.context
+    assert "shot over the summer" in removed.context and "praised by critics" in removed.context
+
+
 def test_a_level_that_leaves_too_little_is_a_rejection_of_its_own():
     context = "Intro line here. The Eiffel Tower opened in 1889. Outro line here."
     out, _ = run([], Unanswerable(removal="window"), question=QUESTION, context=context, answers=["1889"])
     assert out.rejection == "rest_kept"
+
+
+class PoolWithRivals:
+    """A pool whose best hits for the question name the answer or date the tower otherwise, then clean ones."""
+
+    def __init__(self, clean: int):
+        self.clean = clean
+
+    def search(self, query, k=3, exclude_texts=(), exclude_answers=()):
+        rivals = [
+            Hit("r0", "Tower", "The Eiffel Tower was finished in 1889 for the fair."),
+            Hit("r1", "Tower 2", "The Eiffel Tower opened to visitors in 1887."),
+        ]
+        clean = [
+            Hit(f"c{i}", f"Title {i}", f"Paris has many bridges, number {i} of them old.") for i in range(self.clean)
+        ]
+        return (rivals + clean)[:k]
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_background_surrounds_the_rest_with_k_clean_passages_and_skips_rivals(k):
+    program = Unanswerable(min_kept=0.1, removal="drop", background=k, retriever=PoolWithRivals(clean=8))
+    out, lm = run([], program, question=QUESTION, context=LURED, answers=["1889"])
+    assert out.rejection is None, out.checks
+    assert len(lm.history) == 0  # retrieval and checks in code: no pivot call
+    paragraphs = out.context.split("\n\n")
+    assert len(paragraphs) == k + 1 and [b["id"] for b in out.background] == [f"c{i}" for i in range(k)]
+    assert "Paris is the capital" in paragraphs[k // 2]  # what is left stands in the middle
+    assert "1889" not in out.context and "opened to visitors" not in out.context
+
+
+def test_a_pool_without_enough_clean_passages_is_an_unreachable_level():
+    program = Unanswerable(min_kept=0.1, removal="drop", background=4, retriever=PoolWithRivals(clean=2))
+    out, _ = run([], program, question=QUESTION, context=LURED, answers=["1889"])
+    assert out.rejection == "level_unreachable" and out.context is None
+    with pytest.raises(ValueError):
+        Unanswerable(background=2)  # a background needs a pool to draw from
 
 
 # --- context enriching: background size and evidence position ------------------------------------------
@@ -196,9 +257,11 @@ def test_passages_as_background_grow_with_k_and_keep_the_evidence_where_asked(po
 
 
 def test_strength_takes_the_highest_rung_at_or_below_it_and_a_dial_set_directly_wins():
-    assert dials_at("unanswerable", 0.0) == {"removal": "drop", "lures": "remove"}
-    assert dials_at("unanswerable", 0.7) == {"removal": "drop", "lures": "keep"}
+    assert dials_at("unanswerable", 0.0) == {"removal": "drop", "lures": "remove", "background": 0}
+    assert dials_at("unanswerable", 0.7) == {"removal": "drop", "lures": "remove", "background": 2}
+    assert dials_at("unanswerable", 1.0)["background"] == 8
     assert with_strength("unanswerable", {"strength": 0.2, "lures": "keep"})["lures"] == "keep"
+    assert with_strength("unanswerable", {"strength": 0.3})["background"] == 1
     assert with_strength("unanswerable", {"removal": "drop"}) == {"removal": "drop"}
     with pytest.raises(ValueError):
         dials_at("unanswerable", 1.5)
@@ -227,6 +290,8 @@ def test_the_ladders_are_monotone_in_what_they_change():
     assert [("window", "drop", "rewrite").index(r) for r in removal] == sorted(
         ("window", "drop", "rewrite").index(r) for r in removal
     )
+    background = [d["background"] for _, d in LADDERS["unanswerable"]]
+    assert background == sorted(background) and background[0] < background[-1]
     made = [d["distance"] for _, d in LADDERS["answer_swap"] if d["distance"] != "proposed"]
     # stronger swaps stand further from the truth: a target keeps what it knows more often (ClashEval)
     assert [DISTANCES.index(d) for d in made] == sorted(DISTANCES.index(d) for d in made)

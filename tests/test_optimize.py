@@ -360,8 +360,8 @@ def test_a_dial_grid_reads_strength_as_its_ladder_and_refuses_unknown_dials():
     from experiments.tasks.optimize import OptimizeOptions, dial_grid
 
     assert dial_grid("unanswerable", {"strength": [0.0, 1.0]}) == [
-        {"removal": "drop", "lures": "remove"},
-        {"removal": "rewrite", "lures": "keep"},
+        {"removal": "drop", "lures": "remove", "background": 0},
+        {"removal": "drop", "lures": "remove", "background": 8},
     ]
     assert dial_grid("unanswerable", {"removal": ["drop", "rewrite"], "lures": ["keep"]}) == [
         {"removal": "drop", "lures": "keep"},

@@ -9,13 +9,21 @@ from typing import ClassVar, Literal
 import dspy
 from pydantic import BaseModel, ConfigDict, Field
 
-from experiments import task_registry
+from experiments import corpus, task_registry
 from experiments.attack import case_status
 from experiments.compiled import load_compiled
 from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seed_selection import SEED_RULES, select_seed
 from experiments.tasks.seeded import JudgedTask
-from programs.faitheval import CONFLICT, UNKNOWN, VERSION, Counterfactual, Inconsistent, Unanswerable
+from programs.faitheval import (
+    CONFLICT,
+    MAX_BACKGROUND,
+    UNKNOWN,
+    VERSION,
+    Counterfactual,
+    Inconsistent,
+    Unanswerable,
+)
 from programs.multiple_choice import lettered
 from programs.seed_selection import SeedSelection
 
@@ -49,7 +57,17 @@ class UnanswerableOptions(SeededOptions, DialledOptions):
         "optimisers and pivot comparisons default to it)",
     )
     lures: Literal["remove", "keep"] = Field(
-        "keep", description="sentences offering another candidate of the answer's type about the subject"
+        "remove",
+        description="sentences offering another candidate of the answer's type (any date or number for a date "
+        "or number answer; another name about the subject, or any name beside the answer's sentence, for a name)",
+    )
+    background: int = Field(
+        0,
+        ge=0,
+        le=MAX_BACKGROUND,
+        description="passages retrieved from the Wikipedia pool by the question and set around the rest, which "
+        "stands in the middle; a passage naming the answer or offering another candidate is skipped, and a seed "
+        "without enough clean ones is rejected:level_unreachable",
     )
 
 
@@ -57,6 +75,7 @@ def _unanswerable_case(example, out) -> dict:
     return {
         "task": "unanswerable",
         "context": out.context,
+        "background": out.get("background") or [],
         "answers": [UNKNOWN],
         "judge_kind": "unanswerable",
         "edits": out.edits,
@@ -82,7 +101,12 @@ def _no_dropped_rewrite(case: dict) -> bool:
     bench_settings=("open_book", "task_instruction", "cot"),
     bench_sampled=("open_book", "task_instruction"),
     attack=task_registry.Attack(
-        build=lambda max_attempts, removal="rewrite", lures="keep": Unanswerable(removal=removal, lures=lures),
+        build=lambda max_attempts, removal="rewrite", lures="keep", background=0: Unanswerable(
+            removal=removal,
+            lures=lures,
+            background=background,
+            retriever=corpus.default_retriever(corpus.DEFAULT_EMBEDDER) if background else None,
+        ),
         to_case=_unanswerable_case,
         setting="task_instruction",
         every_reply_used=_no_dropped_rewrite,
@@ -95,7 +119,14 @@ class UnanswerableTask(_JudgedTask):
     def __init__(self, lms, options=None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.program = Unanswerable(removal=self.options.removal, lures=self.options.lures)
+        # The pool's index loads only for a dial that reads it.
+        self.retriever = corpus.default_retriever(corpus.DEFAULT_EMBEDDER) if self.options.background else None
+        self.program = Unanswerable(
+            removal=self.options.removal,
+            lures=self.options.lures,
+            background=self.options.background,
+            retriever=self.retriever,
+        )
         if self.options.program:
             load_compiled(self.program, self.options.program, "unanswerable")
 
@@ -118,6 +149,7 @@ class UnanswerableTask(_JudgedTask):
             out = self.program(question=example.question, context=example.context, answers=list(example.answers))
         record.update(
             context=out.context,
+            background=out.get("background") or [],
             edits=out.edits,
             checks=out.checks,
             status=case_status(out),
