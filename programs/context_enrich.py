@@ -30,12 +30,12 @@ from metrics.evidence_checks import (
 )
 from metrics.normalize import normalize_answer
 from metrics.question_relation import holds, missing_relation, relation_words
-from metrics.surface_forms import answer_kind
+from metrics.surface_forms import answer_kind, units_of
 from programs.sentences import sentence_at, split_sentences
 from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSupportingSentence
 
 # Version history: CHANGELOG.md.
-VERSION = "context_enrich/14"
+VERSION = "context_enrich/15"
 LONG_OUTPUT_TOKENS = 320
 # Passages fetched per copy before those offering another candidate are skipped: k clean ones are
 # then usually found without a second query (measured: docs/guides/generate.md, the string checks).
@@ -172,6 +172,9 @@ def evidence_first(background: str, evidence: str) -> str:
 # Where the kept evidence stands among the background: first (the default, see `evidence_first`), in the
 # middle, or last. Models read the middle of a long context worst ("lost in the middle").
 POSITIONS = ("first", "middle", "last")
+# The evidence: the answer's sentence with what it leans on (ReEval), or the seed's whole passage, which leaves
+# nothing of what tied the answer to the question cut away (the "lost in the middle" construction).
+EVIDENCES = ("sentence", "passage")
 # The background: the retrieved passages condensed by the pivot into one paragraph (ReEval), or the
 # retrieved passages themselves, each its own paragraph (its length grows with k; no condensing call).
 BACKGROUNDS = ("condensed", "passages")
@@ -228,14 +231,28 @@ def _is_date(answers: list[str]) -> bool:
     return bool(answers) and answer_kind(answers[0]) == "date"
 
 
+def dates_in(text: str) -> bool:
+    """A date or a year: for a when-question, any one a background passage holds reads as a rival answer
+    (read blind: another launch, another championship, another arrival of television)."""
+    return any(
+        u.kind == "date" or (u.kind == "num" and u.style == "digits" and 1000 <= u.value <= 2100)
+        for u in units_of(text)
+    )
+
+
 def clean_passages(hits: list, question: str, answers: list[str], k: int) -> tuple[list, list]:
-    """The first k retrieved passages that offer no other candidate of the answer's type and do not
-    restate the question, and the skipped ones (the next retrieved passage takes a skipped one's place)."""
+    """The first k retrieved passages that offer no other candidate of the answer's type, hold no date at all
+    for a date answer, and do not restate the question, and the skipped ones (the next retrieved passage takes
+    a skipped one's place)."""
     kept, skipped = [], []
     for hit in hits:
         if len(kept) == k:
             break
-        competes = competing_candidates(hit.text, question, answers) or restating_sentences(hit.text, question, answers)
+        competes = (
+            competing_candidates(hit.text, question, answers)
+            or restating_sentences(hit.text, question, answers)
+            or (_is_date(answers) and dates_in(hit.text))
+        )
         (skipped if competes else kept).append(hit)
     return kept, skipped
 
@@ -253,6 +270,7 @@ class ContextEnrich(dspy.Module):
         lm_merge: bool = True,
         position: str = "first",
         background: str = "condensed",
+        evidence: str = "sentence",
     ):
         super().__init__()
         self.select_sentence = dspy.Predict(SelectSupportingSentence)
@@ -262,10 +280,12 @@ class ContextEnrich(dspy.Module):
         self.retriever = retriever  # not a predictor: assigned by the task, never saved with the state
         self.k = k
         self.seed = seed  # unused since context_enrich/10 (the evidence always comes first); kept so configs load
-        if position not in POSITIONS or background not in BACKGROUNDS:
+        if position not in POSITIONS or background not in BACKGROUNDS or evidence not in EVIDENCES:
             raise ValueError(
-                f"position in {POSITIONS} and background in {BACKGROUNDS}, got {position!r}, {background!r}"
+                f"position in {POSITIONS}, background in {BACKGROUNDS} and evidence in {EVIDENCES}, "
+                f"got {position!r}, {background!r}, {evidence!r}"
             )
+        self.evidence = evidence
         # The pivot's merge is asked to put the evidence first; elsewhere the code places it.
         self.lm_merge = lm_merge and position == "first" and background == "condensed"
         self.position, self.background = position, background
@@ -279,8 +299,11 @@ class ContextEnrich(dspy.Module):
         known_wrong: list[str] | None = None,
         title: str = "",
     ) -> dspy.Prediction:
-        picked = self.select_sentence(question=question, evidence=context, answer=answers[0]).sentence
-        kept = kept_evidence(context, str(picked), question, answers, answer_start, title)
+        if self.evidence == "passage":
+            kept = KeptEvidence(" ".join(context.split()), False, None, len(split_sentences(context)))
+        else:
+            picked = self.select_sentence(question=question, evidence=context, answer=answers[0]).sentence
+            kept = kept_evidence(context, str(picked), question, answers, answer_start, title)
         if kept.problem:
             return dspy.Prediction(rejection=kept.problem, copies=[], sentence=None, sentence_fallback=True)
         sentence, fallback = kept.text, kept.fallback

@@ -253,6 +253,31 @@ def test_passages_as_background_grow_with_k_and_keep_the_evidence_where_asked(po
     assert lengths == sorted(lengths) and lengths[0] < lengths[-1]
 
 
+def test_the_whole_passage_as_evidence_asks_no_sentence_and_stands_among_k_passages():
+    program = ContextEnrich(
+        FakeRetriever(), k=4, lm_merge=False, position="middle", background="passages", evidence="passage"
+    )
+    out, lm = run(
+        [], program, question="who designed the sydney harbour bridge", context=EVIDENCE, answers=["John Bradfield"]
+    )
+    assert len(lm.history) == 0 and out.sentence == EVIDENCE
+    paragraphs = out.copies[0]["context"].split("\n\n")
+    assert len(paragraphs) == 5 and paragraphs[2] == EVIDENCE and out.copies[0]["rejection"] is None
+
+
+def test_a_background_passage_holding_any_date_is_skipped_for_a_date_answer():
+    from programs.context_enrich import clean_passages
+
+    hits = [
+        Hit("d", "D", "The harbour ferry service began in 1861."),
+        Hit("c", "C", "Ferries cross the harbour daily."),
+    ]
+    kept, skipped = clean_passages(hits, "when did the sydney harbour bridge open", ["1932"], 2)
+    assert [h.id for h in kept] == ["c"] and [h.id for h in skipped] == ["d"]
+    kept, _ = clean_passages(hits, "who designed the sydney harbour bridge", ["John Bradfield"], 2)
+    assert [h.id for h in kept] == ["d", "c"]  # a year is no rival to a name
+
+
 # --- one strength per generator ----------------------------------------------------------------------
 
 

@@ -64,6 +64,11 @@ class ContextEnrichTask(JudgedTask):
         position: Literal["first", "middle", "last"] = Field(
             "first", description="where the kept evidence stands among the background"
         )
+        evidence: Literal["sentence", "passage"] = Field(
+            "sentence",
+            description="what of the seed's passage is kept: the answer's sentence with what it leans on, or the "
+            "whole passage (with background: passages, the seed's passage among k retrieved ones)",
+        )
         background: Literal["condensed", "passages"] = Field(
             "condensed",
             description="the retrieved passages condensed by the pivot into one paragraph, or the passages "
@@ -83,6 +88,7 @@ class ContextEnrichTask(JudgedTask):
             self.options.lm_merge,
             position=self.options.position,
             background=self.options.background,
+            evidence=self.options.evidence,
         )
 
     def tracking_params(self) -> dict:
