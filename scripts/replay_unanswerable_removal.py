@@ -1,0 +1,73 @@
+"""Replay the unanswerable removal settings on the cases already read blind, with the shipped program.
+
+Each read `faitheval/2x` case is made again from its original passage under each setting (`removal: drop`, no
+pivot call). A case read valid counts valid if the setting still accepts it; a case read invalid counts valid
+when no span its reader quoted as the giveaway is left in the new text, invalid otherwise. An estimate, not a
+reading: a new text can fail in ways its reader never saw, so a setting chosen here is read blind again on
+fresh rows before any figure is reported.
+
+    python3 scripts/replay_unanswerable_removal.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from measure_general_checks import READINGS, records  # noqa: E402
+
+from programs.faitheval import Unanswerable  # noqa: E402
+
+SETTINGS = {
+    "lures kept, min_kept 0.3 (faitheval/21)": {"lures": "keep", "min_kept": 0.3},
+    "lures removed, min_kept 0.3": {"lures": "remove", "min_kept": 0.3},
+    "lures removed, min_kept 0.2 (faitheval/22)": {"lures": "remove", "min_kept": 0.2},
+}
+
+
+def quoted_spans(note: str) -> list[str]:
+    quotes = re.findall(r'"([^"]{6,})"', note)
+    return [p.strip()[:25] for q in quotes for p in re.split(r"\.\.\.|…", q) if len(p.strip()) > 5]
+
+
+def read_cases() -> list[tuple[dict, dict]]:
+    cache: dict[str, dict] = {}
+    out = []
+    for line in READINGS.read_text(encoding="utf-8").splitlines():
+        v = json.loads(line)
+        if not v["id"].endswith(":unanswerable"):
+            continue
+        cache.setdefault(v["run"], records(v["run"]))
+        r = cache[v["run"]].get(v["id"])
+        if r and r.get("context") and str(r.get("program_version", "")).startswith("faitheval/2"):
+            out.append((v, r))
+    return out
+
+
+def main() -> None:
+    cases = read_cases()
+    print(f"{len(cases)} read cases of faitheval/20 and later\n")
+    print("| setting | accepted | of them valid (estimate) | share |\n|---|---:|---:|---:|")
+    for name, options in SETTINGS.items():
+        program = Unanswerable(removal="drop", **options)
+        counts: Counter = Counter()
+        for v, r in cases:
+            out = program(question=r["question"], context=r["original_context"], answers=r["original_answers"])
+            if out.rejection:
+                continue
+            spans = quoted_spans(v["note"])
+            valid = v["verdict"] == "valid" or (bool(spans) and not any(s in out.context for s in spans))
+            counts[valid] += 1
+        accepted = counts[True] + counts[False]
+        print(f"| {name} | {accepted} | {counts[True]} | {counts[True] / accepted:.1%} |")
+
+
+if __name__ == "__main__":
+    main()
