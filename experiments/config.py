@@ -120,7 +120,11 @@ EVALUATES_FILES_AS_GIVEN = frozenset({"evaluate"})
 
 class ValidationConfig(Strict):
     calibration_controls: int = Field(10, ge=0, description="judge control cases per condition, run with the judge")
-    calibration_source: str = Field("nq", description="QA rows the judge's control cases are made from")
+    calibration_source: str = Field(
+        "nq",
+        description="QA rows the judge's control cases were made from: a stored control set "
+        "(data/judge_controls/<name>.jsonl.gz, made by scripts/make_judge_controls.py)",
+    )
     judge_params: str = Field(
         "auto",
         description="judge method and parameters: auto (fitted for this judge "

@@ -1,5 +1,6 @@
 """The judge calibration that opens every judged run: the run's judge, with the run's parameters,
-on held-out controls (never the half its parameters were fitted on), accuracy per condition."""
+on held-out controls (never the half its parameters were fitted on), accuracy per condition. The
+controls are the stored set of the source (experiments/judging/control_set.py): a run reads them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import logging
 
 from tqdm import tqdm
 
-from experiments.judging.controls import CONDITIONS, held_out_controls
+from experiments.judging.control_set import read_controls
+from experiments.judging.controls import CONDITIONS
 from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_record
 from programs.judge import CaseJudge
@@ -43,7 +45,7 @@ def calibrate(
     source: str = "nq",
     progress: bool = True,
 ) -> dict[str, float]:
-    controls = held_out_controls(source, n_per_condition)
+    controls = read_controls(source, n_per_condition)
     judged = [
         judge_record(judge_lm, judge, c)
         for c in tqdm(
