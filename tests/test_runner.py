@@ -31,8 +31,8 @@ def scripted(monkeypatch):
     """Pivot: open-book right on even cases, closed-book right on every third; case 'boom' raises."""
     state = {}
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         state["examples"] = examples
         opened = {e.id: (e.answers[0] if i % 2 == 0 else "wrong") for i, e in enumerate(examples)}
         closed = {e.id: (e.answers[0] if i % 3 == 0 else "nope") for i, e in enumerate(examples)}
@@ -85,8 +85,8 @@ def test_seed_selection_run_checkpoints_and_tracks(isolated, scripted):
 def test_case_errors_are_recorded_and_budget_stops(isolated, monkeypatch):
     config = make_config(isolated, limit=12, error_budget=0.25, min_cases_before_budget=4)
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         # no scripted answers at all: DummyLM replies "No more responses" which does not parse as JSON
         resolved = scripted_pivot(examples, {}, {})
         resolved.lm.answers = {}
