@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,26 +91,20 @@ def run(resolved: ResolvedRun) -> RunResult:
     config = resolved.config
     run = _prepare(resolved)
     started = time.perf_counter()
-    tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
-    with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
+    with _tracked(config, run) as parent:
         if config.run.autolog_traces:
             import mlflow
 
             mlflow.dspy.autolog()
         try:
-            _log_inputs(config, run)
             v = config.validation
-            calibration = (
-                calibrate(
-                    run.lms["judge"],
-                    run.run_judge,
-                    v.calibration_controls,
-                    v.min_judge_accuracy,
-                    v.calibration_source,
-                    resolved.progress,
-                )
-                if run.judge_params is not None and v.calibration_controls
-                else {}
+            calibration = calibrate(
+                run.lms.get("judge"),
+                run.run_judge,
+                v.calibration_controls,
+                v.min_judge_accuracy,
+                v.calibration_source,
+                resolved.progress,
             )
             _map_all(resolved, run, started)
         finally:
@@ -121,8 +116,9 @@ def run(resolved: ResolvedRun) -> RunResult:
                 mlflow.flush_trace_async_logging()
         seed_ids = {e.id for e in run.data.examples}
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
+        summary = run.task.summarize(records)
         seconds = time.perf_counter() - started
-        metrics = _metrics(run, records, calibration, seconds)
+        metrics = _metrics(run, summary, records, calibration, seconds)
         _log_outputs(config, run, records, metrics)
     run.store.close()
     errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
@@ -220,28 +216,37 @@ def _prepare(resolved: ResolvedRun) -> _Run:
     return _Run(run_id, store, logged_config, data, lms, judge_params, task, run_judge, todo, earlier)
 
 
-def _log_inputs(config: ExperimentConfig, run: _Run) -> None:
-    """The resolved config, the models, the seeds and the judge's parameters, before any case runs."""
+@contextmanager
+def _tracked(config: ExperimentConfig, run: _Run):
+    """The run's MLflow parent run, opened with what the run starts from logged before any case runs: the
+    resolved config, the models, the seeds and the judge's parameters."""
     import mlflow
 
     data, lms = run.data, run.lms
-    tracking.log_params(tracking.flatten(run.logged_config))
-    tracking.log_params({"run.resumed_cases": len(data.examples) - len(run.todo)})
-    mlflow.log_dict(run.logged_config, "config.json")
-    mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
-    tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
-    tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
-    if hasattr(run.task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
-        tracking.log_params(run.task.tracking_params())
-    if data.filter_counts:
-        tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
-    if run.judge_params is not None:
-        tracking.log_params(describe(run.judge_params))
-        mlflow.log_dict(run.judge_params, "judge_params.json")
+    judge = describe(run.judge_params) if run.judge_params is not None else {}
+    tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
+    with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
+        tracking.log_params(tracking.flatten(run.logged_config))
+        tracking.log_params({"run.resumed_cases": len(data.examples) - len(run.todo)})
+        mlflow.log_dict(run.logged_config, "config.json")
+        mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
+        tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
+        tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
+        if hasattr(run.task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
+            tracking.log_params(run.task.tracking_params())
+        if data.filter_counts:
+            tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+        if run.judge_params is not None:
+            tracking.log_params(judge)
+            mlflow.log_dict(run.judge_params, "judge_params.json")
+        yield parent
 
 
-def _metrics(run: _Run, records: list[dict], calibration: dict[str, float], seconds: float) -> dict[str, float]:
-    metrics = run.task.summarize(records)
+def _metrics(
+    run: _Run, summary: dict[str, float], records: list[dict], calibration: dict[str, float], seconds: float
+) -> dict[str, float]:
+    """The task's `summary` of the records, their errors, the judge's calibration, the time and the models' use."""
+    metrics = dict(summary)
     metrics.update(status_counts(records, "error"))
     metrics.update(calibration)
     metrics["wall_seconds"] = seconds

@@ -38,13 +38,16 @@ def calibration_metrics(judged: list[dict], prefix: str = "judge_calibration") -
 
 
 def calibrate(
-    judge_lm: ResolvedLM,
-    judge: CaseJudge,
+    judge_lm: ResolvedLM | None,
+    judge: CaseJudge | None,
     n_per_condition: int,
     min_accuracy: float,
     source: str = "nq",
     progress: bool = True,
 ) -> dict[str, float]:
+    """The judge's accuracy per condition; none where the run has no judge of its own or asks for no controls."""
+    if judge is None or not n_per_condition:
+        return {}
     controls = read_controls(source, n_per_condition)
     judged = [
         judge_record(judge_lm, judge, c)
