@@ -98,3 +98,18 @@ def test_case_errors_are_recorded_and_budget_stops(isolated, monkeypatch):
     records = RunStore(RunStore.new_id(config.name, config.digest())).records()
     assert len(records) == 4  # stopped as soon as the budget was exceeded, every case kept
     assert all(r["status"] == "error:parse" for r in records), json.dumps(records)[:300]
+
+
+def test_a_run_with_nothing_left_to_do_still_answers_to_the_budget(isolated, monkeypatch):
+    config = make_config(isolated, limit=4, error_budget=0.25, min_cases_before_budget=4)
+
+    def build_lms(run):
+        resolved = scripted_pivot(runner.load_data(run.config).examples, {}, {})
+        resolved.lm.answers = {}  # no reply parses: every case is error:parse
+        return {"pivot": resolved}
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 cases errored"):
+        runner.run_experiment(config, progress=False)
+    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 cases errored"):  # every case finished: none runs again
+        runner.run_experiment(config, progress=False)
