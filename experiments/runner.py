@@ -223,7 +223,7 @@ def _tracked(config: ExperimentConfig, run: _Run):
     import mlflow
 
     data, lms = run.data, run.lms
-    judge = describe(run.judge_params) if run.judge_params is not None else {}
+    judge_described = describe(run.judge_params) if run.judge_params is not None else {}
     tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
     with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
         tracking.log_params(tracking.flatten(run.logged_config))
@@ -237,7 +237,7 @@ def _tracked(config: ExperimentConfig, run: _Run):
         if data.filter_counts:
             tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
         if run.judge_params is not None:
-            tracking.log_params(judge)
+            tracking.log_params(judge_described)
             mlflow.log_dict(run.judge_params, "judge_params.json")
         yield parent
 
