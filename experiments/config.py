@@ -32,6 +32,7 @@ from pydantic import (
 
 # The LM settings type lives with the LM runtime, a layer below; the schema holds it in models.
 from experiments.lm.labels import assign_labels
+from experiments.lm.pool import CoreSplit, plan_split
 from experiments.lm.settings import LMConfig
 from experiments.secrets import is_secret_name
 from experiments.splits import DEVELOPMENT_ROWS
@@ -108,6 +109,13 @@ class RunConfig(Strict):
     ray: RayConfig = Field(RayConfig(), description="the Ray cluster and its actors, with executor: ray")
     autolog_traces: bool = Field(False, description="record every DSPy call as an MLflow trace (large stores)")
 
+    def core_split(self) -> CoreSplit:
+        """Contexts and threads of each local model in the process that decodes: here, one context per
+        parallel case (at most one per core); on Ray, each actor runs one case on its reserved CPUs."""
+        if self.executor == "ray":
+            return CoreSplit(contexts=1, threads=self.ray.worker_cpus, cores=self.ray.worker_cpus)
+        return plan_split(self.threads, self.local_contexts)
+
 
 # How a run is executed, not what it computes: changing these resumes the same run.
 EXECUTION_KEYS = frozenset({"threads", "local_contexts", "executor", "ray"})
@@ -120,7 +128,11 @@ EVALUATES_FILES_AS_GIVEN = frozenset({"evaluate"})
 
 class ValidationConfig(Strict):
     calibration_controls: int = Field(10, ge=0, description="judge control cases per condition, run with the judge")
-    calibration_source: str = Field("nq", description="QA rows the judge's control cases are made from")
+    calibration_source: str = Field(
+        "nq",
+        description="QA rows the judge's control cases were made from: a stored control set "
+        "(data/judge_controls/<name>.jsonl.gz, made by scripts/make_judge_controls.py)",
+    )
     judge_params: str = Field(
         "auto",
         description="judge method and parameters: auto (fitted for this judge "
@@ -221,6 +233,19 @@ class ExperimentConfig(Strict):
                 "process before any case); use run.executor: local"
             )
         return self
+
+    def models_of(self, roles: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, LMConfig | list[LMConfig]]:
+        """The model entries of a task's roles ("targets" and "pivots" are lists); a role in `roles` the config
+        leaves unset is a ConfigError, one in `optional` is left out."""
+        models: dict[str, LMConfig | list[LMConfig]] = {}
+        for role in (*roles, *optional):
+            entry = getattr(self.models, role)
+            if entry:
+                models[role] = list(entry) if isinstance(entry, list) else entry
+            elif role not in optional:
+                some = "at least one" if isinstance(entry, list) else "one"
+                raise ConfigError(f"models.{role}: task {self.task!r} needs {some}; add it to the config")
+        return models
 
     def applies_reeval_filters(self) -> bool:
         """data.reeval_filters, or its default: off where the task evaluates files as given."""

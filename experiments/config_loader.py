@@ -1,5 +1,6 @@
 """Loading a config for use: the schema (experiments.config), then what the schema cannot know from
-below — the task registry (the task's name, its options, its own checks) and the data source.
+below — the task registry (the task's name, its options, its own checks), the data source and the judge's
+stored control set.
 
 A long run never dies an hour in on a typo: every check here runs before any LM call.
 """
@@ -20,6 +21,7 @@ from experiments.config import (
 )
 from experiments.config import config_from_dict as _schema_from_dict
 from experiments.data.registry import resolve_dataset
+from experiments.judging.control_set import read_header
 from experiments.lm.providers import known_providers, provider_problem
 
 __all__ = ["CONFIG_DIR", "DEFAULT_CONFIG", "ConfigError", "ExperimentConfig", "config_from_dict", "load_config"]
@@ -30,6 +32,7 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     config = read_config(path, overrides, tasks=_tasks())
     _check_providers(path, config)
     _check_data_path(path, config)
+    _check_calibration(path, config)
     return config
 
 
@@ -71,3 +74,20 @@ def _check_data_path(path: Path, config: ExperimentConfig) -> None:
         resolve_dataset(config.data.source)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         raise ConfigError(f"{path}: data.source: {exc}") from None
+
+
+def _check_calibration(path: Path, config: ExperimentConfig) -> None:
+    """A judged run opens on the stored controls of validation.calibration_source: they must be there, and
+    hold as many per condition as the config asks for."""
+    v = config.validation
+    if config.models.judge is None or not v.calibration_controls:
+        return
+    try:
+        stored = read_header(v.calibration_source)["per_condition"]
+    except (FileNotFoundError, ValueError) as exc:
+        raise ConfigError(f"{path}: validation.calibration_source: {exc}") from None
+    if v.calibration_controls > stored:
+        raise ConfigError(
+            f"{path}: validation.calibration_controls: {v.calibration_controls} per condition; the stored "
+            f"controls of {v.calibration_source!r} hold {stored} per condition: ask for {stored} or fewer"
+        )

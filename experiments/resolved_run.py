@@ -1,7 +1,8 @@
 """A run resolved once, before anything runs: the environment's offline defaults, the case set a `run:<config>`
-source names, the task's registration and its validated options, the run id (resumed or fresh) and how this
-invocation runs it. The runner and the tasks that drive their own stages receive this object and read it; none
-of them resolves any of it again.
+source names, the task's registration and its validated options, the models of the task's roles and how this
+process's local models share its cores, the run id (resumed or fresh) and how this invocation runs it. The
+runner, the Ray workers and the tasks that drive their own stages receive this object and read it; none of them
+resolves any of it again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from experiments import task_registry
 from experiments.case_sets import is_run_source, resolve_run_source
 from experiments.config import ExperimentConfig
 from experiments.lm.offline import apply_offline_defaults
+from experiments.lm.pool import CoreSplit
+from experiments.lm.settings import LMConfig
 from experiments.run_store import RunStore, RunStoreError
 from experiments.tracking import flatten
 
@@ -24,6 +27,8 @@ class ResolvedRun:
     config: ExperimentConfig  # a `run:<config>` source names the run id whose cases it reads
     task: task_registry.Registered
     options: BaseModel  # the task's `Options`, validated
+    models: dict[str, LMConfig | list[LMConfig]]  # by role, the roles the task uses ("targets", "pivots": lists)
+    split: CoreSplit  # how the local models of a process share its cores
     run_id: str
     retry_errors: bool = False  # redo the cases that ended in error:<kind>
     progress: bool = True
@@ -60,7 +65,10 @@ def resolve_run(
     options = task.Options.model_validate(config.options)
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
     _check_same_config(RunStore(run_id), config)
-    return ResolvedRun(config, task, options, run_id, retry_errors, progress, ray_address)
+    models = config.models_of(task.cls.roles, getattr(task.cls, "optional_roles", ()))
+    return ResolvedRun(
+        config, task, options, models, config.run.core_split(), run_id, retry_errors, progress, ray_address
+    )
 
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:

@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from experiments import tracking
+from experiments.case_loop import map_cases
 from experiments.case_sets import is_run_source, read_run_cases
-from experiments.config import EVALUATES_FILES_AS_GIVEN, ConfigError, ExperimentConfig
+from experiments.config import EVALUATES_FILES_AS_GIVEN, ExperimentConfig
 from experiments.data.errors import DataError
 from experiments.data.files import content_sha256
 from experiments.data.loaders import load_multiple_choice, load_qa
 from experiments.data.registry import resolve_dataset
-from experiments.errors import ErrorBudgetExceeded, budget_rule, check_budget
-from experiments.executors import WorkerSpec, build_task, local_split, make_executor, merge_usage, role_lms
+from experiments.errors import ErrorBudgetExceeded, budget_rule
+from experiments.executors import WorkerSpec, build_lms, build_task, make_executor, merge_usage, role_lms
 from experiments.external_cases import load_external_cases
 from experiments.filters import apply_reeval_filters
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, resolve_params
-from experiments.lm import registry
 from experiments.resolved_run import ResolvedRun, resolve_run
 from experiments.run_store import RunStore
 from experiments.splits import select_split
@@ -83,25 +82,6 @@ def load_data(config: ExperimentConfig) -> LoadedData:
     return LoadedData(examples, Path(path), content_sha256(path), counts)
 
 
-def build_lms(config: ExperimentConfig, roles: tuple[str, ...], optional: tuple[str, ...] = ()):
-
-    split = local_split(config.run)
-    lms = {}
-    for role in (*roles, *optional):
-        if role in ("targets", "pivots"):
-            if not getattr(config.models, role):
-                raise ConfigError(f"models.{role}: task {config.task!r} needs at least one; add it to the config")
-            lms[role] = [registry.build_lm(c, role.removesuffix("s"), split) for c in getattr(config.models, role)]
-            continue
-        lm_config = getattr(config.models, role)
-        if lm_config is None:
-            if role in optional:
-                continue
-            raise ConfigError(f"models.{role}: task {config.task!r} needs one; add it to the config")
-        lms[role] = registry.build_lm(lm_config, role, split)
-    return lms
-
-
 def run_experiment(config: ExperimentConfig, **invocation) -> RunResult:
     """A config of a case-loop task, resolved and run; `invocation` as `experiments.resolved_run.resolve_run`'s."""
     return run(resolve_run(config, **invocation))
@@ -111,15 +91,21 @@ def run(resolved: ResolvedRun) -> RunResult:
     config = resolved.config
     run = _prepare(resolved)
     started = time.perf_counter()
-    tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
-    with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
+    with _tracked(config, run) as parent:
         if config.run.autolog_traces:
             import mlflow
 
             mlflow.dspy.autolog()
         try:
-            _log_inputs(config, run)
-            calibration = _calibrate(config, run, resolved.progress)
+            v = config.validation
+            calibration = calibrate(
+                run.lms.get("judge"),
+                run.run_judge,
+                v.calibration_controls,
+                v.min_judge_accuracy,
+                v.calibration_source,
+                resolved.progress,
+            )
             _map_all(resolved, run, started)
         finally:
             if config.run.autolog_traces:
@@ -130,8 +116,9 @@ def run(resolved: ResolvedRun) -> RunResult:
                 mlflow.flush_trace_async_logging()
         seed_ids = {e.id for e in run.data.examples}
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
+        summary = run.task.summarize(records)
         seconds = time.perf_counter() - started
-        metrics = _metrics(run, records, calibration, seconds)
+        metrics = _metrics(run, summary, records, calibration, seconds)
         _log_outputs(config, run, records, metrics)
     run.store.close()
     errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
@@ -150,19 +137,14 @@ def _map_all(resolved: ResolvedRun, run: _Run, started: float) -> None:
 
     config = resolved.config
     seed_ids = {e.id for e in run.data.examples}
-    todo_ids = {e.id for e in run.todo}
-    total = len(run.data.examples)
-    earlier = [r for r in run.store.records() if r["seed_id"] in seed_ids and r["seed_id"] not in todo_ids]
     spec = WorkerSpec(resolved, run.judge_params, run.data.examples, str(run.store.dir), build_lms)
     try:
         with make_executor(config.run, run.task, spec, resolved.ray_address) as executor:
             try:
-                _map_cases(executor, run.todo, run.store, config, resolved.progress, earlier, total)
+                map_cases(executor, run.todo, run.store, config, resolved.progress, run.earlier, len(run.data.examples))
             finally:
                 tracking.log_params(executor.describe())
                 merge_usage(run.lms, executor.usage())
-        if not run.todo:  # nothing left to do: the run's cases still answer to the budget
-            check_budget(earlier, config.run.error_budget, config.run.min_cases_before_budget, total)
     except ErrorBudgetExceeded:
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
         stopped = {
@@ -190,10 +172,11 @@ class _Run:
     task: object
     run_judge: object
     todo: list
+    earlier: list[dict]  # the records of the seeds earlier invocations finished
 
 
 def _prepare(resolved: ResolvedRun) -> _Run:
-    config, task_cls, run_id = resolved.config, resolved.task.cls, resolved.run_id
+    config, run_id = resolved.config, resolved.run_id
     store = RunStore(run_id)
     logged_config = config.model_dump(mode="json")
 
@@ -210,7 +193,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
             f"{config.data.source}: no cases left to run after data.offset and the filters "
             f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false"
         )
-    lms = build_lms(config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
+    lms = build_lms(resolved)
     judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
         v = config.validation
@@ -221,6 +204,8 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=resolved.retry_errors)
     todo = [e for e in data.examples if e.id not in done]
+    seed_ids, todo_ids = {e.id for e in data.examples}, {e.id for e in todo}
+    earlier = [r for r in store.records() if r["seed_id"] in seed_ids and r["seed_id"] not in todo_ids]
     logger.info(
         "run %s: %d cases, %d already finished, %d to do",
         run_id,
@@ -228,41 +213,40 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         len(data.examples) - len(todo),
         len(todo),
     )
-    return _Run(run_id, store, logged_config, data, lms, judge_params, task, run_judge, todo)
+    return _Run(run_id, store, logged_config, data, lms, judge_params, task, run_judge, todo, earlier)
 
 
-def _log_inputs(config: ExperimentConfig, run: _Run) -> None:
-    """The resolved config, the models, the seeds and the judge's parameters, before any case runs."""
+@contextmanager
+def _tracked(config: ExperimentConfig, run: _Run):
+    """The run's MLflow parent run, opened with what the run starts from logged before any case runs: the
+    resolved config, the models, the seeds and the judge's parameters."""
     import mlflow
 
     data, lms = run.data, run.lms
-    tracking.log_params(tracking.flatten(run.logged_config))
-    tracking.log_params({"run.resumed_cases": len(data.examples) - len(run.todo)})
-    mlflow.log_dict(run.logged_config, "config.json")
-    mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
-    tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
-    tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
-    if hasattr(run.task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
-        tracking.log_params(run.task.tracking_params())
-    if data.filter_counts:
-        tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
-    if run.judge_params is not None:
-        tracking.log_params(describe(run.judge_params))
-        mlflow.log_dict(run.judge_params, "judge_params.json")
+    judge_described = describe(run.judge_params) if run.judge_params is not None else {}
+    tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
+    with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
+        tracking.log_params(tracking.flatten(run.logged_config))
+        tracking.log_params({"run.resumed_cases": len(data.examples) - len(run.todo)})
+        mlflow.log_dict(run.logged_config, "config.json")
+        mlflow.log_dict({label: r.identity() for label, r in role_lms(lms)}, "models.json")
+        tracking.log_params(tracking.flatten({f"lm.{label}": r.identity() for label, r in role_lms(lms)}))
+        tracking.log_dataset(data.examples, config.data.source, str(data.path), data.sha256, "seeds")
+        if hasattr(run.task, "tracking_params"):  # e.g. the retrieval corpus hash and index of context enriching
+            tracking.log_params(run.task.tracking_params())
+        if data.filter_counts:
+            tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
+        if run.judge_params is not None:
+            tracking.log_params(judge_described)
+            mlflow.log_dict(run.judge_params, "judge_params.json")
+        yield parent
 
 
-def _calibrate(config: ExperimentConfig, run: _Run, progress: bool) -> dict[str, float]:
-    """The run's judge on held-out control cases, before it judges the run's own."""
-    if run.judge_params is None or not config.validation.calibration_controls:
-        return {}
-    v = config.validation
-    return calibrate(
-        run.lms["judge"], run.run_judge, v.calibration_controls, v.min_judge_accuracy, v.calibration_source, progress
-    )
-
-
-def _metrics(run: _Run, records: list[dict], calibration: dict[str, float], seconds: float) -> dict[str, float]:
-    metrics = run.task.summarize(records)
+def _metrics(
+    run: _Run, summary: dict[str, float], records: list[dict], calibration: dict[str, float], seconds: float
+) -> dict[str, float]:
+    """The task's `summary` of the records, their errors, the judge's calibration, the time and the models' use."""
+    metrics = dict(summary)
     metrics.update(status_counts(records, "error"))
     metrics.update(calibration)
     metrics["wall_seconds"] = seconds
@@ -308,19 +292,3 @@ def _usage_metrics(lms: dict) -> dict[str, float]:
     return {
         f"lm.{label}.{key}": value for label, resolved_lm in role_lms(lms) for key, value in resolved_lm.usage().items()
     }
-
-
-def _map_cases(
-    executor, todo: list, store: RunStore, config: ExperimentConfig, progress: bool, earlier: list[dict], total: int
-) -> None:
-    """Each finished case is checkpointed before the next result is taken; after each, the run's cases so
-    far (`earlier` ones included) answer to the error budget."""
-    records_so_far: list[dict] = list(earlier)
-    # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
-    with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar:
-        for records in executor.map(todo):
-            store.append(records)
-            records_so_far.extend(records)
-            bar.update(1)
-            bar.set_postfix(status=records[-1]["status"][:24])
-            check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget, total)

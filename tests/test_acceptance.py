@@ -197,7 +197,7 @@ def test_validation_acceptance_auto_gives_the_task_its_decision(isolated, monkey
 
     monkeypatch.setattr(acceptance, "load_params", lambda task: _params(task))
     lms = {"pivot": object(), "judge": object()}
-    base = {"name": "t", "task": "answer_swap", "data": {"source": "nq"}, "models": {}}
+    base = {"name": "t", "task": "answer_swap", "data": {"source": "nq"}, "models": {"pivot": {"name": "qwen2.5-0.5b"}}}
     on = ExperimentConfig.model_validate({**base, "validation": {"acceptance": "auto"}})
     off = ExperimentConfig.model_validate(base)
     task, _ = build_task(resolve_run(on), lms, None)

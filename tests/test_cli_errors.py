@@ -273,8 +273,8 @@ def test_error_budget_exceeded_says_how_to_go_on(isolated, monkeypatch):
     from experiments import runner
     from tests.fakes import scripted_pivot
 
-    def build_lms(config, roles, optional=()):
-        resolved = scripted_pivot(runner.load_data(config).examples, {}, {})
+    def build_lms(run):
+        resolved = scripted_pivot(runner.load_data(run.config).examples, {}, {})
         resolved.lm.answers = {}  # every reply fails to parse: error:parse on every case
         return {"pivot": resolved}
 

@@ -56,6 +56,20 @@ def test_unknown_data_source_is_an_error(tmp_path):
     assert "nq" in str(info.value)
 
 
+def test_a_judged_config_needs_its_stored_calibration_controls(tmp_path):
+    judged = {**GOOD, "models": {**GOOD["models"], "judge": {"name": "qwen2.5-0.5b"}}}
+    assert load_config(write(tmp_path, judged)).validation.calibration_source == "nq"
+    for validation, message in (
+        ({"calibration_source": "squad"}, "no stored judge controls for 'squad'"),
+        ({"calibration_controls": 51}, "hold 50 per condition"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            load_config(write(tmp_path, {**judged, "validation": validation}))
+    # no judge, or no controls asked for: nothing is read
+    load_config(write(tmp_path, {**GOOD, "validation": {"calibration_source": "squad"}}))
+    load_config(write(tmp_path, {**judged, "validation": {"calibration_source": "squad", "calibration_controls": 0}}))
+
+
 def test_unknown_task(tmp_path):
     with pytest.raises(ConfigError, match="did you mean|Did you mean"):
         load_config(write(tmp_path, {**GOOD, "task": "seed_selectoin"}))

@@ -73,7 +73,7 @@ def test_paired_evaluation_of_generated_cases(generated_run, isolated, monkeypat
     monkeypatch.setattr(
         runner,
         "build_lms",
-        lambda config, roles, optional=(): {"targets": [target("faithful", faithful), target("stubborn", stubborn)]},
+        lambda run: {"targets": [target("faithful", faithful), target("stubborn", stubborn)]},
     )
     result = runner.run_experiment(eval_config(isolated, generated_run), progress=False)
     records = RunStore(result.run_id).records()
@@ -113,7 +113,7 @@ def test_external_flat_file_needs_no_generation(isolated, monkeypatch):
     monkeypatch.setattr(
         runner,
         "build_lms",
-        lambda config, roles, optional=(): {"targets": [target("t", {"capital": {"answer": "Paris"}})]},
+        lambda run: {"targets": [target("t", {"capital": {"answer": "Paris"}})]},
     )
     result = runner.run_experiment(eval_config(isolated, str(path), settings=("open_book",)), progress=False)
     records = RunStore(result.run_id).records()
@@ -139,7 +139,7 @@ def test_judge_entailment_fallback_end_to_end(isolated, monkeypatch):
     monkeypatch.setattr(
         runner,
         "build_lms",
-        lambda config, roles, optional=(): {
+        lambda run: {
             "targets": [target("t", {"capital": {"answer": "It is Paris"}})],
             "judge": judge,
         },

@@ -49,7 +49,7 @@ def faithful_and_stubborn(rows, perturbed_reply=None):
 
 
 def evaluate(tmp_path, monkeypatch, source, targets, settings=("closed_book", "open_book"), data=None):
-    monkeypatch.setattr(runner, "build_lms", lambda config, roles, optional=(): {"targets": targets})
+    monkeypatch.setattr(runner, "build_lms", lambda run: {"targets": targets})
     path = tmp_path / "eval.yaml"
     path.write_text(
         yaml.safe_dump(

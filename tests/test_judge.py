@@ -377,6 +377,15 @@ def test_calibration_seeds_are_disjoint_from_what_generation_configs_perturb():
     assert all(sum(c["condition"] == k for c in held) == 3 for k in ctl.CONDITIONS)
 
 
+def test_the_stored_controls_are_what_the_code_makes():
+    """A run reads the stored set (data/judge_controls/); after a change to how controls are made, run
+    `python3 scripts/make_judge_controls.py` again."""
+    from experiments.judging.control_set import PER_CONDITION, read_controls, read_header
+
+    assert read_header("nq")["per_condition"] == PER_CONDITION
+    assert read_controls("nq", 3) == ctl.held_out_controls("nq", 3)
+
+
 # -- fitting -------------------------------------------------------------------------------------
 
 

@@ -30,8 +30,8 @@ CHILD = textwrap.dedent("""
     from experiments.config_loader import load_config
     from tests.fakes import scripted_pivot
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         return {"pivot": scripted_pivot(examples, {}, {e.id: e.answers[0] for e in examples})}
 
     runner.build_lms = build_lms
@@ -91,8 +91,8 @@ def test_a_rerun_completes_logging_interrupted_by_a_kill(isolated, monkeypatch, 
     assert killed.info.status == "RUNNING"  # nobody ended it
     assert len(store.records()) == 6  # every case was checkpointed before the logging began
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         return {"pivot": scripted_pivot(examples, {}, {e.id: e.answers[0] for e in examples})}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
@@ -149,8 +149,8 @@ def test_a_live_run_is_not_taken_over(isolated, monkeypatch):
         assert pid_of_other == str(os.getpid())
     mlflow.MlflowClient().update_run(live.info.run_id, status="RUNNING")  # as if still logging
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         return {"pivot": scripted_pivot(examples, {}, {e.id: e.answers[0] for e in examples})}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)

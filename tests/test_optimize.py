@@ -59,10 +59,10 @@ def scripted_roles(monkeypatch):
     }
     monkeypatch.setattr("tests.test_tasks_end_to_end.FORMAT_ANSWERS", answers)
 
-    def build_lms(config, roles, optional=()):
-        lm = scripted_lm(runner.load_data(config).examples, config.task)
+    def build_lms(run):
+        lm = scripted_lm(runner.load_data(run.config).examples, run.config.task)
         lms = {role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None) for role in ("pivot", "judge")}
-        lms["targets"] = [ResolvedLM("target", t, lm, None) for t in config.models.targets]
+        lms["targets"] = [ResolvedLM("target", t, lm, None) for t in run.config.models.targets]
         return lms
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
@@ -238,10 +238,10 @@ def scripted_pivots(monkeypatch):
 
     from tests.test_tasks_end_to_end import FORMAT_ANSWERS
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
-        good = scripted_lm(examples, config.task)
-        bad = scripted_lm(examples, config.task)
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
+        good = scripted_lm(examples, run.config.task)
+        bad = scripted_lm(examples, run.config.task)
         # nothing on the first try, nothing in a retry's list (answer_swap/13)
         bad.answers = {
             **bad.answers,
@@ -249,13 +249,13 @@ def scripted_pivots(monkeypatch):
             "`answers`": {"answers": []},
         }
         assert "`wrong_answer`." in FORMAT_ANSWERS
-        pivots = [ResolvedLM("pivot", c, lm, None) for c, lm in zip(config.models.pivots, (good, bad), strict=True)]
+        pivots = [ResolvedLM("pivot", c, lm, None) for c, lm in zip(run.config.models.pivots, (good, bad), strict=True)]
         for resolved in pivots:
             resolved.lm.model = f"dummy/{resolved.config.name}"
         return {
             "pivots": pivots,
             "judge": ResolvedLM("judge", LMConfig(name="dummy/judge"), good, None),
-            "targets": [ResolvedLM("target", t, good, None) for t in config.models.targets],
+            "targets": [ResolvedLM("target", t, good, None) for t in run.config.models.targets],
         }
 
     monkeypatch.setattr(runner, "build_lms", build_lms)

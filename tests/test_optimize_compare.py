@@ -41,14 +41,14 @@ def scripted(examples, knows: bool) -> dspy.utils.DummyLM:
 def roles(monkeypatch):
     """Each role its own scripted LM, counting its calls the way a local engine does."""
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         lms = {
             role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), scripted(examples, False), None)
             for role in ("pivot", "judge")
         }
         lms["targets"] = [
-            ResolvedLM("target", t, scripted(examples, i == 0), None) for i, t in enumerate(config.models.targets)
+            ResolvedLM("target", t, scripted(examples, i == 0), None) for i, t in enumerate(run.config.models.targets)
         ]
         return lms
 

@@ -48,7 +48,7 @@ class Scripted:
         self.delay = delay
         self.doomed = doomed
 
-    def __call__(self, config, roles, optional=()):
+    def __call__(self, run):
         examples = self.examples
         opened = {e.id: (e.answers[0] if i % 2 == 0 else "wrong") for i, e in enumerate(examples)}
         closed = {e.id: (e.answers[0] if i % 3 == 0 else "nope") for i, e in enumerate(examples)}

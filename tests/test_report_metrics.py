@@ -71,9 +71,7 @@ def _evaluate(isolated, monkeypatch):
     judge = lm(
         "dummy/judge", "judge", {"no idea": {"verdict": "not_entailment"}, "who built": {"verdict": "entailment"}}
     )
-    monkeypatch.setattr(
-        runner, "build_lms", lambda config, roles, optional=(): {"targets": [faithful, stubborn], "judge": judge}
-    )
+    monkeypatch.setattr(runner, "build_lms", lambda run: {"targets": [faithful, stubborn], "judge": judge})
     path = isolated / "eval.yaml"
     path.write_text(
         yaml.safe_dump(

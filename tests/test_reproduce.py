@@ -22,8 +22,8 @@ def small_nq(isolated):
 
 @pytest.fixture
 def scripted(monkeypatch):
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         opened = {e.id: e.answers[0] for e in examples}
         return {"pivot": scripted_pivot(examples, {}, opened)}
 
@@ -71,8 +71,8 @@ def test_changed_data_file_is_refused_by_name(isolated, small_nq, scripted):
 def test_a_different_answer_is_reported(isolated, small_nq, scripted, monkeypatch):
     first = make_run(isolated, small_nq)
 
-    def changed_pivot(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def changed_pivot(run):
+        examples = runner.load_data(run.config).examples
         return {"pivot": scripted_pivot(examples, {}, {e.id: "something else" for e in examples})}
 
     monkeypatch.setattr(runner, "build_lms", changed_pivot)

@@ -5,7 +5,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from experiments import launch, task_registry
-from experiments.config import ExperimentConfig
+from experiments.config import ConfigError, ExperimentConfig
 from experiments.resolved_run import ResolvedRun, resolve_run
 from experiments.run_store import RunStore, RunStoreError
 
@@ -66,3 +66,14 @@ def test_another_configs_run_is_refused_before_anything_runs(isolated, toy_task)
     with pytest.raises(RunStoreError, match="options.level: 1 there, 2 here"):
         launch.run_experiment(_config(level=2), run_id=run_id)
     assert len(toy_task) == 0
+
+
+def test_the_models_of_the_tasks_roles_are_resolved_with_the_run(isolated):
+    raw = {"name": "m", "task": "evaluate", "data": {"source": "nq"}}
+    targets = [{"name": "qwen2.5-0.5b"}, {"name": "smollm2-135m"}]
+    run = resolve_run(ExperimentConfig.model_validate({**raw, "models": {"targets": targets}}))
+    assert [c.name for c in run.models["targets"]] == ["qwen2.5-0.5b", "smollm2-135m"]
+    assert "judge" not in run.models  # optional, and unset
+    assert run.split.contexts >= 1
+    with pytest.raises(ConfigError, match="models.targets: task 'evaluate' needs at least one"):
+        resolve_run(ExperimentConfig.model_validate({**raw, "models": {}}))

@@ -23,8 +23,8 @@ CHILD = textwrap.dedent("""
     from experiments.config_loader import load_config
     from tests.fakes import scripted_pivot
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         resolved = scripted_pivot(examples, {}, {e.id: e.answers[0] for e in examples})
         slow = resolved.lm.forward
         def forward(*args, **kwargs):
@@ -69,8 +69,8 @@ def test_sigkill_then_resume_runs_each_case_once(isolated, monkeypatch):
     killed_at = len(store.records())
     assert 4 <= killed_at < 12
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         return {"pivot": scripted_pivot(examples, {}, {e.id: e.answers[0] for e in examples})}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)

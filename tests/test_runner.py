@@ -31,8 +31,8 @@ def scripted(monkeypatch):
     """Pivot: open-book right on even cases, closed-book right on every third; case 'boom' raises."""
     state = {}
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         state["examples"] = examples
         opened = {e.id: (e.answers[0] if i % 2 == 0 else "wrong") for i, e in enumerate(examples)}
         closed = {e.id: (e.answers[0] if i % 3 == 0 else "nope") for i, e in enumerate(examples)}
@@ -85,8 +85,8 @@ def test_seed_selection_run_checkpoints_and_tracks(isolated, scripted):
 def test_case_errors_are_recorded_and_budget_stops(isolated, monkeypatch):
     config = make_config(isolated, limit=12, error_budget=0.25, min_cases_before_budget=4)
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
         # no scripted answers at all: DummyLM replies "No more responses" which does not parse as JSON
         resolved = scripted_pivot(examples, {}, {})
         resolved.lm.answers = {}
@@ -98,3 +98,18 @@ def test_case_errors_are_recorded_and_budget_stops(isolated, monkeypatch):
     records = RunStore(RunStore.new_id(config.name, config.digest())).records()
     assert len(records) == 4  # stopped as soon as the budget was exceeded, every case kept
     assert all(r["status"] == "error:parse" for r in records), json.dumps(records)[:300]
+
+
+def test_a_run_with_nothing_left_to_do_still_answers_to_the_budget(isolated, monkeypatch):
+    config = make_config(isolated, limit=4, error_budget=0.25, min_cases_before_budget=4)
+
+    def build_lms(run):
+        resolved = scripted_pivot(runner.load_data(run.config).examples, {}, {})
+        resolved.lm.answers = {}  # no reply parses: every case is error:parse
+        return {"pivot": resolved}
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 cases errored"):
+        runner.run_experiment(config, progress=False)
+    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 cases errored"):  # every case finished: none runs again
+        runner.run_experiment(config, progress=False)

@@ -43,18 +43,14 @@ def scripted_lm(examples, task):
 
 @pytest.fixture
 def scripted(monkeypatch):
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
-        if config.task == "counterfactual":
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
+        if run.config.task == "counterfactual":
             FORMAT_ANSWERS["`paragraph`, then `justification`"]["paragraph"] = " ".join(
                 o for e in examples for o in e.options
             )  # names every option: the checks must reject it
-        lm = scripted_lm(examples, config.task)
-        return {
-            role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None)
-            for role in (*roles, *optional)
-            if getattr(config.models, role) is not None
-        }
+        lm = scripted_lm(examples, run.config.task)
+        return {role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None) for role in run.models}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
     monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())

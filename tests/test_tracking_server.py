@@ -31,12 +31,12 @@ def team_server(tmp_path, monkeypatch):
 def scripted(monkeypatch):
     """Generation roles and evaluation targets answer from a script (DummyLM); no model is loaded."""
 
-    def build_lms(config, roles, optional=()):
-        examples = runner.load_data(config).examples
-        if config.task == "evaluate":
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
+        if run.config.task == "evaluate":
             lm = scripted_lm(examples, "evaluate")
             return {"targets": [ResolvedLM("target", LMConfig(name="dummy/target"), lm, None)]}
-        lm = scripted_lm(examples, config.task)
+        lm = scripted_lm(examples, run.config.task)
         return {role: ResolvedLM(role, LMConfig(name=f"dummy/{role}"), lm, None) for role in ("pivot", "judge")}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)

@@ -40,7 +40,6 @@ from experiments.bench.sharing import Plan, plan
 from experiments.bench.stages import StageRunner, clean_metrics, digest, in_order, run_cases
 from experiments.bench.summary import stage_rows, task_rows, validity_figure
 from experiments.config import DataConfig, ExperimentConfig
-from experiments.executors import local_split
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, judge_from, resolve_params
 from experiments.lm.engine import release_models
@@ -98,7 +97,7 @@ class Bench:
         for name, data in (("data", self.nq), ("options.counterfactual_data", self.arc)):
             if data is not None and not data.examples:
                 raise BenchConfigError(f"{name}: no cases left to run (filter counts: {data.filter_counts})")
-        split = local_split(config.run)
+        split = run.split
         self.pivots = {c.label: build_lm(c, "pivot", split) for c in _pivot_configs(config)}
         self.judge_lm = build_lm(config.models.judge, "judge", split) if config.models.judge else None
         self.targets = {c.label: build_lm(c, "target", split) for c in config.models.targets}

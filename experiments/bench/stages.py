@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from experiments import tracking
-from experiments.errors import check_budget
+from experiments.case_loop import map_cases
 from experiments.executors.local import LocalExecutor
 from experiments.lm.engine import release_models
 from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore, stage_run_id
-from experiments.runner import _map_cases
 from experiments.validity.inputs import metric_key
 
 logger = logging.getLogger(__name__)
@@ -199,13 +198,10 @@ def run_cases(
     earlier = [r for r in store.records() if r["seed_id"] in ids and r["seed_id"] not in todo_ids]
     if executor is None:
         with LocalExecutor(unit, config.run.threads) as local:
-            _map_cases(local, todo, store, config, progress, earlier, len(examples))
+            map_cases(local, todo, store, config, progress, earlier, len(examples))
     else:
-        _map_cases(executor, todo, store, config, progress, earlier, len(examples))
-    records = in_order([r for r in store.records() if r["seed_id"] in ids], examples)
-    # A stage resumed near its end must still respect the budget over everything it holds.
-    check_budget(records, config.run.error_budget, config.run.min_cases_before_budget, len(examples))
-    return records, len(todo)
+        map_cases(executor, todo, store, config, progress, earlier, len(examples))
+    return in_order([r for r in store.records() if r["seed_id"] in ids], examples), len(todo)
 
 
 def in_order(records: list[dict], examples: list) -> list[dict]:

@@ -8,30 +8,21 @@ from experiments.config import RunConfig
 from experiments.executors.errors import ExecutorError
 from experiments.executors.local import LocalExecutor
 from experiments.executors.ray_actors import RayExecutor, ray_session
-from experiments.executors.worker import WorkerSpec, build_task, process_case, role_lms
-from experiments.lm.pool import CoreSplit, plan_split
+from experiments.executors.worker import WorkerSpec, build_lms, build_task, process_case, role_lms
 
 __all__ = [
     "ExecutorError",
     "LocalExecutor",
     "RayExecutor",
     "WorkerSpec",
+    "build_lms",
     "build_task",
-    "local_split",
     "make_executor",
     "merge_usage",
     "process_case",
     "ray_session",
     "role_lms",
 ]
-
-
-def local_split(run: RunConfig) -> CoreSplit:
-    """Contexts and threads of each local model in the process that decodes: here, one context per
-    parallel case (at most one per core); on Ray, each actor runs one case on its reserved CPUs."""
-    if run.executor == "ray":
-        return CoreSplit(contexts=1, threads=run.ray.worker_cpus, cores=run.ray.worker_cpus)
-    return plan_split(run.threads, run.local_contexts)
 
 
 def make_executor(run: RunConfig, task, spec: WorkerSpec, ray_address: str | None = None):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.errors import error_record
+from experiments.lm.registry import build_lm
 from experiments.resolved_run import ResolvedRun
 
 logger = logging.getLogger(__name__)
@@ -28,16 +29,26 @@ class WorkerSpec:
     judge_params: dict | None  # resolved by the driver: `run:<id>` params live in its run store
     examples: list  # the run's seeds, for tasks whose prepare() looks at them (demonstration pools)
     run_dir: str
-    build_lms: Callable  # experiments.runner.build_lms; tests swap in fakes
+    build_lms: Callable  # build_lms below; tests swap in fakes
 
     def build(self) -> tuple[dict, object]:
         """The run's models and task in this process (models load on their first call)."""
-        task_cls = self.run.task.cls
-        lms = self.build_lms(self.run.config, task_cls.roles, getattr(task_cls, "optional_roles", ()))
+        lms = self.build_lms(self.run)
         task, _ = build_task(self.run, lms, self.judge_params)
         if hasattr(task, "prepare"):
             task.prepare(self.examples, Path(self.run_dir))
         return lms, task
+
+
+def build_lms(run: ResolvedRun) -> dict:
+    """The run's models in this process, by role (a list for "targets" and "pivots"); nothing loads until the
+    first call."""
+    lms = {}
+    for role, entry in run.models.items():
+        entries = entry if isinstance(entry, list) else [entry]
+        built = [build_lm(config, role.removesuffix("s"), run.split) for config in entries]
+        lms[role] = built if isinstance(entry, list) else built[0]
+    return lms
 
 
 def build_task(run: ResolvedRun, lms: dict, judge_params: dict | None):

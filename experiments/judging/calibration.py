@@ -1,5 +1,6 @@
 """The judge calibration that opens every judged run: the run's judge, with the run's parameters,
-on held-out controls (never the half its parameters were fitted on), accuracy per condition."""
+on held-out controls (never the half its parameters were fitted on), accuracy per condition. The
+controls are the stored set of the source (experiments/judging/control_set.py): a run reads them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import logging
 
 from tqdm import tqdm
 
-from experiments.judging.controls import CONDITIONS, held_out_controls
+from experiments.judging.control_set import read_controls
+from experiments.judging.controls import CONDITIONS
 from experiments.lm.registry import ResolvedLM
 from experiments.validation import judge_record
 from programs.judge import CaseJudge
@@ -36,14 +38,17 @@ def calibration_metrics(judged: list[dict], prefix: str = "judge_calibration") -
 
 
 def calibrate(
-    judge_lm: ResolvedLM,
-    judge: CaseJudge,
+    judge_lm: ResolvedLM | None,
+    judge: CaseJudge | None,
     n_per_condition: int,
     min_accuracy: float,
     source: str = "nq",
     progress: bool = True,
 ) -> dict[str, float]:
-    controls = held_out_controls(source, n_per_condition)
+    """The judge's accuracy per condition; none where the run has no judge of its own or asks for no controls."""
+    if judge is None or not n_per_condition:
+        return {}
+    controls = read_controls(source, n_per_condition)
     judged = [
         judge_record(judge_lm, judge, c)
         for c in tqdm(

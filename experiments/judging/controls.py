@@ -305,8 +305,8 @@ def _pool_of(rows: tuple) -> list:
 
 
 def held_out_controls(source: str, n_per_condition: int) -> list[dict]:
-    """What a judged run is calibrated on: up to n held-out controls per condition, seeds and pool from one
-    read of `source`."""
+    """What a judged run is calibrated on, as the stored set holds it (experiments/judging/control_set.py): up to
+    n held-out controls per condition, seeds and pool from one read of `source`."""
     rows = _shipped_rows(source)
     seeds, pool = _seeds_of(rows), _pool_of(rows)
     return control_cases(seeds, n_per_condition, pool=pool, half="held_out")

@@ -43,7 +43,7 @@ def _shipped(judge_lm: ResolvedLM) -> tuple[dict[str, Any], str] | None:
         return None
     fitted = json.loads(path.read_text())
     want = fitted.get("judge", {}).get("file_sha256")
-    have = judge_lm.identity().get("file_sha256")
+    have = judge_lm.file_sha256
     if want and want != have:
         logger.warning(
             "%s: fitted for another file of %s (sha256 %s…); using the reasoned judge",

@@ -38,6 +38,12 @@ class ResolvedLM:
     def is_local(self) -> bool:
         return self.engine is not None
 
+    @property
+    def file_sha256(self) -> str | None:
+        """The hash of a local model's weights file (what a judge's fitted parameters are keyed by); None for a
+        provider's model."""
+        return get_spec(self.config.name).sha256 if self.is_local else None
+
     def adapter(self):
         import dspy
 
@@ -61,10 +67,9 @@ class ResolvedLM:
             "cache": cfg.cache,
         }
         if self.is_local:
-            spec = get_spec(cfg.name)
             # the build's CPU features; the split: contexts × threads per context, out of the process's cores
             ident.update(
-                file_sha256=spec.sha256,
+                file_sha256=self.file_sha256,
                 n_ctx=cfg.n_ctx,
                 runtime="llama-cpp-python",
                 llama_cpp_features=engine.build_features(),

@@ -35,7 +35,7 @@ from experiments.optimize_compare.review import reviewed_validity
 from experiments.resolved_run import ResolvedRun
 from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore
-from experiments.tasks.optimize import DIALED, UNCOMPILED, OptimizeOptions, OptimizeTask
+from experiments.tasks.optimize import DIALED, UNCOMPILED, OptimizeOptions
 from programs.target_reader import VERSION as READER_VERSION
 
 logger = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class Comparison:
         self.options = run.options
         self.store = RunStore(run.run_id)
         self.data = runner.load_data(config)
-        self.lms = runner.build_lms(config, OptimizeTask.roles)
+        self.lms = runner.build_lms(run)
         # The judge of the generator's cases, with the method measured for them (as `task: optimize` and the
         # bench judge): OptimizeTask's own default is the plain reasoned judge.
         v = config.validation
