@@ -14,3 +14,15 @@ def test_sentences_split_on_several_threads_at_once_are_those_split_alone():
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(lambda t: [(s.start, s.text) for s in split_sentences(t)], texts * 3))
     assert together == alone * 3
+
+
+def test_no_boundary_inside_an_open_quotation():
+    from programs.sentences import split_sentences
+
+    text = "`` Where Have All the Flowers Gone ? '' is a folk song . Pete Seeger wrote it ."
+    assert [s.text for s in split_sentences(text)] == [
+        "`` Where Have All the Flowers Gone ? '' is a folk song .",
+        "Pete Seeger wrote it .",
+    ]
+    # a quotation never closed leaves the boundaries as they were
+    assert len(split_sentences("`` He left . She stayed . They met .")) == 3
