@@ -46,6 +46,21 @@ def records(run: str) -> dict[str, dict]:
     return {}
 
 
+def read_unanswerable() -> list[tuple[dict, dict]]:
+    """(verdict, record as read) of every read unanswerable case whose record is archived, in reading order."""
+    cache: dict[str, dict] = {}
+    out = []
+    for line in READINGS.read_text(encoding="utf-8").splitlines():
+        v = json.loads(line)
+        if not v["id"].endswith(":unanswerable"):
+            continue
+        cache.setdefault(v["run"], records(v["run"]))
+        r = cache[v["run"]].get(v["id"])
+        if r and r.get("context"):
+            out.append((v, r))
+    return out
+
+
 def unanswerable_checks(r: dict) -> dict[str, bool]:
     context, original, answers, question = r["context"], r["original_context"], r["original_answers"], r["question"]
     opening = split_sentences(original)[0].text if original else ""

@@ -28,7 +28,7 @@ from experiments.lm import registry  # noqa: E402
 from experiments.lm.settings import LMConfig  # noqa: E402
 from programs.faitheval import gives_answer  # noqa: E402
 from programs.sentences import split_sentences  # noqa: E402
-from scripts.measure_general_checks import READINGS, records  # noqa: E402
+from scripts.measure_general_checks import read_unanswerable  # noqa: E402
 
 
 class ClosestAnswer(dspy.Signature):
@@ -61,16 +61,10 @@ class RemainingTrace(dspy.Signature):
 
 def read_cases() -> list[tuple[dict, dict]]:
     """Read unanswerable cases, newest generator versions first, one per distinct text."""
-    cache: dict[str, dict] = {}
     out, seen = [], set()
-    for line in READINGS.read_text(encoding="utf-8").splitlines():
-        v = json.loads(line)
-        if not v["id"].endswith(":unanswerable"):
-            continue
-        cache.setdefault(v["run"], records(v["run"]))
-        r = cache[v["run"]].get(v["id"])
-        key = (r or {}).get("question", "") + "\x00" + str((r or {}).get("context"))
-        if r and r.get("context") and key not in seen:
+    for v, r in read_unanswerable():
+        key = (r["question"], r["context"])
+        if key not in seen:
             seen.add(key)
             out.append((v, r))
     out.sort(key=lambda vr: not str(vr[1].get("program_version", "")).startswith("faitheval/2"))

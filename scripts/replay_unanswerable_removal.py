@@ -11,7 +11,6 @@ fresh rows before any figure is reported.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections import Counter
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from programs.faitheval import Unanswerable  # noqa: E402
-from scripts.measure_general_checks import READINGS, records  # noqa: E402
+from scripts.measure_general_checks import read_unanswerable  # noqa: E402
 
 # The readings the faitheval/22 removal was chosen on; its own fresh reading is the test of that choice.
 REPLAYED = ("faitheval/20", "faitheval/21")
@@ -38,17 +37,7 @@ def quoted_spans(note: str) -> list[str]:
 
 
 def read_cases() -> list[tuple[dict, dict]]:
-    cache: dict[str, dict] = {}
-    out = []
-    for line in READINGS.read_text(encoding="utf-8").splitlines():
-        v = json.loads(line)
-        if not v["id"].endswith(":unanswerable"):
-            continue
-        cache.setdefault(v["run"], records(v["run"]))
-        r = cache[v["run"]].get(v["id"])
-        if r and r.get("context") and r.get("program_version") in REPLAYED:
-            out.append((v, r))
-    return out
+    return [(v, r) for v, r in read_unanswerable() if r.get("program_version") in REPLAYED]
 
 
 def main() -> None:
