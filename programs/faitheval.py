@@ -57,13 +57,14 @@ def gives_answer(text: str, answers: list[str]) -> bool:
 # like the answer is left for a reader to latch on to).
 REMOVALS = ("window", "drop", "rewrite")
 # Lures: sentences holding another value of the answer's type (another date or year for a date answer, another
-# number for a number answer; for a name, another name about the question's subject). Removed, little is left
-# to guess from; kept, a reader unwilling to abstain finds a wrong answer.
+# number for a number answer; for a name, another name about the question's subject, or any name beside the
+# answer's sentence). Removed, little is left to guess from; kept, a reader unwilling to abstain finds a wrong
+# answer, and what stood beside the answer often still narrows it down.
 LURES = ("remove", "keep")
 # Background: passages retrieved from the pool by the question, set around the rest of the passage (which stands
 # in the middle). More text on the topic gives a reader unwilling to abstain more to answer from; a passage that
-# names the answer, offers another candidate of its type or restates the question is skipped, and the checks
-# below read the whole context.
+# names the answer, offers another candidate of its type, restates the question or (for a date answer) holds any
+# date is skipped, and the checks below read the whole context.
 MAX_BACKGROUND = 8
 
 
