@@ -35,7 +35,7 @@ import re
 
 from .checks import SENTENCE_BREAK, _stem, content_stems, mentions_any_form
 from .normalize import normalize_answer
-from .surface_forms import Unit, answer_kind, find_forms, units_match, units_of
+from .surface_forms import Unit, answer_kind, dates_or_years, find_forms, units_match, units_of
 
 _GENERIC_QUESTION_WORDS = frozenset(
     _stem(w)
@@ -241,14 +241,8 @@ def competing_candidates(passage: str, question: str, answers: list[str]) -> lis
         for sentence in _sentences(passage):
             if not about_subject(sentence, question):
                 continue
-            for unit in units_of(sentence):
-                is_date = unit.kind == "date" or (
-                    unit.kind == "num"
-                    and unit.style == "digits"
-                    and unit.value == unit.value.to_integral_value()
-                    and 1000 <= unit.value <= 2100
-                )
-                if is_date and not _is_answer_value(unit, answer_units):
+            for unit in dates_or_years(sentence):
+                if not _is_answer_value(unit, answer_units):
                     found.append(sentence[unit.start : unit.end])
         return found
     if kind == "number":

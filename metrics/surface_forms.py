@@ -294,6 +294,11 @@ def _year_like(unit: Unit) -> bool:
     return unit.kind == "num" and unit.style == "digits" and v == v.to_integral_value() and 1000 <= v <= 2100
 
 
+def dates_or_years(text: str) -> list[Unit]:
+    """The dates and bare years (four digits, 1000-2100) of a text: what a reader takes for an answer to "when"."""
+    return [u for u in units_of(text) if u.kind == "date" or _year_like(u)]
+
+
 def units_match(answer: Unit, found: Unit) -> bool:
     if answer.kind == "date" and found.kind == "date":
         (ay, am, ad), (ty, tm, td) = answer.value, found.value

@@ -30,7 +30,7 @@ from metrics.evidence_checks import (
 )
 from metrics.normalize import normalize_answer
 from metrics.question_relation import holds, missing_relation, relation_words
-from metrics.surface_forms import answer_kind, units_of
+from metrics.surface_forms import answer_kind, dates_or_years
 from programs.sentences import sentence_at, split_sentences
 from signatures.context_enrich import CondensePassages, MergeEvidence, SelectSupportingSentence
 
@@ -231,15 +231,6 @@ def _is_date(answers: list[str]) -> bool:
     return bool(answers) and answer_kind(answers[0]) == "date"
 
 
-def dates_in(text: str) -> bool:
-    """A date or a year: for a when-question, any one a background passage holds reads as a rival answer
-    (read blind: another launch, another championship, another arrival of television)."""
-    return any(
-        u.kind == "date" or (u.kind == "num" and u.style == "digits" and 1000 <= u.value <= 2100)
-        for u in units_of(text)
-    )
-
-
 def clean_passages(hits: list, question: str, answers: list[str], k: int) -> tuple[list, list]:
     """The first k retrieved passages that offer no other candidate of the answer's type, hold no date at all
     for a date answer, and do not restate the question, and the skipped ones (the next retrieved passage takes
@@ -251,7 +242,9 @@ def clean_passages(hits: list, question: str, answers: list[str], k: int) -> tup
         competes = (
             competing_candidates(hit.text, question, answers)
             or restating_sentences(hit.text, question, answers)
-            or (_is_date(answers) and dates_in(hit.text))
+            # for a when-question any date a background passage holds reads as a rival answer (read blind:
+            # another launch, another championship, another arrival of television)
+            or (_is_date(answers) and dates_or_years(hit.text))
         )
         (skipped if competes else kept).append(hit)
     return kept, skipped

@@ -66,9 +66,14 @@ class UnanswerableOptions(SeededOptions, DialledOptions):
         ge=0,
         le=MAX_BACKGROUND,
         description="passages retrieved from the Wikipedia pool by the question and set around the rest, which "
-        "stands in the middle; a passage naming the answer or offering another candidate is skipped, and a seed "
-        "without enough clean ones is rejected:level_unreachable",
+        "stands in the middle; a passage naming the answer, offering another candidate or, for a date answer, "
+        "holding any date is skipped, and a seed without enough clean ones is rejected:level_unreachable",
     )
+
+
+def _pool(background: int):
+    """The pool's retriever, loaded only for a background dial that reads it."""
+    return corpus.default_retriever(corpus.DEFAULT_EMBEDDER) if background else None
 
 
 def _unanswerable_case(example, out) -> dict:
@@ -105,7 +110,7 @@ def _no_dropped_rewrite(case: dict) -> bool:
             removal=removal,
             lures=lures,
             background=background,
-            retriever=corpus.default_retriever(corpus.DEFAULT_EMBEDDER) if background else None,
+            retriever=_pool(background),
         ),
         to_case=_unanswerable_case,
         setting="task_instruction",
@@ -119,13 +124,11 @@ class UnanswerableTask(_JudgedTask):
     def __init__(self, lms, options=None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        # The pool's index loads only for a dial that reads it.
-        self.retriever = corpus.default_retriever(corpus.DEFAULT_EMBEDDER) if self.options.background else None
         self.program = Unanswerable(
             removal=self.options.removal,
             lures=self.options.lures,
             background=self.options.background,
-            retriever=self.retriever,
+            retriever=_pool(self.options.background),
         )
         if self.options.program:
             load_compiled(self.program, self.options.program, "unanswerable")
