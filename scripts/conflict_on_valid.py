@@ -3,13 +3,17 @@
     python3 scripts/conflict_on_valid.py --sheet OUT_DIR [--size 60 --parts 2]   # blind sheets of a sample
     python3 scripts/measure_acceptance.py import OUT_DIR/sheet-1.key.json VERDICTS.txt --reader NAME
     python3 scripts/conflict_on_valid.py [--run docs/reviews/knowledge-conflict-9eb7a0a1c6]
+    python3 scripts/conflict_on_valid.py --run RUN_A --run RUN_B   # several runs pooled, one swap per seed
 
-Reads an archived knowledge-conflict run: its answer-swap stage's cases and the report's classified answers
-(report/conflict_answers.jsonl), restricted to the seeds the target knows. The swaps are taken through:
+Reads archived knowledge-conflict runs: each one's answer-swap stage's cases and the report's classified
+answers (report/conflict_answers.jsonl), restricted to the seeds the target knows. Several runs are pooled
+with one swap per seed, the first run given winning (a code-made swap before a proposed one of the same
+seed), so no seed is counted twice. The swaps are taken through:
 
-1. today's answer-swap checks (programs/answer_swap.py: the proposal's problems and swap_checks, with the
-   code edit re-made from the recorded proposal) applied to the recorded texts, no model call; a swap whose
-   text the code edit no longer makes is dropped too (it is not what today's generator writes);
+1. for a swap an older generator version wrote, today's answer-swap checks (programs/answer_swap.py: the
+   proposal's problems and swap_checks, with the code edit re-made from the recorded proposal) applied to
+   the recorded texts, no model call; a swap whose text the code edit no longer makes is dropped too (it is
+   not what today's generator writes);
 2. the independent blind reading of a seeded uniform sample of those (docs/reviews/independent_reading.jsonl).
 
 It prints, per prompt setting, n and each label's share with its Wilson 95% interval on every accepted swap,
@@ -34,7 +38,7 @@ from experiments.judging import acceptance  # noqa: E402
 from experiments.run_store import RunStore  # noqa: E402
 from metrics.conflict import LABELS  # noqa: E402
 from metrics.intervals import wilson_interval  # noqa: E402
-from programs.answer_swap import failed_check, proposal_problem, swap_checks  # noqa: E402
+from programs.answer_swap import VERSION, failed_check, proposal_problem, swap_checks  # noqa: E402
 from programs.span_edit import replace_forms  # noqa: E402
 
 STAGE = "conflict.generate.answer_swap.qwen2.5-1.5b"
@@ -43,6 +47,8 @@ TARGET = "qwen2.5-1.5b"
 
 def todays_checks(record: dict) -> str | None:
     """Why today's answer-swap code would not write or accept this swap, or None."""
+    if record.get("program_version") == VERSION:
+        return None  # written by today's generator, timeline moves included, which a bare re-edit would not make
     golds, new = record["original_answers"], record["answers"][0]
     problem = proposal_problem(new, golds, context=record["original_context"], question=record["question"])
     if problem:
@@ -66,6 +72,20 @@ def known_swaps(run: Path) -> tuple[list[dict], list[dict]]:
     return cases, answers
 
 
+def pooled_swaps(runs: list[Path]) -> tuple[list[dict], list[dict], dict[str, dict]]:
+    """Cases, answers and levels of several runs, one swap per seed: the first run that swapped a seed keeps it."""
+    cases, answers, level, seen = [], [], {}, set()
+    for run in runs:
+        run_cases, run_answers = known_swaps(run)
+        kept = [r for r in run_cases if r["seed_id"] not in seen]
+        seen |= {r["seed_id"] for r in kept}
+        ids = {r["id"] for r in kept}
+        cases += kept
+        answers += [a for a in run_answers if a["case_id"] in ids]
+        level |= levels(kept, run)
+    return cases, answers, level
+
+
 def levels(cases: list[dict], run: Path) -> dict[str, dict]:
     """Per swap: why today's checks refuse it (or None), the independent reading's verdict where it read it,
     and the judge's P(valid), the predictor the prediction-powered estimate rectifies."""
@@ -79,7 +99,12 @@ def levels(cases: list[dict], run: Path) -> dict[str, dict]:
                 if v["run"] == stage:
                     independent[v["id"]] = v["verdict"]
     return {
-        r["id"]: {"checks": todays_checks(r), "verdict": independent.get(r["id"]), "p": acceptance.judge_p(r)}
+        r["id"]: {
+            "checks": todays_checks(r),
+            "verdict": independent.get(r["id"]),
+            "p": acceptance.judge_p(r),
+            "stage": stage,
+        }
         for r in cases
     }
 
@@ -127,35 +152,34 @@ def ppi_shares(answers: list[dict], level: dict[str, dict], boot: int = 2000, se
     return out
 
 
-def write_sheet(cases: list[dict], run: Path, out_dir: Path, size: int, parts: int, seed: int = 0) -> None:
+def write_sheet(cases: list[dict], level: dict[str, dict], out_dir: Path, size: int, parts: int, seed: int = 0) -> None:
     """A seeded uniform draw of the known-seed swaps that today's checks pass, on `parts` blind sheets; the
-    keys name the stage as scripts/measure_acceptance.py import expects."""
+    keys name each case's stage as scripts/measure_acceptance.py import expects."""
     from experiments.review.sheet import sheet_text
 
-    kept = [r for r in cases if todays_checks(r) is None]
+    kept = [r for r in cases if level[r["id"]]["checks"] is None]
     drawn = random.Random(seed).sample(kept, min(size, len(kept)))
-    stage = f"{run.name}/{STAGE}"
     out_dir.mkdir(parents=True, exist_ok=True)
     for k in range(parts):
         part = drawn[k::parts]
         (out_dir / f"sheet-{k + 1}.md").write_text(sheet_text([[r] for r in part]), encoding="utf-8")
-        key = {str(n): {"run": stage, "ids": [r["id"]]} for n, r in enumerate(part, start=1)}
+        key = {str(n): {"run": level[r["id"]]["stage"], "ids": [r["id"]]} for n, r in enumerate(part, start=1)}
         (out_dir / f"sheet-{k + 1}.key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
     print(f"{len(drawn)} of {len(kept)} known-seed swaps passing today's checks, on {parts} sheets in {out_dir}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", type=Path, default=ROOT / "docs" / "reviews" / "knowledge-conflict-9eb7a0a1c6")
+    parser.add_argument("--run", type=Path, action="append", help="a run directory (repeat to pool several)")
     parser.add_argument("--sheet", type=Path, help="write a blind sheet of --size swaps passing today's checks")
     parser.add_argument("--size", type=int, default=60)
     parser.add_argument("--parts", type=int, default=2)
     args = parser.parse_args()
-    cases, answers = known_swaps(args.run)
+    runs = args.run or [ROOT / "docs" / "reviews" / "knowledge-conflict-9eb7a0a1c6"]
+    cases, answers, level = pooled_swaps(runs)
     if args.sheet:
-        write_sheet(cases, args.run, args.sheet, args.size, args.parts)
+        write_sheet(cases, level, args.sheet, args.size, args.parts)
         return
-    level = levels(cases, args.run)
     refused = defaultdict(int)
     for lv in level.values():
         refused[lv["checks"] or "passes"] += 1
