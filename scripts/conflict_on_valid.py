@@ -123,7 +123,7 @@ def ppi_shares(answers: list[dict], level: dict[str, dict], boot: int = 2000, se
     """Shares among valid swaps of the accepted level: E[label·valid] / E[valid], each a prediction-powered
     mean (the score's prediction on every swap, rectified by the read ones)."""
     pool = [a for a in answers if level[a["case_id"]]["checks"] is None]
-    read = [a for a in pool if level[a["case_id"]]["verdict"] in ("valid", "invalid")]
+    read = [a for a in pool if level[a["case_id"]]["verdict"] is not None]  # unsure reads as not valid
     if not read:
         return {}
 
@@ -183,7 +183,7 @@ def main() -> None:
     refused = defaultdict(int)
     for lv in level.values():
         refused[lv["checks"] or "passes"] += 1
-    read = [lv["verdict"] for lv in level.values() if lv["checks"] is None and lv["verdict"] in ("valid", "invalid")]
+    read = [lv["verdict"] for lv in level.values() if lv["checks"] is None and lv["verdict"] is not None]
     lo, hi = wilson_interval(read.count("valid"), len(read)) if read else (float("nan"), float("nan"))
     print(
         f"{len(cases)} known-seed swaps; today's checks: " + ", ".join(f"{k} {v}" for k, v in sorted(refused.items()))
