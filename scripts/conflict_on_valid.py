@@ -153,11 +153,11 @@ def ppi_shares(answers: list[dict], level: dict[str, dict], boot: int = 2000, se
 
 
 def write_sheet(cases: list[dict], level: dict[str, dict], out_dir: Path, size: int, parts: int, seed: int = 0) -> None:
-    """A seeded uniform draw of the known-seed swaps that today's checks pass, on `parts` blind sheets; the
-    keys name each case's stage as scripts/measure_acceptance.py import expects."""
+    """A seeded uniform draw of the known-seed swaps that today's checks pass and no one has read, on `parts`
+    blind sheets; the keys name each case's stage as scripts/measure_acceptance.py import expects."""
     from experiments.review.sheet import sheet_text
 
-    kept = [r for r in cases if level[r["id"]]["checks"] is None]
+    kept = [r for r in cases if level[r["id"]]["checks"] is None and level[r["id"]]["verdict"] is None]
     drawn = random.Random(seed).sample(kept, min(size, len(kept)))
     out_dir.mkdir(parents=True, exist_ok=True)
     for k in range(parts):
@@ -165,7 +165,7 @@ def write_sheet(cases: list[dict], level: dict[str, dict], out_dir: Path, size: 
         (out_dir / f"sheet-{k + 1}.md").write_text(sheet_text([[r] for r in part]), encoding="utf-8")
         key = {str(n): {"run": level[r["id"]]["stage"], "ids": [r["id"]]} for n, r in enumerate(part, start=1)}
         (out_dir / f"sheet-{k + 1}.key.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
-    print(f"{len(drawn)} of {len(kept)} known-seed swaps passing today's checks, on {parts} sheets in {out_dir}")
+    print(f"{len(drawn)} of {len(kept)} unread known-seed swaps passing today's checks, on {parts} sheets in {out_dir}")
 
 
 def main() -> None:
