@@ -29,6 +29,7 @@ import json
 import random
 import sys
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,18 +87,24 @@ def pooled_swaps(runs: list[Path]) -> tuple[list[dict], list[dict], dict[str, di
     return cases, answers, level
 
 
-def levels(cases: list[dict], run: Path) -> dict[str, dict]:
-    """Per swap: why today's checks refuse it (or None), the independent reading's verdict where it read it,
-    and the judge's P(valid), the predictor the prediction-powered estimate rectifies."""
-    independent = {}
+@cache
+def independent_verdicts() -> dict[str, dict[str, str]]:
+    """stage -> case id -> verdict of the independent readings, read once for every run pooled."""
+    out: dict[str, dict[str, str]] = defaultdict(dict)
     path = ROOT / "docs" / "reviews" / "independent_reading.jsonl"
-    stage = f"{run.name}/{STAGE}"
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 v = json.loads(line)
-                if v["run"] == stage:
-                    independent[v["id"]] = v["verdict"]
+                out[v["run"]][v["id"]] = v["verdict"]
+    return out
+
+
+def levels(cases: list[dict], run: Path) -> dict[str, dict]:
+    """Per swap: why today's checks refuse it (or None), the independent reading's verdict where it read it,
+    and the judge's P(valid), the predictor the prediction-powered estimate rectifies."""
+    stage = f"{run.name}/{STAGE}"
+    independent = independent_verdicts().get(stage, {})
     return {
         r["id"]: {
             "checks": todays_checks(r),
