@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .intervals import rate_with_ci
+from .intervals import rate_with_ci, wilson_interval
 
 
 def attack_score(valid: bool, target_wrong: Sequence[bool], strength: float) -> float:
@@ -31,6 +31,25 @@ def attack_score(valid: bool, target_wrong: Sequence[bool], strength: float) -> 
         return 0.0
     failure = sum(map(bool, target_wrong)) / len(target_wrong) if target_wrong else 0.0
     return (1.0 - strength) + strength * failure
+
+
+def setting_score(valid: Sequence[bool], failure: Sequence[float], strength: float) -> float:
+    """A dial setting's score over the validation seeds, used to choose between settings (not per case):
+
+        (1 - strength) * yield + strength * lower 95% Wilson bound of success among its valid cases
+
+    `valid` has one flag per seed, `failure` the share of targets fooled per valid case. Summed per seed, the
+    attack score makes a rejected seed worth 0 at every strength, so a setting that makes harder cases of
+    fewer seeds loses at strength 1 too: yield decides, and the strengths choose alike (measured on the
+    unanswerable background dial, docs/results/strength.md). Here strength 0 asks for the most valid cases,
+    strength 1 for the hardest ones; the lower bound keeps a setting with two lucky cases from winning."""
+    if not 0.0 <= strength <= 1.0:
+        raise ValueError(f"strength must be in [0, 1], got {strength}")
+    if not valid:
+        return 0.0
+    made = sum(map(bool, valid))
+    hardness = wilson_interval(sum(failure), made)[0] if made else 0.0
+    return (1.0 - strength) * made / len(valid) + strength * hardness
 
 
 def is_valid(record: Mapping[str, Any]) -> bool:

@@ -81,9 +81,12 @@ def independent_verdicts() -> dict[tuple[str, str], str]:
 
 
 def run_key(run: Path) -> str:
-    """How the independent reading names a run: its path under docs/reviews/, else its folder name."""
+    """How the independent reading names a run: its path under docs/reviews/, a stage of a sweep or bench as
+    `run-id/stage`, else its folder name."""
     run = run.resolve()
-    return str(run.relative_to(REVIEWS)) if run.is_relative_to(REVIEWS) else run.name
+    if run.is_relative_to(REVIEWS):
+        return str(run.relative_to(REVIEWS))
+    return f"{run.parent.name}/{run.name}" if (run.parent / "stages.json").exists() else run.name
 
 
 def quoted_text() -> str:
@@ -130,10 +133,10 @@ def write_sheets(
                 records = [r for r in records if r["status"] == "accepted"]
             done = independent_verdicts()
             fresh = [
-                r for r in records if r["question"].lower().strip() not in text and (run.name, r["id"]) not in done
+                r for r in records if r["question"].lower().strip() not in text and (run_key(run), r["id"]) not in done
             ]
-            print(f"{run}: {len(records)} judged, {len(records) - len(fresh)} with a question quoted before")
-            groups += [(run.name, g) for g in group_same_reading(fresh)]
+            print(f"{run}: {len(records)} judged, {len(records) - len(fresh)} read or quoted before")
+            groups += [(run_key(run), g) for g in group_same_reading(fresh)]
     random.Random(seed).shuffle(groups)
     if size is not None:
         groups = groups[:size]
@@ -158,7 +161,7 @@ def fresh_report(runs: list[Path]) -> None:
             selected += sum(r["status"] != "rejected:seed_not_selected" for r in records)
             for r in records:
                 if acceptance.passed_checks(r) or r.get("status_before_acceptance"):
-                    v = verdicts.get((run.name, r["id"]))
+                    v = verdicts.get((run_key(run), r["id"]))
                     before = r.get("status_before_acceptance", r["status"])
                     rows.append((before == "accepted", r["status"] == "accepted", v, r))
         if not rows:
@@ -205,7 +208,7 @@ def by_kind(runs: list[Path]) -> None:
     for run in runs:
         counts = defaultdict(lambda: [0, 0])
         for r in records_of(run):
-            v = verdicts.get((run.name, r["id"]))
+            v = verdicts.get((run_key(run), r["id"]))
             if v not in ("valid", "invalid") or r.get("task") != "answer_swap":
                 continue
             number, name = acceptance.answer_kind(r["original_answers"][0])

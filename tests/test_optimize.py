@@ -11,7 +11,7 @@ from experiments.config import LMConfig
 from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
-from metrics.attack import attack_score, attack_summary, is_valid
+from metrics.attack import attack_score, attack_summary, is_valid, setting_score
 from programs.answer_swap import AnswerSwap
 from tests.test_tasks_end_to_end import FORMAT_ANSWERS, scripted_lm
 
@@ -336,13 +336,27 @@ def test_a_trace_with_a_reply_the_program_threw_away_is_no_demonstration():
     assert AttackMetric(get("answer_swap").attack, Scorer(), [])(example, refused, trace=[("step",)]) == 0.0
 
 
+def test_a_dial_setting_is_scored_whole_so_the_strengths_can_choose_apart():
+    # The unanswerable background dial on 40 validation seeds, roughly as measured: background 0 makes more
+    # valid cases, background 4 fewer that fool the target more often.
+    gentle = ([True] * 12 + [False] * 28, [1.0] * 6 + [0.0] * 6)
+    hard = ([True] * 9 + [False] * 31, [1.0] * 8 + [0.0] * 1)
+    assert setting_score(*gentle, 0.0) > setting_score(*hard, 0.0)  # strength 0: the larger yield
+    assert setting_score(*hard, 1.0) > setting_score(*gentle, 1.0)  # strength 1: the harder cases
+    lucky = ([True] * 2 + [False] * 38, [1.0, 1.0])
+    assert setting_score(*lucky, 1.0) < setting_score(*hard, 1.0)  # two lucky cases do not win
+    assert setting_score([False] * 5, [], 1.0) == 0.0 and setting_score([], [], 0.5) == 0.0
+    with pytest.raises(ValueError):
+        setting_score([True], [1.0], 1.5)
+
+
 def test_the_dials_are_searched_on_validation_and_a_later_config_loads_them(isolated, scripted_roles, monkeypatch):
     from experiments.tasks import optimize
     from experiments.tasks.answer_swap import AnswerSwapTask
 
     # Validation prefers the far swaps: the search must choose them and compile at them.
     monkeypatch.setattr(
-        optimize.OptimizeTask, "_val_score", lambda self, program, val: 1.0 if program.distance == "far" else 0.5
+        optimize.OptimizeTask, "_dial_score", lambda self, program, val: 1.0 if program.distance == "far" else 0.5
     )
     config = optimize_config(isolated, optimizers=["bootstrap_fewshot"], dials={"distance": ["proposed", "far"]})
     result = runner.run_experiment(config, progress=False)

@@ -27,7 +27,7 @@ from experiments.compiled import BEST, log_compiled_model, read_meta, save_compi
 from experiments.config import ConfigError
 from experiments.errors import error_kind, error_status, error_text
 from experiments.lm.registry import ResolvedLM
-from metrics.attack import attack_summary, flat_metrics, format_rate
+from metrics.attack import attack_summary, flat_metrics, format_rate, setting_score
 from programs.strength import dials_at
 
 logger = logging.getLogger(__name__)
@@ -201,10 +201,33 @@ class OptimizeTask:
                 scores.append(0.0)
         return sum(scores) / len(scores)
 
+    def _dial_score(self, program: dspy.Module, val: list) -> float:
+        """The setting's score on validation (metrics.attack.setting_score): its yield of valid cases against
+        how often they fool the optimisation targets, weighed by the run's strength."""
+        valid, failure = [], []
+        for example in val:
+            try:
+                with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
+                    prediction = program(**attack_inputs(example))
+                case = {**seed_case(example), **self.generator.to_case(example, prediction)}
+                assessed = self.scorer.assess(case, self.optimised_for)
+            except Exception:  # noqa: BLE001 - a case that errors is not a valid case
+                logger.debug("validation case %s failed", example.id, exc_info=True)
+                valid.append(False)
+                continue
+            valid.append(assessed["valid"])
+            wrong = [
+                not a["perturbed_correct"] for a in assessed["targets"].values() if a["perturbed_correct"] is not None
+            ]
+            if assessed["valid"]:
+                failure.append(sum(wrong) / len(wrong) if wrong else 0.0)
+        return setting_score(valid, failure, self.options.strength)
+
     def _search_dials(self, val: list, folder: Path) -> None:
-        """The dial settings whose uncompiled program scores best on validation with the run's metric (a grid:
-        the dials are few and discrete, and each setting costs one pass over the validation seeds; ties go to
-        the earlier setting). The optimizers then compile the program at those settings."""
+        """The dial settings whose uncompiled program scores best on validation (a grid: the dials are few and
+        discrete, and each setting costs one pass over the validation seeds; ties go to the earlier setting).
+        A setting is scored as a whole (`_dial_score`), not as the mean of its seeds' attack scores. The
+        optimizers then compile the program at those settings."""
         saved = folder / "dial_search.json"
         if saved.exists():  # resumed
             found = json.loads(saved.read_text())
@@ -212,7 +235,7 @@ class OptimizeTask:
         else:
             grid = {dial_label(d): d for d in dial_grid(self.generator.name, self.options.dials)}
             for key, dials in grid.items():
-                self.dial_scores[key] = self._val_score(self.generator.build(self.options.max_attempts, **dials), val)
+                self.dial_scores[key] = self._dial_score(self.generator.build(self.options.max_attempts, **dials), val)
             best = max(self.dial_scores, key=lambda k: (self.dial_scores[k], -list(self.dial_scores).index(k)))
             self.dials = grid[best]
             saved.write_text(json.dumps({"chosen": self.dials, "scores": self.dial_scores}, indent=2))
