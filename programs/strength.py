@@ -11,8 +11,9 @@ from typing import Any
 
 # (strength, dials), gentlest first. Context enriching: more text around the evidence, the evidence away
 # from the front; past the default the seed's passage is kept whole, since trimmed to its answer sentence
-# among raw passages it read 63-77% valid, whole 95-100% (docs/results/strength.md). Unanswerable: more passages retrieved on the question's topic around what is left, which
-# give a reader unwilling to abstain more to answer from. Off its ladder: `lures: keep`, whose cases read less
+# among raw passages it read 63-77% valid, whole 95-100% (docs/results/strength.md). Unanswerable: more
+# passages retrieved on the question's topic around what is left, which give a reader unwilling to abstain
+# more to answer from. Off its ladder: `lures: keep`, whose cases read less
 # often valid; `removal: window`, which on NQ's one-paragraph passages left less than the rest_kept share for
 # most seeds; `removal: rewrite`, which moved no target's abstention (docs/results/strength.md). Answer swap: how
 # far the new answer stands from the old (numbers and dates only): the further, the more often a target keeps
