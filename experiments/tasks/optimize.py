@@ -189,37 +189,36 @@ class OptimizeTask:
             self._compile(optimizer, train, val, folder)
         self._choose_best(val, folder)
 
-    def _val_score(self, program: dspy.Module, val: list) -> float:
-        metric = AttackMetric(self.generator, self.scorer, self.optimised_for)
-        scores = []
+    def _assessed(self, program: dspy.Module, val: list) -> list[dict | None]:
+        """Each validation seed's case, judged and put to the optimisation targets (None: it errored)."""
+        out: list[dict | None] = []
         for example in val:
             try:
                 with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
-                    scores.append(metric(example, program(**attack_inputs(example))))
+                    prediction = program(**attack_inputs(example))
+                    case = {**seed_case(example), **self.generator.to_case(example, prediction)}
+                    out.append(self.scorer.assess(case, self.optimised_for))
             except Exception:  # noqa: BLE001 - a case that errors scores nothing
                 logger.debug("validation case %s failed", example.id, exc_info=True)
-                scores.append(0.0)
+                out.append(None)
+        return out
+
+    def _val_score(self, program: dspy.Module, val: list) -> float:
+        """The mean attack score of the validation seeds (the metric the optimizers compile against)."""
+        scores = [a["attack_score"] if a else 0.0 for a in self._assessed(program, val)]
         return sum(scores) / len(scores)
 
     def _dial_score(self, program: dspy.Module, val: list) -> float:
         """The setting's score on validation (metrics.attack.setting_score): its yield of valid cases against
         how often they fool the optimisation targets, weighed by the run's strength."""
-        valid, failure = [], []
-        for example in val:
-            try:
-                with dspy.context(lm=self.pivot.lm, adapter=self.pivot.adapter()):
-                    prediction = program(**attack_inputs(example))
-                case = {**seed_case(example), **self.generator.to_case(example, prediction)}
-                assessed = self.scorer.assess(case, self.optimised_for)
-            except Exception:  # noqa: BLE001 - a case that errors is not a valid case
-                logger.debug("validation case %s failed", example.id, exc_info=True)
-                valid.append(False)
-                continue
-            valid.append(assessed["valid"])
-            wrong = [
-                not a["perturbed_correct"] for a in assessed["targets"].values() if a["perturbed_correct"] is not None
-            ]
-            if assessed["valid"]:
+        assessed = self._assessed(program, val)
+        valid = [bool(a and a["valid"]) for a in assessed]
+        failure = []
+        for a in assessed:
+            if a and a["valid"]:
+                wrong = [
+                    not t["perturbed_correct"] for t in a["targets"].values() if t["perturbed_correct"] is not None
+                ]
                 failure.append(sum(wrong) / len(wrong) if wrong else 0.0)
         return setting_score(valid, failure, self.options.strength)
 
