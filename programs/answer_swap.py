@@ -8,7 +8,7 @@ around the swapped spans, and that edit is kept only if the checks still pass.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import dspy
 from dspy.utils.exceptions import AdapterParseError
@@ -28,7 +28,7 @@ from metrics.checks import (
     stale_glosses,
 )
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
-from metrics.surface_forms import find_forms
+from metrics.surface_forms import answer_kind, find_forms
 from metrics.traces import conversions_after, descriptions_left, gloss_traces, inside_words, weekdays_broken
 from metrics.word_traces import (
     anaphors,
@@ -40,6 +40,7 @@ from metrics.word_traces import (
     ordinals_of,
 )
 from programs.distance_ladder import DISTANCES, shifted_answers
+from programs.name_ladder import NAME_DISTANCES
 from programs.person_names import is_person_answer, made_up_names
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
@@ -52,7 +53,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/23"
+VERSION = "answer_swap/24"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -177,10 +178,17 @@ class AnswerSwap(dspy.Module):
         propose_max_tokens: int | None = None,
         distance: str = "proposed",
         known_name: Callable[[str], bool] | None = None,
+        name_distance: str = "made_up",
+        name_candidates: Callable[[str, str, str, str], Iterable[tuple[str, float]]] | None = None,
     ):
         super().__init__()
         if distance not in DISTANCES:
             raise ValueError(f"distance: one of {DISTANCES}, got {distance!r}")
+        if name_distance not in NAME_DISTANCES:
+            raise ValueError(f"name_distance: one of {NAME_DISTANCES}, got {name_distance!r}")
+        if name_distance != "made_up" and (distance == "proposed" or name_candidates is None):
+            # A setting that would be silently ignored: names are made in code only at a code-made distance.
+            raise ValueError("name_distance: needs a code-made distance (not 'proposed') and a bank of names")
         budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
         self.propose = dspy.Predict(propose_signature, **budget)
         self.propose_many = dspy.Predict(ProposeAnswers, max_tokens=max(propose_max_tokens or 0, 160))
@@ -197,6 +205,8 @@ class AnswerSwap(dspy.Module):
         self.min_similarity = min_similarity
         self.distance = distance
         self.known_name = known_name
+        self.name_distance = name_distance
+        self.name_candidates = name_candidates
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         if self.distance != "proposed":
@@ -266,12 +276,17 @@ class AnswerSwap(dspy.Module):
 
     def _swap_at_distance(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         """The new answer made in code, no proposal call: a year, date or quantity at the chosen distance
-        (programs.distance_ladder), or a made-up name of the passage's gender for a person
-        (programs.person_names). A seed with neither, or whose every candidate fails the proposal checks,
-        is `level_unreachable`: counted, not silently dropped."""
+        (programs.distance_ladder); for a name, at `name_distance` near or far, a real name of the same kind
+        from the same or an unrelated domain (programs.name_ladder), else, for a person, a made-up name of
+        the passage's gender (programs.person_names). A seed with none of these, or whose every candidate
+        fails the proposal checks, is `level_unreachable`: counted, not silently dropped."""
         proposals: list[dict] = []
         key = f"{question}|{answers[0]}"
-        if is_person_answer(question, answers[0]):
+        similarity: dict[str, float] = {}
+        if self.name_distance != "made_up" and answer_kind(answers[0]) == "name":
+            similarity = dict(self.name_candidates(question, context, answers[0], self.name_distance))
+            candidates, made = iter(similarity), f"name:{self.name_distance}"
+        elif is_person_answer(question, answers[0]):
             candidates, made = made_up_names(context, question, answers[0], key, self.known_name), "made_up_name"
         else:
             candidates, made = (
@@ -282,11 +297,18 @@ class AnswerSwap(dspy.Module):
             # Against the original passage: a reader comparing the two texts reads a year the original already
             # held as an answer that was there before, even where the timeline moves that year away.
             problem = proposal_problem(candidate, answers, context=context, question=question)
-            if problem is None and made == "made_up_name" and name_part_in(context, candidate):
-                problem = "proposal_part_in_context"  # a shared word ties the new person to another of the passage
+            if problem is None and made != "distance:" + self.distance and name_part_in(context, candidate):
+                problem = "proposal_part_in_context"  # a shared word ties the new name to another of the passage
             if problem is None and self._timeline_collides(question, context, answers, candidate):
                 problem = "timeline_collides"  # 1918 → 1917 would move a 1919 onto the old answer's year
-            proposals.append({"proposal": candidate, "answer_type": made, "problem": problem})
+            proposals.append(
+                {
+                    "proposal": candidate,
+                    "answer_type": made,
+                    "problem": problem,
+                    **({"similarity": similarity[candidate]} if candidate in similarity else {}),
+                }
+            )
             if problem is None:
                 return self._swap(question, context, answers, candidate, proposals)
         return dspy.Prediction(

@@ -13,6 +13,7 @@ from experiments.attack import case_status
 from experiments.compiled import load_compiled
 from experiments.known_names import known_in_pool
 from experiments.lm.registry import ResolvedLM
+from experiments.name_bank import bank_names
 from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seed_selection import SEED_RULES, select_seed
 from experiments.tasks.seeded import JudgedTask
@@ -48,8 +49,12 @@ def _no_refused_proposal(case: dict) -> bool:
     attack=task_registry.Attack(
         # The pivot's own proposal unless a dial says otherwise: benches, optimisers and pivot comparisons study
         # the pivot as a generator, and a code-made answer leaves nothing of it to compare or tune.
-        build=lambda max_attempts, distance="proposed": AnswerSwap(
-            max_attempts, distance=distance, known_name=known_in_pool
+        build=lambda max_attempts, distance="proposed", name_distance="made_up": AnswerSwap(
+            max_attempts,
+            distance=distance,
+            known_name=known_in_pool,
+            name_distance=name_distance,
+            name_candidates=bank_names,
         ),
         to_case=_case,
         every_reply_used=_no_refused_proposal,
@@ -78,6 +83,13 @@ class AnswerSwapTask(JudgedTask):
             "x3, extreme ±100 / x10; a person gets a made-up name at every level); a seed with neither kind of "
             "answer is rejected:level_unreachable",
         )
+        name_distance: Literal["made_up", "near", "far"] = Field(
+            "made_up",
+            description="at a code-made distance, where a name answer's new name comes from: 'made_up' (a "
+            "person only: an invented name of the passage's gender; other names are level_unreachable), or a "
+            "real answer of the same kind to another shipped question, 'near' (the most similar question: same "
+            "domain) or 'far' (the least similar: an unrelated domain)",
+        )
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())
@@ -88,6 +100,8 @@ class AnswerSwapTask(JudgedTask):
             self.options.min_similarity,
             distance=self.options.distance,
             known_name=known_in_pool,
+            name_distance=self.options.name_distance,
+            name_candidates=bank_names,
         )
         if self.options.program:
             load_compiled(self.program, self.options.program, "answer_swap")
