@@ -89,7 +89,9 @@ def compare_config(tmp_path, **options):
 
 
 def test_the_comparison_end_to_end(isolated, roles):
-    config = compare_config(isolated)
+    # Train is two of the first four known seeds; the scripted pivot's swap is rejected on two of them, and split
+    # seed 1 puts an accepted one in train, so BootstrapFewShot has a demonstration to keep.
+    config = compare_config(isolated, split_seed=1)
     result = launch.run_experiment(config, progress=False)
     store = RunStore(result.run_id)
     ledger = json.loads((store.dir / "stages.json").read_text())
@@ -199,6 +201,27 @@ def test_too_few_known_seeds_is_a_config_error(isolated, roles):
         launch.run_experiment(compare_config(isolated, test=12), progress=False)
 
 
+def test_more_test_seeds_leave_train_and_validation_as_they_were(isolated, roles):
+    """Runs that differ only in options.test compile on the same seeds, so their results stay comparable."""
+    splits = []
+    for test in (2, 6):
+        config = compare_config(
+            isolated,
+            test=test,
+            val=3,
+            optimizers=[],
+            sweep_optimizer="dials",
+            strengths=[1.0],
+            strength=1.0,
+            dials={"distance": ["proposed"]},
+        )
+        result = launch.run_experiment(config, progress=False)
+        splits.append(json.loads((RunStore(f"{result.run_id}/optimize.strength_1").dir / "splits.json").read_text()))
+    fewer, more = splits
+    assert fewer["train"] == more["train"] and fewer["val"] == more["val"]
+    assert len(fewer["test"]) == 2 and more["test"][:2] == fewer["test"]
+
+
 def test_the_scan_starts_from_a_shipped_archive(isolated, roles, monkeypatch):
     """The knowledge-conflict bench's archived scans answer this scan too (same asks, same order): on a new
     machine (another runs dir, an empty call cache) no row is asked again."""
@@ -267,6 +290,18 @@ def test_comparison_pairs_by_seed_and_keeps_groups_apart():
     assert d["p"] == pytest.approx(2 / 16)  # 2 * P(X <= 0), X ~ Bin(4, 1/2)
     assert compiled["vs_uncompiled"]["held_out"]["diff"] == 0
     assert compiled["errors"] == 1 and compiled["validity"]["n"] == 6
+
+
+def test_success_on_seeds_valid_in_both_pairs_only_those_seeds():
+    records = []
+    for i in range(8):  # the compiled program makes fewer valid cases (s0-s3), and fools the target on all of them
+        records.append(_case(f"s{i}", "uncompiled", a=i % 2 == 0))
+        records.append(_case(f"s{i}", "compiled", status="accepted" if i < 4 else "rejected:judge", a=False))
+    _, compiled = comparison(records, ["uncompiled", "compiled"], {"optimised": ["a"]})
+    both = compiled["vs_uncompiled"]["optimised.valid_both"]
+    assert (both["n"], both["a_only"], both["b_only"]) == (4, 0, 2) and both["diff"] == pytest.approx(0.5)
+    per_seed = compiled["vs_uncompiled"]["optimised"]
+    assert per_seed["n"] == 8 and per_seed["b_only"] == 2 and per_seed["a_only"] == 2  # s5, s7 lost to validity
 
 
 def test_changed_excerpt_shows_the_swap_in_its_words():

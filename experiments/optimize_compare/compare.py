@@ -5,7 +5,8 @@ Two readings of attack success. *On valid cases*: the share of valid cases a tar
 interval; the variants' valid cases differ, so it is not paired). *Per seed*: a test seed counts when its case
 is valid and the target answers it wrongly; every variant has one per seed, so this is the paired outcome the
 differences, the exact McNemar test and the seed-bootstrap intervals are computed on. A compiled program that
-buys target failures with fewer valid cases shows up in the second and not the first.
+buys target failures with fewer valid cases shows up in the second and not the first. The first is paired too,
+on the seeds valid under both variants: whether the cases both programs make valid are harder under one.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def paired_against(
     *,
     resamples: int = 2000,
 ) -> dict[str, dict[str, Any]]:
-    """variant minus base on the same seeds: validity, and per group the per-seed attack success."""
+    """variant minus base on the same seeds: validity, and per group the per-seed attack success and the attack
+    success on the seeds whose cases are valid under both (key `<group>.valid_both`)."""
     ours, theirs = cases_of(records, variant), cases_of(records, base)
     out = {
         "validity": paired_difference(
@@ -89,6 +91,13 @@ def paired_against(
             [fooled_outcome(theirs.get(s), t) for s, t in units],
             [fooled_outcome(ours.get(s), t) for s, t in units],
             clusters=[s for s, _ in units],  # a seed's targets move together: resample seeds
+            resamples=resamples,
+        )
+        both = [(s, t) for s, t in units if validity_outcome(theirs.get(s)) and validity_outcome(ours.get(s))]
+        out[f"{group}.valid_both"] = paired_difference(
+            [fooled_outcome(theirs.get(s), t) for s, t in both],
+            [fooled_outcome(ours.get(s), t) for s, t in both],
+            clusters=[s for s, _ in both],
             resamples=resamples,
         )
     return out

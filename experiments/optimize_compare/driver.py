@@ -158,7 +158,7 @@ class Comparison:
         compiling = self.resolved.as_task("optimize", options)
         store.write_config(compiling.config.model_dump(mode="json"))
         task, _ = build_task(compiling, self.lms, self.judge_params)
-        task.prepare(seeds, store.dir)
+        task.prepare(seeds, store.dir, ordered=True)  # seeds(): a prefix of the scan order
         records, new = run_cases(task, seeds, store, self.loop_config(stage), self.retry_errors, self.progress)
         tracking.log_programs(task.programs(), {"": self.lms["pivot"].adapter()})
         mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")

@@ -44,6 +44,15 @@ def _diff(d: Mapping[str, Any]) -> str:
     return f"{d['diff']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}]"
 
 
+def _paired_label(measure: str) -> str:
+    if measure == "validity":
+        return "validity"
+    group, _, part = measure.partition(".")
+    return (
+        f"success on seeds valid in both, {GROUP_LABEL[group]}" if part else f"success per seed, {GROUP_LABEL[group]}"
+    )
+
+
 def comparison_tables(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> list[str]:
     header = ["variant", "test seeds", "validity"]
     for g in groups:
@@ -56,7 +65,7 @@ def comparison_tables(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) 
     paired = []
     for r in rows:
         for measure, d in r.get("vs_uncompiled", {}).items():
-            label = "validity" if measure == "validity" else f"success per seed, {GROUP_LABEL[measure]}"
+            label = _paired_label(measure)
             paired.append(
                 [
                     r["variant"],
@@ -83,7 +92,8 @@ def comparison_tables(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) 
         *_table(header, figures),
         "",
         "Paired against the uncompiled program on the same test seeds (per seed: valid and answered wrongly; "
-        "intervals: bootstrap over seeds):",
+        "valid in both: answered wrongly, on the seeds whose cases both programs made valid; intervals: bootstrap "
+        "over seeds):",
         "",
         *_table(paired_header, paired),
     ]

@@ -54,7 +54,11 @@ class OptimizeOptions(BaseModel):
     train: int = Field(8, ge=1, description="seeds the optimizers learn from")
     val: int = Field(8, ge=1, description="seeds that choose between candidates and variants")
     test: int = Field(16, ge=1, description="held-out seeds for the compiled-vs-uncompiled comparison")
-    split_seed: int = Field(0, description="draws the train, validation and test seeds")
+    split_seed: int = Field(
+        0,
+        description="draws the train, validation and test seeds (optimize_compare: which of the first train + val "
+        "seeds in its scan order train)",
+    )
     optimisation_targets: list[str] | None = Field(
         None,
         description="labels from models.targets (their names, unless two share one) the metric uses while "
@@ -153,7 +157,9 @@ class OptimizeTask:
 
     # -- optimisation (once per run; resumed from runs/<id>/compiled) -----------------------------
 
-    def prepare(self, examples: list, run_dir: Path | None = None) -> None:
+    def prepare(self, examples: list, run_dir: Path | None = None, *, ordered: bool = False) -> None:
+        """Split the seeds and compile. `ordered`: the examples are a seeded order whose first train + val + test
+        are the seeds (optimize_compare's scan order); otherwise the seeds are drawn from all of `examples`."""
         opts = self.options
         self.scorer.prepare(examples)
         need = opts.train + opts.val + opts.test
@@ -162,8 +168,17 @@ class OptimizeTask:
                 f"options: optimize needs train+val+test = {need} seeds, the data has {len(examples)}; "
                 "lower options.train/val/test or raise data.limit"
             )
-        order = sorted(examples, key=lambda e: e.id)
-        random.Random(opts.split_seed).shuffle(order)
+        if ordered:
+            # The caller's list grows with options.test, so shuffling it whole redrew train and validation
+            # whenever test changed (test 50 and 200 shared 8 of 40 validation seeds) and runs stopped being
+            # comparable. Train and validation are its first train + val (shuffled between them), test what
+            # follows in its order: the optimiser's seeds do not move and a smaller test is a prefix of a larger.
+            head = sorted(examples[: opts.train + opts.val], key=lambda e: e.id)
+            random.Random(opts.split_seed).shuffle(head)
+            order = head + list(examples[opts.train + opts.val :])
+        else:
+            order = sorted(examples, key=lambda e: e.id)
+            random.Random(opts.split_seed).shuffle(order)
         parts = {
             "train": order[: opts.train],
             "val": order[opts.train : opts.train + opts.val],
