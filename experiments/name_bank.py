@@ -1,5 +1,5 @@
-"""The bank a name swap at a distance draws real names from: every shipped NQ and SQuAD question whose answer
-is a name, embedded by the default retrieval embedder."""
+"""The bank a person swap at a distance draws real people from: every shipped NQ and SQuAD question answered by
+a person, embedded by the default retrieval embedder."""
 
 from __future__ import annotations
 

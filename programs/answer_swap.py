@@ -28,7 +28,7 @@ from metrics.checks import (
     stale_glosses,
 )
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
-from metrics.surface_forms import answer_kind, find_forms
+from metrics.surface_forms import find_forms
 from metrics.traces import conversions_after, descriptions_left, gloss_traces, inside_words, weekdays_broken
 from metrics.word_traces import (
     anaphors,
@@ -53,7 +53,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/24"
+VERSION = "answer_swap/25"
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -276,14 +276,14 @@ class AnswerSwap(dspy.Module):
 
     def _swap_at_distance(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         """The new answer made in code, no proposal call: a year, date or quantity at the chosen distance
-        (programs.distance_ladder); for a name, at `name_distance` near or far, a real name of the same kind
-        from the same or an unrelated domain (programs.name_ladder), else, for a person, a made-up name of
-        the passage's gender (programs.person_names). A seed with none of these, or whose every candidate
+        (programs.distance_ladder); for a person, at `name_distance` near or far a real person from the same
+        or an unrelated domain (programs.name_ladder), else a made-up name of the passage's gender
+        (programs.person_names). A seed with none of these, or whose every candidate
         fails the proposal checks, is `level_unreachable`: counted, not silently dropped."""
         proposals: list[dict] = []
         key = f"{question}|{answers[0]}"
         similarity: dict[str, float] = {}
-        if self.name_distance != "made_up" and answer_kind(answers[0]) == "name":
+        if is_person_answer(question, answers[0]) and self.name_distance != "made_up":
             similarity = dict(self.name_candidates(question, context, answers[0], self.name_distance))
             candidates, made = iter(similarity), f"name:{self.name_distance}"
         elif is_person_answer(question, answers[0]):

@@ -1,7 +1,7 @@
-"""The name distance of answer swapping with a fake embedder: near takes the answer of the most similar
-question of the same kind, far the least similar; a person keeps the passage's gender; the seed's own
-question, a name sharing a word with the old one and a noisy bank answer are never candidates; a seed
-whose kind cannot be told, or with no candidate left, is a counted `level_unreachable`."""
+"""The name distance of answer swapping with a fake embedder: near takes the person answering the most similar
+question, far the least similar; the passage's gender is kept; the seed's own question and a name sharing a
+word with the old one are never candidates; an answer that is no person, or whose gender nothing says, is a
+counted `level_unreachable`."""
 
 import zlib
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from programs.answer_swap import AnswerSwap
-from programs.name_ladder import NameLadder, is_clean_name, question_head
+from programs.name_ladder import NameLadder
 
 
 def encode(texts):
@@ -23,15 +23,15 @@ def encode(texts):
 
 
 BANK = [
-    ("who played the lead actor in the film Alpha", "Tom Hardy"),  # film actor: near for a film actor seed
-    ("who scored in the football final", "Paul Pogba"),  # football: far
+    ("who played the lead actor in the film Alpha", "Tom Hardy"),  # the seed's own question
+    ("who scored in the football final", "Paul Pogba"),  # another domain: far
     ("who sang the song about the river", "Carole King"),  # a woman: never for a man's part
-    ("who painted the painter portrait of the city", "Claude Monet"),
-    ("who played the actor in the film Beta", "American actor John Holmes"),  # noisy: never a candidate
-    ("who played the lead actor in the film Gamma", "Bob Hoskins"),  # shares no word, a near candidate too
-    ("where does the river meet the city", "Lyon"),  # another kind
+    ("who painted the portrait of the city", "Pablo Picasso"),
+    ("who played the actor in the film Beta", "American actor John Holmes"),  # no bare name: never
+    ("who played the lead actor in the film Gamma", "Bob Hoskins"),  # the same domain: near
+    ("where does the river meet the city", "Lyon"),  # no person: never
 ]
-SEED = "who played the lead actor in the film Alpha"  # the bank holds the seed's own question too
+SEED = "who starred as the lead actor in the film Alpha 2"
 CONTEXT = "The film Alpha starred Jack Lowden . He played the lead ."
 
 
@@ -40,68 +40,48 @@ def ladder():
     return NameLadder([q for q, _ in BANK], [a for _, a in BANK], encode)
 
 
-def test_question_heads_tell_the_kind_of_answer():
-    assert question_head("Who played Pete") == "who"
-    assert question_head("where is the tower") == "where"
-    assert question_head("what team won the cup") == "what team"
-    assert question_head("which is the country with") == "what country"
-    assert question_head("In what country is Normandy located?") == "what country"
-    assert question_head("Antigone was a play made by whom?") == "who"
-    assert question_head("name of the dog in the wizard of oz") == ""
-
-
-def test_bank_answers_must_read_as_a_bare_name():
-    assert is_clean_name("Rio de Janeiro , Brazil") and is_clean_name("Queen")
-    assert not is_clean_name("American porn actor John Holmes")
-    assert not is_clean_name(". Justin Timberlake") and not is_clean_name("the hero Jason")
-
-
 def test_near_takes_the_most_similar_question_and_far_the_least(ladder):
-    near = list(ladder("who starred as the lead actor in the film Alpha 2", CONTEXT, "Jack Lowden", "near"))
-    far = list(ladder("who starred as the lead actor in the film Alpha 2", CONTEXT, "Jack Lowden", "far"))
-    assert [n for n, _ in near][:2] == ["Tom Hardy", "Bob Hoskins"]
-    assert far[0][0] in {"Paul Pogba", "Claude Monet"}
-    assert near[0][1] > far[0][1]  # the similarity is what orders the levels
-    names = {n for n, _ in near} | {n for n, _ in far}
-    assert "Carole King" not in names  # a woman's name for a man's part
-    assert "Lyon" not in names and "American actor John Holmes" not in names
-
-
-def test_two_names_never_stand_in_for_one():
-    ladder = NameLadder(["where is the city Alpha", "where is the city Beta"], ["Spain and Portugal", "France"], encode)
-    assert [n for n, _ in ladder("where is the city Gamma", "Gamma is in Japan .", "Japan", "near")] == ["France"]
-    both = [n for n, _ in ladder("where is the city Gamma", "Gamma is in Chile and Peru .", "Chile and Peru", "near")]
-    assert sorted(both) == ["France", "Spain and Portugal"]
+    near = list(ladder(SEED, CONTEXT, "Jack Lowden", "near"))
+    far = list(ladder(SEED, CONTEXT, "Jack Lowden", "far"))
+    assert [n for n, _ in near] == ["Tom Hardy", "Bob Hoskins", "Pablo Picasso", "Paul Pogba"]
+    assert far == near[::-1] and near[0][1] > far[0][1]  # similarity orders the levels
 
 
 def test_the_seeds_own_question_and_a_name_sharing_a_word_are_passed_over(ladder):
-    near = [n for n, _ in ladder(SEED, CONTEXT, "Jack Hardy", "near")]
-    assert "Tom Hardy" not in near  # same question (similarity 1) and a shared word
-    assert near[0] == "Bob Hoskins"
+    question = "who played the lead actor in the film Alpha"  # asked in the bank word for word
+    near = [n for n, _ in ladder(question, CONTEXT, "Jack Hardy", "near")]
+    assert "Tom Hardy" not in near and near[0] == "Bob Hoskins"
 
 
-def test_a_seed_whose_kind_or_gender_the_ladder_cannot_tell_gets_no_candidate(ladder):
-    assert list(ladder("name of the actor in the film Alpha", CONTEXT, "Jack Lowden", "near")) == []
+def test_an_answer_that_is_no_person_or_whose_gender_nothing_says_gets_no_candidate(ladder):
+    assert list(ladder("where does the film Alpha take place", "Alpha is set in Paris .", "Paris", "near")) == []
+    assert list(ladder("who made the film Alpha", "Alpha was made by Lowden Films .", "Lowden Films", "near")) == []
     # the passage says "she", the first name a man's: no gender to keep
     disagree = "The film Alpha starred Jack Lowden . She played the lead ."
-    assert list(ladder("who starred in the film Alpha 2", disagree, "Jack Lowden", "near")) == []
-    # neither says: mostly a team or an office, which no person's name stands in for
-    assert list(ladder("who starred in the film Alpha 2", "Alpha starred Alex Morgan .", "Alex Morgan", "near")) == []
+    assert list(ladder(SEED, disagree, "Jack Lowden", "near")) == []
 
 
-def test_a_name_swap_at_a_distance_uses_the_bank_and_an_empty_bank_is_counted(ladder):
+def test_a_woman_gets_a_womans_name(ladder):
+    context = "The song was sung by Dana Winter . She wrote it too ."
+    assert [n for n, _ in ladder("who sang the song about the lake", context, "Dana Winter", "far")] == ["Carole King"]
+
+
+def test_a_person_swap_at_a_distance_uses_the_bank_and_an_empty_bank_is_counted(ladder):
     lm = dspy.utils.DummyLM([], adapter=dspy.JSONAdapter())
-    question = "who starred as the lead actor in the film Alpha 2"
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         out = AnswerSwap(distance="near", name_distance="far", name_candidates=ladder)(
-            question=question, context=CONTEXT, answers=["Jack Lowden"]
+            question=SEED, context=CONTEXT, answers=["Jack Lowden"]
         )
-        assert out.rejection is None and out.new_answer in {"Paul Pogba", "Claude Monet"}
-        assert "Jack Lowden" not in out.context and out.new_answer in out.context
+        assert out.rejection is None and out.new_answer == "Paul Pogba"
+        assert "Jack Lowden" not in out.context and "Paul Pogba" in out.context
         assert out.proposals[-1]["answer_type"] == "name:far" and "similarity" in out.proposals[-1]
         empty = AnswerSwap(distance="near", name_distance="near", name_candidates=lambda *a: iter(()))
-        out = empty(question=question, context=CONTEXT, answers=["Jack Lowden"])
+        out = empty(question=SEED, context=CONTEXT, answers=["Jack Lowden"])
         assert out.rejection == "level_unreachable" and out.context is None
+        out = AnswerSwap(distance="near", name_distance="near", name_candidates=ladder)(
+            question="where does the film Alpha take place", context="Alpha is set in Paris .", answers=["Paris"]
+        )
+        assert out.rejection == "level_unreachable"
     assert not lm.history  # no proposal call at a name distance
 
 
@@ -111,4 +91,4 @@ def test_a_name_distance_the_swap_would_ignore_is_refused():
     with pytest.raises(ValueError, match="name_distance"):
         AnswerSwap(distance="near", name_distance="near")  # no bank
     with pytest.raises(ValueError, match="name_distance"):
-        AnswerSwap(name_distance="nearby", name_candidates=lambda *a: iter(()))
+        AnswerSwap(distance="near", name_distance="nearby", name_candidates=lambda *a: iter(()))

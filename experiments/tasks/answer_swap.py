@@ -85,10 +85,9 @@ class AnswerSwapTask(JudgedTask):
         )
         name_distance: Literal["made_up", "near", "far"] = Field(
             "made_up",
-            description="at a code-made distance, where a name answer's new name comes from: 'made_up' (a "
-            "person only: an invented name of the passage's gender; other names are level_unreachable), or a "
-            "real answer of the same kind to another shipped question, 'near' (the most similar question: same "
-            "domain) or 'far' (the least similar: an unrelated domain)",
+            description="at a code-made distance, where a person's new name comes from: 'made_up' (an invented "
+            "name of the passage's gender), or a real person of that gender answering another shipped question, "
+            "'near' (the most similar question: same domain) or 'far' (the least similar: an unrelated domain)",
         )
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
