@@ -17,7 +17,8 @@ from typing import Any
 # often valid; `removal: window`, which on NQ's one-paragraph passages left less than the rest_kept share for
 # most seeds; `removal: rewrite`, which moved no target's abstention (docs/results/strength.md). Answer swap: how
 # far the new answer stands from the old (numbers and dates only): the further, the more often a target keeps
-# the answer it knows (ClashEval); `extreme` is off the ladder, its swaps read mostly invalid.
+# the answer it knows (ClashEval); `far` and `extreme` are off the ladder: read blind, far swaps were 21 of 30
+# valid (a year moved past the war or the president the passage names beside it), mid 29 of 30.
 LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
     "context_enrich": [
         (0.0, {"k": 1, "background": "condensed", "position": "first"}),
@@ -36,7 +37,6 @@ LADDERS: dict[str, list[tuple[float, dict[str, Any]]]] = {
     "answer_swap": [
         (0.0, {"distance": "near"}),
         (0.5, {"distance": "mid"}),
-        (1.0, {"distance": "far"}),
     ],
 }
 DEFAULT_STRENGTH = {"context_enrich": 0.25, "unanswerable": 0.0, "answer_swap": 0.0}
