@@ -283,21 +283,21 @@ class AnswerSwap(dspy.Module):
         proposals: list[dict] = []
         key = f"{question}|{answers[0]}"
         similarity: dict[str, float] = {}
-        if is_person_answer(question, answers[0]) and self.name_distance != "made_up":
-            similarity = dict(self.name_candidates(question, context, answers[0], self.name_distance))
-            candidates, made = iter(similarity), f"name:{self.name_distance}"
-        elif is_person_answer(question, answers[0]):
-            candidates, made = made_up_names(context, question, answers[0], key, self.known_name), "made_up_name"
-        else:
+        if not is_person_answer(question, answers[0]):
             candidates, made = (
                 iter(shifted_answers(answers[0], self.distance, key, question)),
                 f"distance:{self.distance}",
             )
+        elif self.name_distance == "made_up":
+            candidates, made = made_up_names(context, question, answers[0], key, self.known_name), "made_up_name"
+        else:
+            similarity = dict(self.name_candidates(question, context, answers[0], self.name_distance))
+            candidates, made = iter(similarity), f"name:{self.name_distance}"
         for candidate in candidates:
             # Against the original passage: a reader comparing the two texts reads a year the original already
             # held as an answer that was there before, even where the timeline moves that year away.
             problem = proposal_problem(candidate, answers, context=context, question=question)
-            if problem is None and made != "distance:" + self.distance and name_part_in(context, candidate):
+            if problem is None and not made.startswith("distance:") and name_part_in(context, candidate):
                 problem = "proposal_part_in_context"  # a shared word ties the new name to another of the passage
             if problem is None and self._timeline_collides(question, context, answers, candidate):
                 problem = "timeline_collides"  # 1918 → 1917 would move a 1919 onto the old answer's year

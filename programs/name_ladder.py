@@ -16,12 +16,12 @@ team), which a question's wording does not let code tell apart; swaps of people 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 
 import numpy as np
 
+from metrics.checks import overlaps_answer
 from programs.person_names import is_person_answer, name_gender, person_gender
 
 NAME_DISTANCES = ("made_up", "near", "far")
@@ -29,10 +29,6 @@ NAME_DISTANCES = ("made_up", "near", "far")
 # is the truth, or a second answer to the same question, not a person from the same domain.
 SAME_QUESTION = 0.95
 CANDIDATES = 12
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", text.casefold()) if len(w) > 2}
 
 
 class NameLadder:
@@ -64,11 +60,10 @@ class NameLadder:
             return
         similarity = self.vectors[same] @ self.encode([question])[0]
         order = np.argsort(-similarity if level == "near" else similarity, kind="stable")
-        taken = _words(answer)
         seen: set[str] = set()
         for j in order:
             name, s = self.answers[same[j]], float(similarity[j])
-            if s >= SAME_QUESTION or name.casefold() in seen or _words(name) & taken:
+            if s >= SAME_QUESTION or name.casefold() in seen or overlaps_answer(name, [answer]):
                 continue
             seen.add(name.casefold())
             yield name, round(s, 4)
