@@ -39,21 +39,37 @@ from metrics.word_traces import (
     name_talk,
     ordinals_of,
 )
+from programs.answer_kinds import DESCRIPTIONS, Typed, kind_problem, type_in
 from programs.distance_ladder import DISTANCES, shifted_answers
+from programs.entity_tagger import Tagger
+from programs.entity_tagger import tagger as default_tagger
 from programs.name_ladder import NAME_DISTANCES
-from programs.person_names import is_person_answer, made_up_names
+from programs.person_names import (
+    generic_name,
+    is_first_name,
+    is_person_answer,
+    made_up_names,
+    name_gender,
+    passage_gender,
+)
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from programs.timeline import shift_timeline, year_of
 from signatures.answer_swap import (
+    ProposeAnswerOfKind,
     ProposeAnswers,
     ProposeWrongAnswer,
-    ProposeWrongAnswerForPassage,
     RepairSwappedPassage,
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/25"
+VERSION = "answer_swap/26"
+# Who makes the new answer: the pivot (every kind of answer; a date or a quantity at a code-made `distance` when
+# one is set) or code alone (dates, quantities and made-up people; other seeds are level_unreachable).
+WRITERS = ("pivot", "rules")
+# A phrase left that ties the passage to the old answer (experiments/cues.py): recorded on the case, or the case
+# refused. A cue makes a harder conflict, not an invalid text, so it is kept unless the user asks otherwise.
+CUE_POLICIES = ("keep", "refuse")
 CANDIDATES_PER_RETRY = 5
 TRACE_KINDS = (
     "pronunciation",
@@ -180,8 +196,20 @@ class AnswerSwap(dspy.Module):
         known_name: Callable[[str], bool] | None = None,
         name_distance: str = "made_up",
         name_candidates: Callable[[str, str, str, str], Iterable[tuple[str, float]]] | None = None,
+        writer: str = "pivot",
+        tagger: Callable[[], Tagger] | None = default_tagger,
+        cue_finder: Callable[[str, str, str, list[str], str], list[str]] | None = None,
+        cues: str = "keep",
     ):
         super().__init__()
+        if cues not in CUE_POLICIES:
+            raise ValueError(f"cues: one of {CUE_POLICIES}, got {cues!r}")
+        if writer not in WRITERS:
+            raise ValueError(f"writer: one of {WRITERS}, got {writer!r}")
+        if writer == "rules" and distance == "proposed":
+            raise ValueError("writer: rules makes every new answer in code; 'distance: proposed' asks the pivot")
+        if writer == "pivot" and name_distance != "made_up":
+            raise ValueError("name_distance: a dial of code-made names (writer: rules); the pivot names people itself")
         if distance not in DISTANCES:
             raise ValueError(f"distance: one of {DISTANCES}, got {distance!r}")
         if name_distance not in NAME_DISTANCES:
@@ -190,12 +218,14 @@ class AnswerSwap(dspy.Module):
             # A setting that would be silently ignored: names are made in code only at a code-made distance.
             raise ValueError("name_distance: needs a code-made distance (not 'proposed') and a bank of names")
         budget = {"max_tokens": propose_max_tokens} if propose_max_tokens else {}
-        self.propose = dspy.Predict(propose_signature, **budget)
         self.propose_many = dspy.Predict(ProposeAnswers, max_tokens=max(propose_max_tokens or 0, 160))
-        # A number or a date is proposed with the passage in view, so that it keeps to the passage's period and
-        # scale; a name is proposed from the question alone (CHANGELOG: answer_swap/18).
-        if propose_signature is ProposeWrongAnswer:
-            self.propose_near = dspy.Predict(ProposeWrongAnswerForPassage, **budget)
+        # The swap's own pivot step proposes with the passage in view and the kind the tagger read off it; a
+        # generator built on this one with a signature of its own (inconsistent contexts) keeps its step.
+        self.typed = propose_signature is ProposeWrongAnswer and tagger is not None
+        if self.typed:
+            self.propose_kind = dspy.Predict(ProposeAnswerOfKind, **budget)
+        else:
+            self.propose = dspy.Predict(propose_signature, **budget)
         # Only a program that repairs has the predictor: optimizers tune every predictor they find,
         # and one that never runs gives them nothing to learn from.
         if repair_grammar:
@@ -207,10 +237,99 @@ class AnswerSwap(dspy.Module):
         self.known_name = known_name
         self.name_distance = name_distance
         self.name_candidates = name_candidates
+        self.writer = writer
+        self.tagger = tagger
+        self.cue_finder = cue_finder
+        self.cues = cues
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
-        if self.distance != "proposed":
-            return self._swap_at_distance(question, context, answers)
+        old = type_in(self.tagger(), context, answers, question, is_first_name) if self.tagger is not None else None
+        if self.writer == "rules" or (
+            self.distance != "proposed" and shifted_answers(answers[0], self.distance, question, question)
+        ):
+            out = self._swap_at_distance(question, context, answers)
+        elif self.typed:
+            out = self._propose_of_kind(question, context, answers, old)
+        else:
+            out = self._propose_untyped(question, context, answers)
+        return dspy.Prediction(**{**dict(out.items()), "kind": old.kind if old else None})
+
+    def _propose_of_kind(self, question: str, context: str, answers: list[str], old: Typed | None) -> dspy.Prediction:
+        """The pivot proposes a new answer of the old one's kind with the passage in view; code refuses one of
+        another kind or number, a stand-in name, a person of the other sex, and asks again (sampled; the
+        refused proposals are avoided, and retries ask for a list)."""
+        kind = old.kind if old is not None else ("person" if is_person_answer(question, answers[0]) else "thing")
+        proposals: list[dict] = []
+        alternative = other_alternative(question, answers)
+        if alternative is not None:
+            # An either-or question allows one wrong answer, the other alternative, which the question states.
+            problem = proposal_problem(alternative, answers, context=context, question=question)
+            proposals.append({"proposal": alternative, "answer_type": "alternative", "problem": problem})
+            if problem is None:
+                return self._swap(question, context, answers, alternative, proposals)
+        for attempt in range(self.max_attempts):
+            avoid = [*answers, *(p["proposal"] for p in proposals if p["proposal"])]
+            # Greedy first; retries sample a list of the kind without the gold in view, which a small model copies
+            # when shown (programs/retries.py: each with a seed of its own).
+            if attempt == 0:
+                out = self.propose_kind(
+                    question=question,
+                    passage=context,
+                    answer=answers[0],
+                    answer_kind=DESCRIPTIONS[kind],
+                    avoid=avoid,
+                    config=retry_config(attempt),
+                )
+                found = [str(out.wrong_answer)]
+            else:
+                try:
+                    out = self.propose_many(
+                        question=question, answer_type=DESCRIPTIONS[kind], config=retry_config(attempt)
+                    )
+                except AdapterParseError:  # a list a small model could not write: this retry gave nothing
+                    refused = {"proposal": "", "answer_type": kind, "problem": "unparsed_list", "attempt": attempt}
+                    proposals.append(refused)
+                    continue
+                found = [str(c) for c in list(out.answers or [])[:CANDIDATES_PER_RETRY]]
+            for raw in found:
+                proposal = " ".join(raw.strip().strip("\"'").split())
+                if any(p["proposal"] == proposal for p in proposals):
+                    continue
+                problem = proposal_problem(proposal, answers, context=context, question=question)
+                if problem is None:
+                    problem = self._fit_problem(question, context, answers, proposal, old)
+                proposals.append({"proposal": proposal, "answer_type": kind, "problem": problem, "attempt": attempt})
+                if problem is None:
+                    return self._swap(question, context, answers, proposal, proposals)
+        return dspy.Prediction(
+            rejection=proposals[-1]["problem"] if proposals else "empty_proposal",
+            proposals=proposals,
+            context=None,
+            new_answer=None,
+            checks={},
+            edit="none",
+        )
+
+    def _fit_problem(
+        self, question: str, context: str, answers: list[str], proposal: str, old: Typed | None
+    ) -> str | None:
+        """Why the proposal cannot stand in the old answer's place, read in the edited passage."""
+        if generic_name(proposal, self.known_name):
+            return "proposal_placeholder"
+        if old is not None and old.kind == "person":
+            said = passage_gender(context, answers[0])
+            given = name_gender(proposal)
+            if said is not None and given is not None and said != given:
+                return "proposal_gender_mismatch"
+        if old is None or self.tagger is None:
+            return None
+        edited = replace_forms(context, answers, proposal).text
+        new = type_in(self.tagger(), edited, [proposal], question, is_first_name)
+        return kind_problem(old, new, is_first_name) if new is not None else None
+
+    def _propose_untyped(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
+        """A generator built on the swap with its own proposal signature (inconsistent contexts): the pivot
+        names the type itself."""
         proposals: list[dict] = []
         new_answer = None
         alternative = other_alternative(question, answers)
@@ -225,13 +344,7 @@ class AnswerSwap(dspy.Module):
             # list of answers of the type without showing the gold, which a small model copies when shown.
             if attempt == 0:
                 avoid = [*answers, *(p["proposal"] for p in proposals)]
-                near = getattr(self, "propose_near", None) if re.search(r"\d", answers[0]) else None
-                if near is not None:
-                    out = near(
-                        question=question, passage=context, answer=answers[0], avoid=avoid, config=retry_config(attempt)
-                    )
-                else:
-                    out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt))
+                out = self.propose(question=question, answer=answers[0], avoid=avoid, config=retry_config(attempt))
                 found = [(str(out.wrong_answer), out)]
                 answer_type = str(out.answer_type or "") or "short answer"
             else:
@@ -340,8 +453,14 @@ class AnswerSwap(dspy.Module):
                 edited, checks, edit = repaired, repaired_checks, "lm_repair"
             else:
                 edit = "code (lm_repair rejected: " + failed_check(repaired_checks) + ")"
+        rejection = failed_check(checks)
+        found = []
+        if rejection is None and self.cue_finder is not None:
+            found = self.cue_finder(question, context, edited, answers, new_answer)
+            if found and self.cues == "refuse":
+                rejection = "cue_left"
         return dspy.Prediction(
-            rejection=failed_check(checks),
+            rejection=rejection,
             proposals=proposals,
             context=edited,
             new_answer=new_answer,
@@ -349,6 +468,7 @@ class AnswerSwap(dspy.Module):
             edit=edit,
             replaced=replaced,
             timeline=timeline,
+            cues=found,
         )
 
     @classmethod

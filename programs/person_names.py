@@ -138,6 +138,36 @@ def name_locale(context: str, answer: str) -> str | None:
     return "en_US"
 
 
+@cache
+def _weighted_common_surnames(locale: str) -> frozenset[str]:
+    """The COMMON_SURNAMES most frequent surnames of a locale whose list carries frequencies; none for a
+    locale whose list is unweighted, where the first fifty say nothing about frequency."""
+    names = getattr(_provider(locale).provider("faker.providers.person"), "last_names", ())
+    if not isinstance(names, dict):
+        return frozenset()
+    ranked = sorted(names, key=names.get, reverse=True)
+    return frozenset(ranked[:COMMON_SURNAMES])
+
+
+def is_first_name(word: str) -> bool:
+    return any(word in _first_names(loc, "male") | _first_names(loc, "female") for loc in LOCALES)
+
+
+def generic_name(name: str, known: Callable[[str], bool] | None = None) -> bool:
+    """A first name followed by one of the most frequent surnames of a locale ("Jane Smith", "Alice
+    Johnson"), naming no one the caller knows: reads as a stand-in for a person, not as the person a passage
+    is about. A known bearer ("Michael Jackson") is a real person, read valid or not on other grounds."""
+    words = name.split()
+    if len(words) != 2:
+        return False
+    first, last = words
+    common = any(
+        last in _weighted_common_surnames(loc) and first in _first_names(loc, "male") | _first_names(loc, "female")
+        for loc in LOCALES
+    )
+    return common and not (known is not None and known(name))
+
+
 def made_up_names(
     context: str, question: str, answer: str, key: str, known: Callable[[str], bool] | None = None
 ) -> Iterator[str]:

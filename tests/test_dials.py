@@ -72,7 +72,7 @@ def test_a_swap_at_a_distance_makes_no_proposal_call_and_an_unreachable_seed_is_
     assert out.proposals[0]["answer_type"] == "distance:far" and not lm.history
     out, _ = run(
         [],
-        AnswerSwap(distance="near"),
+        AnswerSwap(distance="near", writer="rules"),
         question="who built the tower",
         context="Eiffel built it.",
         answers=["Gustave Eiffel"],

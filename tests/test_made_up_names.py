@@ -55,7 +55,7 @@ def test_made_up_names_are_deterministic_avoid_common_surnames_and_names_the_cal
 
 
 def test_a_person_swap_at_a_code_level_needs_no_pivot_and_replaces_the_surname_alone_too():
-    out = AnswerSwap(distance="near")(
+    out = AnswerSwap(distance="near", writer="rules")(
         question="who has scored the most runs in odi", context=CRICKET, answers=["Sachin Tendulkar"]
     )
     new = out.new_answer
@@ -65,7 +65,7 @@ def test_a_person_swap_at_a_code_level_needs_no_pivot_and_replaces_the_surname_a
 
 
 def test_a_person_whose_gender_the_passage_does_not_give_is_unreachable_not_dropped():
-    out = AnswerSwap(distance="near")(
+    out = AnswerSwap(distance="near", writer="rules")(
         question="who won the prize", context="The prize went to Alex Morgan .", answers=["Alex Morgan"]
     )
     assert out.rejection == "level_unreachable" and out.context is None

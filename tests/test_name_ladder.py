@@ -69,16 +69,16 @@ def test_a_woman_gets_a_womans_name(ladder):
 def test_a_person_swap_at_a_distance_uses_the_bank_and_an_empty_bank_is_counted(ladder):
     lm = dspy.utils.DummyLM([], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(distance="near", name_distance="far", name_candidates=ladder)(
+        out = AnswerSwap(distance="near", writer="rules", name_distance="far", name_candidates=ladder)(
             question=SEED, context=CONTEXT, answers=["Jack Lowden"]
         )
         assert out.rejection is None and out.new_answer == "Paul Pogba"
         assert "Jack Lowden" not in out.context and "Paul Pogba" in out.context
         assert out.proposals[-1]["answer_type"] == "name:far" and "similarity" in out.proposals[-1]
-        empty = AnswerSwap(distance="near", name_distance="near", name_candidates=lambda *a: iter(()))
+        empty = AnswerSwap(distance="near", writer="rules", name_distance="near", name_candidates=lambda *a: iter(()))
         out = empty(question=SEED, context=CONTEXT, answers=["Jack Lowden"])
         assert out.rejection == "level_unreachable" and out.context is None
-        out = AnswerSwap(distance="near", name_distance="near", name_candidates=ladder)(
+        out = AnswerSwap(distance="near", writer="rules", name_distance="near", name_candidates=ladder)(
             question="where does the film Alpha take place", context="Alpha is set in Paris .", answers=["Paris"]
         )
         assert out.rejection == "level_unreachable"
@@ -89,6 +89,6 @@ def test_a_name_distance_the_swap_would_ignore_is_refused():
     with pytest.raises(ValueError, match="name_distance"):
         AnswerSwap(distance="proposed", name_distance="near", name_candidates=lambda *a: iter(()))
     with pytest.raises(ValueError, match="name_distance"):
-        AnswerSwap(distance="near", name_distance="near")  # no bank
+        AnswerSwap(distance="near", writer="rules", name_distance="near")  # no bank
     with pytest.raises(ValueError, match="name_distance"):
-        AnswerSwap(distance="near", name_distance="nearby", name_candidates=lambda *a: iter(()))
+        AnswerSwap(distance="near", writer="rules", name_distance="nearby", name_candidates=lambda *a: iter(()))

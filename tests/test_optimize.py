@@ -58,6 +58,9 @@ def scripted_roles(monkeypatch):
         "`proposed_instruction`": {"proposed_instruction": "Propose a believable wrong answer of the same type."},
     }
     monkeypatch.setattr("tests.test_tasks_end_to_end.FORMAT_ANSWERS", answers)
+    # The scripted pivot proposes one made-up name for every seed, whatever its kind: the kind check
+    # (tests/test_answer_kinds.py) would refuse most, and these tests are about compiling, not typing.
+    monkeypatch.setattr("programs.answer_swap.kind_problem", lambda *args: None)
 
     def build_lms(run):
         lm = scripted_lm(runner.load_data(run.config).examples, run.config.task)
@@ -120,7 +123,7 @@ def test_optimisation_run_compiles_splits_and_evaluates_held_out(isolated, scrip
     assert {p.name for p in compiled.glob("*.json")} >= {"bootstrap_fewshot.json", "mipro_v2.json", "best.json"}
     bootstrapped = AnswerSwap()
     meta = load_compiled(bootstrapped, f"run:{result.run_id}:bootstrap_fewshot", "answer_swap")
-    assert meta["optimizer"] == "bootstrap_fewshot" and bootstrapped.propose.demos  # demos came from traces
+    assert meta["optimizer"] == "bootstrap_fewshot" and bootstrapped.propose_kind.demos  # demos came from traces
     assert set(meta["splits"]["train"]) == train
     with pytest.raises(ValueError, match="compiled for 'answer_swap'"):
         load_compiled(AnswerSwap(), f"run:{result.run_id}", "unanswerable")
@@ -161,7 +164,7 @@ def test_a_later_config_uses_the_compiled_program(isolated, scripted_roles, monk
     from experiments.tasks.answer_swap import AnswerSwapTask
 
     task = AnswerSwapTask({"pivot": None}, AnswerSwapTask.Options.model_validate(load_config(path).options))
-    assert task.program.propose.demos
+    assert task.program.propose_kind.demos
 
 
 def test_unanswerable_generator_compiles_and_is_loaded_by_its_task(isolated, scripted_roles, monkeypatch):
@@ -178,7 +181,11 @@ def test_unanswerable_generator_compiles_and_is_loaded_by_its_task(isolated, scr
         {**scripted.FORMAT_ANSWERS, "Literal['yes', 'no']": {"reason": "r", "verdict": "no"}},
     )
     result = runner.run_experiment(
-        optimize_config(isolated, generator="unanswerable", optimizers=["bootstrap_fewshot"]), progress=False
+        # `removal: rewrite`: the default drops sentences in code, and only a rewrite leaves a trace to learn from
+        optimize_config(
+            isolated, generator="unanswerable", optimizers=["bootstrap_fewshot"], dials={"removal": ["rewrite"]}
+        ),
+        progress=False,
     )
     assert result.metrics["test.bootstrap_fewshot.validity.rate"] > 0
     from experiments.tasks.faitheval import UnanswerableTask
@@ -269,9 +276,11 @@ def test_pivot_comparison_reports_each_pivot_against_each_target(isolated, scrip
     assert len(records) == 6  # 3 seeds x 2 pivots
     m = result.metrics
     assert m["pivot.qwen2.5-0.5b.validity.rate"] > 0 and m["pivot.qwen2.5-0.5b.judge_if"] == 1.0
-    assert m["pivot.smollm2-135m.valid"] == 0 and m["pivot.smollm2-135m.acceptance"] == 0
+    # A year or number is moved in code whoever the pivot is; every other seed of the silent pivot has no case.
     empty = [r for r in records if r["pivot"] == "smollm2-135m"]
-    assert {r["status"] for r in empty} == {"rejected:empty_proposal"}
+    written = [r for r in empty if not any(p["answer_type"].startswith("distance:") for p in r["proposals"])]
+    assert written and {r["status"] for r in written} == {"rejected:empty_proposal"}
+    assert m["pivot.smollm2-135m.valid"] == len(empty) - len(written)
     for target in ("smollm2-135m", "gemma3-270m"):
         assert f"pivot.qwen2.5-0.5b.{target}.success.rate" in m
     report = RunStore(result.run_id).dir / "report"

@@ -128,7 +128,7 @@ def test_the_comparison_end_to_end(isolated, roles):
     page = (report / "comparison.md").read_text()
     assert "exact McNemar p" in page and "held-out targets" in page
     assert "### bootstrap_fewshot" in page and "```diff" in page
-    assert "+++ compiled.propose" in page  # the bootstrapped demos are in the compiled prompt
+    assert "+++ compiled.propose_kind" in page  # the bootstrapped demos are in the compiled prompt
     assert page.count("**") >= 2 * 3  # three seeds side by side
     assert f"reeval review {result.run_id}/optimize.strength_0.5" in page
     assert (report / "strength_curve.png").stat().st_size > 1000

@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 from experiments import task_registry
 from experiments.attack import case_status
 from experiments.compiled import load_compiled
+from experiments.cues import cues as pool_cues
 from experiments.known_names import known_in_pool
 from experiments.lm.registry import ResolvedLM
 from experiments.name_bank import bank_names
@@ -28,6 +29,8 @@ def _case(example, out) -> dict:
         "answers": [out.new_answer] if out.new_answer else [],
         "proposals": out.proposals,
         "checks": out.checks,
+        "answer_kind": out.get("kind"),
+        "cues": out.get("cues") or [],
         "status": case_status(out),
     }
 
@@ -47,14 +50,17 @@ def _no_refused_proposal(case: dict) -> bool:
     guidance="Valid if the context supports the expected answer, and no other answer to the question.",
     bench_settings=("closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"),
     attack=task_registry.Attack(
-        # The pivot's own proposal unless a dial says otherwise: benches, optimisers and pivot comparisons study
-        # the pivot as a generator, and a code-made answer leaves nothing of it to compare or tune.
-        build=lambda max_attempts, distance="proposed", name_distance="made_up": AnswerSwap(
+        # The same defaults as the task's options: benches, optimisers and pivot comparisons study the cases the
+        # tool makes by default, with the pivot writing every answer no dial sets.
+        build=lambda max_attempts, distance="near", name_distance="made_up", writer="pivot", cues="keep": AnswerSwap(
             max_attempts,
             distance=distance,
             known_name=known_in_pool,
             name_distance=name_distance,
             name_candidates=bank_names,
+            writer=writer,
+            cue_finder=pool_cues,
+            cues=cues,
         ),
         to_case=_case,
         every_reply_used=_no_refused_proposal,
@@ -76,12 +82,23 @@ class AnswerSwapTask(JudgedTask):
             description="compiled generator state: run:<optimisation run id>, a path to a saved program JSON, "
             "or an MLflow model URI (models:/<name>/<version>)",
         )
+        writer: Literal["pivot", "rules"] = Field(
+            "pivot",
+            description="who makes the new answer: 'pivot' (the pivot proposes every kind of answer, typed from "
+            "its passage and checked in code; a date or quantity is moved in code when `distance` is a level) or "
+            "'rules' (code alone: dates and quantities at `distance`, people a made-up name; any other seed is "
+            "rejected:level_unreachable)",
+        )
+        cues: Literal["keep", "refuse"] = Field(
+            "keep",
+            description="a phrase left that the Wikipedia pool ties to the old answer ('Marmon Wasp' beside a "
+            "swapped Indianapolis winner): recorded on the case as `cues` ('keep') or the case rejected:cue_left",
+        )
         distance: Literal["proposed", "near", "mid", "far", "extreme"] = Field(
             "near",
-            description="how the new answer is made: 'proposed' by the pivot (any kind of answer), or in code at "
-            "a distance from the old (a year, date or quantity at near ±1 year / x1.1, mid ±5 / x1.5, far ±25 / "
-            "x3, extreme ±100 / x10; a person gets a made-up name at every level); a seed with neither kind of "
-            "answer is rejected:level_unreachable",
+            description="how far a new year, date or quantity stands from the old, made in code: near ±1 year / "
+            "x1.1, mid ±5 / x1.5, far ±25 / x3, extreme ±100 / x10; 'proposed' lets the pivot write those too "
+            "(writer: pivot only)",
         )
         name_distance: Literal["made_up", "near", "far"] = Field(
             "made_up",
@@ -101,6 +118,9 @@ class AnswerSwapTask(JudgedTask):
             known_name=known_in_pool,
             name_distance=self.options.name_distance,
             name_candidates=bank_names,
+            writer=self.options.writer,
+            cue_finder=pool_cues,
+            cues=self.options.cues,
         )
         if self.options.program:
             load_compiled(self.program, self.options.program, "answer_swap")
@@ -131,6 +151,8 @@ class AnswerSwapTask(JudgedTask):
                     "proposals": out.proposals,
                     "checks": out.checks,
                     "edit": out.edit,
+                    "answer_kind": out.get("kind"),
+                    "cues": out.get("cues") or [],
                     **({"timeline": out.timeline} if out.get("timeline") else {}),
                     "status": case_status(out),
                 }

@@ -52,9 +52,9 @@ class UnanswerableOptions(SeededOptions, DialledOptions):
     )
     removal: Literal["window", "drop", "rewrite"] = Field(
         "drop",
-        description="what goes with the answer: its sentences and their neighbours, its sentences, or its "
-        "sentences rewritten by the pivot to say the rest without it (the pivot's construction: benches, "
-        "optimisers and pivot comparisons default to it)",
+        description="what goes with the answer: its sentences and their neighbours, its sentences (rewritten by "
+        "the pivot without the answer where dropping them would leave too little), or its sentences rewritten "
+        "by the pivot to say the rest without it",
     )
     lures: Literal["remove", "keep"] = Field(
         "remove",
@@ -84,6 +84,7 @@ def _unanswerable_case(example, out) -> dict:
         "answers": [UNKNOWN],
         "judge_kind": "unanswerable",
         "edits": out.edits,
+        "removal": out.get("removal"),
         "checks": out.checks,
         "status": case_status(out),
     }
@@ -106,7 +107,8 @@ def _no_dropped_rewrite(case: dict) -> bool:
     bench_settings=("open_book", "task_instruction", "cot"),
     bench_sampled=("open_book", "task_instruction"),
     attack=task_registry.Attack(
-        build=lambda max_attempts, removal="rewrite", lures="keep", background=0: Unanswerable(
+        # The task's own defaults: benches and comparisons study the cases the tool makes by default.
+        build=lambda max_attempts, removal="drop", lures="remove", background=0: Unanswerable(
             removal=removal,
             lures=lures,
             background=background,
@@ -154,6 +156,7 @@ class UnanswerableTask(_JudgedTask):
             context=out.context,
             background=out.get("background") or [],
             edits=out.edits,
+            removal=out.get("removal"),
             checks=out.checks,
             status=case_status(out),
         )
