@@ -96,11 +96,24 @@ _PLACEHOLDER_PATTERN = re.compile(
 )
 
 
-def is_placeholder(proposal: str) -> bool:
+def _whole_placeholder(proposal: str) -> bool:
     norm = normalize_answer(proposal)
     # Articles are dropped by normalisation ("Person A" → "person"): match the pattern on the raw words.
     raw = " ".join(re.sub(r"[^\w\s]", " ", proposal.lower()).split())
     return norm in PLACEHOLDERS or bool(_PLACEHOLDER_PATTERN.match(raw)) or "lorem ipsum" in norm
+
+
+_NAME_RUN = re.compile(r"[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)+")
+
+
+def name_runs(text: str) -> list[str]:
+    """Runs of two or more capitalised words: the names inside a longer answer."""
+    return [m.group(0) for m in _NAME_RUN.finditer(text)]
+
+
+def is_placeholder(proposal: str) -> bool:
+    """A stand-in, whole or as a name inside a longer answer ("composer / lyricist John Doe")."""
+    return _whole_placeholder(proposal) or any(_whole_placeholder(run) for run in name_runs(proposal))
 
 
 def overlaps_answer(proposal: str, golds: Iterable[str]) -> bool:

@@ -20,6 +20,7 @@ from metrics.checks import (
     is_placeholder,
     mentions_any_form,
     name_part_in,
+    name_runs,
     old_name_part_left,
     overlaps_answer,
     same_date_parts,
@@ -63,7 +64,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/26"
+VERSION = "answer_swap/27"
 # Who makes the new answer: the pivot (every kind of answer; a date or a quantity at a code-made `distance` when
 # one is set) or code alone (dates, quantities and made-up people; other seeds are level_unreachable).
 WRITERS = ("pivot", "rules")
@@ -314,7 +315,7 @@ class AnswerSwap(dspy.Module):
         self, question: str, context: str, answers: list[str], proposal: str, old: Typed | None
     ) -> str | None:
         """Why the proposal cannot stand in the old answer's place, read in the edited passage."""
-        if generic_name(proposal, self.known_name):
+        if any(generic_name(run, self.known_name) for run in {proposal, *name_runs(proposal)}):
             return "proposal_placeholder"
         if old is not None and old.kind == "person":
             said = passage_gender(context, answers[0])

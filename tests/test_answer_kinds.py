@@ -144,3 +144,11 @@ def test_a_person_the_tagger_reads_as_an_organisation_is_a_person(tag):
     context = "Hilary Banks is played by Karyn Parsons in the sitcom ."
     typed = type_in(tag, context, ["Karyn Parsons"], "who played hilary banks", is_first_name)
     assert typed.kind == "person" and typed.read == "organisation"
+
+
+def test_a_stand_in_name_inside_a_longer_answer_is_a_placeholder():
+    from programs.answer_swap import proposal_problem
+
+    golds = ["composer / lyricist Dave Malloy"]
+    assert proposal_problem("composer / lyricist John Doe", golds) == "proposal_placeholder"
+    assert proposal_problem("composer / lyricist Anaïs Mitchell", golds) is None
