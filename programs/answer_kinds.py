@@ -135,14 +135,19 @@ class Typed:
 def type_span(doc, start: int, end: int, text: str) -> Typed:
     """The kind of the characters [start, end) of a tagged text."""
     span_len = max(end - start, 1)
-    best, best_overlap = None, 0
-    for ent in doc.ents:
-        overlap = min(end, ent.end_char) - max(start, ent.start_char)
-        if overlap > best_overlap:
-            best, best_overlap = ent, overlap
     tokens = [t for t in doc if t.idx < end and t.idx + len(t.text) > start and not t.is_punct]
     heads = [t for t in tokens if not (start <= t.head.idx < end) or t.head == t]
     head = heads[-1] if heads else (tokens[-1] if tokens else None)
+    best, best_overlap = None, 0
+    for ent in doc.ents:
+        overlap = min(end, ent.end_char) - max(start, ent.start_char)
+        # The entity over the span's head names what the span is ("Cleveland Cavaliers forward LeBron James" is
+        # a person, though the team's entity is longer); otherwise the largest overlap.
+        if head is not None and ent.start_char <= head.idx < ent.end_char and overlap > 0:
+            best, best_overlap = ent, max(overlap, span_len)
+            break
+        if overlap > best_overlap:
+            best, best_overlap = ent, overlap
     plural = None
     if head is not None and head.tag_ in ("NN", "NNS", "NNP", "NNPS"):
         plural = head.tag_ in ("NNS", "NNPS")
@@ -211,6 +216,10 @@ def kind_problem(old: Typed, new: Typed, first_names: Callable[[str], bool] | No
             return "proposal_kind_mismatch"
         if old_name and not new_name and answer_kind(new.text) != "name":
             return "proposal_kind_mismatch"  # a common word in a name's place
+    if answer_kind(old.text) == "name" and answer_kind(new.text) == "other":
+        # A lower-case phrase for a capitalised name the tagger did not read ("singer" for the band "The Move",
+        # "the cabinet" for "The President").
+        return "proposal_kind_mismatch"
     # Number is read off common nouns only: a name's final s ("Cyberdyne Systems") says nothing of agreement.
     if old.label is None and old.plural is not None and new.plural is not None and old.plural != new.plural:
         return "proposal_number_mismatch"

@@ -64,7 +64,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/27"
+VERSION = "answer_swap/28"
 # Who makes the new answer: the pivot (every kind of answer; a date or a quantity at a code-made `distance` when
 # one is set) or code alone (dates, quantities and made-up people; other seeds are level_unreachable).
 WRITERS = ("pivot", "rules")
@@ -245,8 +245,11 @@ class AnswerSwap(dspy.Module):
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         old = type_in(self.tagger(), context, answers, question, is_first_name) if self.tagger is not None else None
+        # A code-made distance moves dates and quantities; a year inside a title ("Cactus Flower ( 1969 )") is
+        # part of a name, which the pivot writes.
+        numeric = old is None or old.kind in ("date", "quantity")
         if self.writer == "rules" or (
-            self.distance != "proposed" and shifted_answers(answers[0], self.distance, question, question)
+            numeric and self.distance != "proposed" and shifted_answers(answers[0], self.distance, question, question)
         ):
             out = self._swap_at_distance(question, context, answers)
         elif self.typed:
@@ -315,8 +318,14 @@ class AnswerSwap(dspy.Module):
         self, question: str, context: str, answers: list[str], proposal: str, old: Typed | None
     ) -> str | None:
         """Why the proposal cannot stand in the old answer's place, read in the edited passage."""
-        if any(generic_name(run, self.known_name) for run in {proposal, *name_runs(proposal)}):
+        if any(generic_name(run) for run in {proposal, *name_runs(proposal)}):
             return "proposal_placeholder"
+        bare = re.sub(r"['’]s\b", "", proposal)  # "Hanuman's family" names the question's Hanuman
+        if name_part_in(question, bare):
+            return "proposal_in_question"
+        if name_part_in(context, bare):
+            # Another form of a name the passage holds ("Franklin D. Roosevelt" beside "Franklin Delano Roosevelt").
+            return "proposal_part_in_context"
         if old is not None and old.kind == "person":
             said = passage_gender(context, answers[0])
             given = name_gender(proposal)

@@ -22,7 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from experiments.known_names import known_in_pool  # noqa: E402
 from programs.answer_kinds import KINDS, Typed, kind_problem, type_in  # noqa: E402
 from programs.entity_tagger import tagger  # noqa: E402
 from programs.person_names import generic_name, is_first_name, name_gender, passage_gender  # noqa: E402
@@ -76,7 +75,7 @@ def typed_checks(tag, r: dict) -> tuple[Typed | None, Typed | None, dict[str, bo
     hits = {
         "kind mismatch": problem == "proposal_kind_mismatch",
         "number mismatch": problem == "proposal_number_mismatch",
-        "placeholder": generic_name(new_answer, known_in_pool),
+        "placeholder": generic_name(new_answer),
         "gender mismatch": bool(said and given and said != given),
     }
     hits["any"] = any(hits.values())
