@@ -6,7 +6,7 @@ import time
 from typing import ClassVar, Literal
 
 import dspy
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from experiments import task_registry
 from experiments.attack import case_status
@@ -50,8 +50,8 @@ def _no_refused_proposal(case: dict) -> bool:
     guidance="Valid if the context supports the expected answer, and no other answer to the question.",
     bench_settings=("closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"),
     attack=task_registry.Attack(
-        # The same defaults as the task's options: benches, optimisers and pivot comparisons study the cases the
-        # tool makes by default, with the pivot writing every answer no dial sets.
+        # The pivot writes: benches, optimisers and pivot comparisons study the pivot as a generator, and code-made
+        # swaps leave nothing of it to compare or tune. A year or quantity is moved in code as the task does.
         build=lambda max_attempts, distance="near", name_distance="made_up", writer="pivot", cues="keep": AnswerSwap(
             max_attempts,
             distance=distance,
@@ -82,8 +82,10 @@ class AnswerSwapTask(JudgedTask):
             description="compiled generator state: run:<optimisation run id>, a path to a saved program JSON, "
             "or an MLflow model URI (models:/<name>/<version>)",
         )
+        # `rules` until a fresh blind reading shows the pivot's swaps as valid as the code's: read on fresh rows,
+        # `answer_swap/26`'s were 71-75% valid against 92% for code-made ones (docs/results/every_kind.md).
         writer: Literal["pivot", "rules"] = Field(
-            "pivot",
+            "rules",
             description="who makes the new answer: 'pivot' (the pivot proposes every kind of answer, typed from "
             "its passage and checked in code; a date or quantity is moved in code when `distance` is a level) or "
             "'rules' (code alone: dates and quantities at `distance`, people a made-up name; any other seed is "
@@ -98,7 +100,7 @@ class AnswerSwapTask(JudgedTask):
             "near",
             description="how far a new year, date or quantity stands from the old, made in code: near ±1 year / "
             "x1.1, mid ±5 / x1.5, far ±25 / x3, extreme ±100 / x10; 'proposed' lets the pivot write those too "
-            "(writer: pivot only)",
+            "(and sets writer: pivot)",
         )
         name_distance: Literal["made_up", "near", "far"] = Field(
             "made_up",
@@ -106,6 +108,14 @@ class AnswerSwapTask(JudgedTask):
             "name of the passage's gender), or a real person of that gender answering another shipped question, "
             "'near' (the most similar question: same domain) or 'far' (the least similar: an unrelated domain)",
         )
+
+        @model_validator(mode="before")
+        @classmethod
+        def _pivot_proposes(cls, data):
+            # `distance: proposed` asks the pivot for every new answer: it means the pivot writes, unless told not.
+            if isinstance(data, dict) and data.get("distance") == "proposed":
+                return {"writer": "pivot", **data}
+            return data
 
     def __init__(self, lms: dict[str, ResolvedLM], options: Options | None = None):
         super().__init__(lms, options or self.Options())
