@@ -41,7 +41,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/23"
+VERSION = "faitheval/24"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -131,13 +131,7 @@ class Unanswerable(dspy.Module):
         if answer_is_subject(sentences[0].text, answers):
             # The rest of an article describes its subject: without the name it still says who or what it is.
             return dspy.Prediction(rejection="answer_is_subject", context=None, edits=[], checks={})
-        out = self._remove(question, context, answers, sentences, carrying, self.removal)
-        if out.rejection == "rest_kept" and self.removal == "drop":
-            # Dropping the answer's sentences left too little: the pivot rewrites them without the answer
-            # instead (FaithEval's method), each rewrite checked as under `removal: rewrite`.
-            out = self._remove(question, context, answers, sentences, carrying, "rewrite")
-            out.removal = "rewrite_after_drop"
-        return out
+        return self._remove(question, context, answers, sentences, carrying, self.removal)
 
     def _remove(self, question, context, answers, sentences, carrying, removal) -> dspy.Prediction:
         removed = set(carrying)

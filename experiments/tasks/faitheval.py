@@ -52,9 +52,8 @@ class UnanswerableOptions(SeededOptions, DialledOptions):
     )
     removal: Literal["window", "drop", "rewrite"] = Field(
         "drop",
-        description="what goes with the answer: its sentences and their neighbours, its sentences (rewritten by "
-        "the pivot without the answer where dropping them would leave too little), or its sentences rewritten "
-        "by the pivot to say the rest without it",
+        description="what goes with the answer: its sentences and their neighbours, its sentences, or its "
+        "sentences rewritten by the pivot to say the rest without it",
     )
     lures: Literal["remove", "keep"] = Field(
         "remove",
