@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from functools import lru_cache
 
-from experiments.data.loaders import load_passages
-from experiments.data.registry import DATASETS
+from experiments.known_names import pool_text
 
 TIE = 0.5
 # A pool passage sharing this many of the seed passage's word 5-grams is the seed's own article (or a copy):
@@ -33,20 +31,9 @@ _FULL_DATE = re.compile(
 _STOP = frozenset("The A An In On At Of For And But It He She They His Her Its This That These Those".split())
 
 
-@lru_cache(maxsize=1)
-def _pool() -> tuple[str, list[int]]:
-    passages = load_passages(DATASETS["wiki_passages"][0])
-    texts = [f"{t}\n{x}" for t, x in zip(passages["title"], passages["text"], strict=True)]
-    starts, at = [], 0
-    for text in texts:
-        starts.append(at)
-        at += len(text) + 1
-    return "\n".join(texts), starts
-
-
 def _passages_with(phrase: str) -> dict[int, tuple[int, int]]:
     """Pool passages holding the phrase as whole words, by index, with each passage's bounds."""
-    text, starts = _pool()
+    text, starts = pool_text()
     found = {}
     for m in re.finditer(rf"(?<!\w){re.escape(phrase)}(?!\w)", text):
         i = bisect.bisect_right(starts, m.start()) - 1
@@ -75,7 +62,7 @@ def phrases(text: str) -> list[str]:
 
 def cues(question: str, original: str, edited: str, olds: list[str], new: str) -> list[str]:
     """Phrases of the edited passage the pool ties to an old answer and not to the new one."""
-    text, _ = _pool()
+    text, _ = pool_text()
     own = _shingles(original)
     mentions_old = [re.compile(rf"(?<!\w){re.escape(o)}(?!\w)", re.IGNORECASE) for o in olds if o.strip()]
     mentions_new = re.compile(rf"(?<!\w){re.escape(new)}(?!\w)", re.IGNORECASE)

@@ -10,11 +10,18 @@ from experiments.data.registry import DATASETS
 
 
 @lru_cache(maxsize=1)
-def _pool_text() -> str:
+def pool_text() -> tuple[str, list[int]]:
+    """The pool as one text, each passage its title, a newline and its text, passages joined by newlines; and
+    where each passage starts. Loaded once per process for every reader of the pool's words."""
     passages = load_passages(DATASETS["wiki_passages"][0])
-    return "\n".join(passages["title"]) + "\n" + "\n".join(passages["text"])
+    texts = [f"{t}\n{x}" for t, x in zip(passages["title"], passages["text"], strict=True)]
+    starts, at = [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + 1
+    return "\n".join(texts), starts
 
 
 def known_in_pool(name: str) -> bool:
     """The full name, as whole words, in any title or text of the pool."""
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", _pool_text()) is not None
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", pool_text()[0]) is not None

@@ -105,10 +105,9 @@ def asked_kinds(question: str) -> tuple[str, ...]:
         if pattern.search(question):
             return kinds
     m = _WHAT.search(question)
-    noun = m.group(1).lower().rstrip("s") if m else None
-    if noun in _NOUN_KIND or (m and m.group(1).lower() in _NOUN_KIND):
-        return (_NOUN_KIND.get(m.group(1).lower()) or _NOUN_KIND[noun],)
-    return ()
+    word = m.group(1).lower() if m else ""
+    kind = _NOUN_KIND.get(word) or _NOUN_KIND.get(word.rstrip("s"))
+    return (kind,) if kind else ()
 
 
 @dataclass(frozen=True)

@@ -131,11 +131,8 @@ class Unanswerable(dspy.Module):
         if answer_is_subject(sentences[0].text, answers):
             # The rest of an article describes its subject: without the name it still says who or what it is.
             return dspy.Prediction(rejection="answer_is_subject", context=None, edits=[], checks={})
-        return self._remove(question, context, answers, sentences, carrying, self.removal)
-
-    def _remove(self, question, context, answers, sentences, carrying, removal) -> dspy.Prediction:
         removed = set(carrying)
-        if removal == "window":
+        if self.removal == "window":
             removed |= {j for i in carrying for j in (i - 1, i + 1) if 0 <= j < len(sentences)}
         if self.lures == "remove":
             removed |= lure_indices(sentences, question, answers, carrying)
@@ -148,8 +145,8 @@ class Unanswerable(dspy.Module):
             if i not in removed:
                 parts.append(sentence.text)
                 continue
-            if i not in carrying or removal != "rewrite":
-                edits.append({"from": sentence.text, "to": None, "why": "lure" if i not in carrying else removal})
+            if i not in carrying or self.removal != "rewrite":
+                edits.append({"from": sentence.text, "to": None, "why": "lure" if i not in carrying else self.removal})
                 continue
             out = self.rewrite(question=question, sentence=sentence.text, answer=answers[0])
             new = " ".join(str(out.rewritten_sentence).split())
@@ -185,9 +182,7 @@ class Unanswerable(dspy.Module):
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)
         background = [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in passages]
-        return dspy.Prediction(
-            rejection=rejection, context=edited, edits=edits, checks=checks, background=background, removal=removal
-        )
+        return dspy.Prediction(rejection=rejection, context=edited, edits=edits, checks=checks, background=background)
 
     def _background(self, question: str, context: str, answers: list[str]) -> list | None:
         """The background passages, or None when the pool holds too few clean ones for the dial."""

@@ -83,7 +83,6 @@ def _unanswerable_case(example, out) -> dict:
         "answers": [UNKNOWN],
         "judge_kind": "unanswerable",
         "edits": out.edits,
-        "removal": out.get("removal"),
         "checks": out.checks,
         "status": case_status(out),
     }
@@ -155,7 +154,6 @@ class UnanswerableTask(_JudgedTask):
             context=out.context,
             background=out.get("background") or [],
             edits=out.edits,
-            removal=out.get("removal"),
             checks=out.checks,
             status=case_status(out),
         )
