@@ -81,11 +81,14 @@ def _print_result(result) -> None:
         header, rows = result.task.table_rows(result.records)
         table = Table(title=f"run {result.run_id}")
         for column in header:
-            table.add_column(column)
+            # Folded, not cut with an ellipsis: two labels alike up to the cut would read as one model.
+            table.add_column(column, overflow="fold")
         for row in rows:
             table.add_row(*row)
         console.print(table)
     summary = Table(title="metrics", show_header=False)
+    summary.add_column(overflow="fold")
+    summary.add_column(overflow="fold")
     shown = getattr(result.task, "summary_metrics", dict)(result.metrics)
     for key, value in sorted(shown.items()):
         summary.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
@@ -168,7 +171,14 @@ def _only_targets(cfg, names: list[str]):
     unknown = [n for n in names if n not in known and n not in {t.name for t in cfg.models.targets}]
     if unknown:
         raise UserError(f"--target {', '.join(unknown)}: not a target of this config (its targets: {', '.join(known)})")
-    # A name keeps every target of that name; a label, the one target it labels.
+    # A label picks the one target it labels; a name picks its target only when no other target shares it,
+    # since keeping every target of that name would run models the user may not have meant.
+    for name in names:
+        sharing = [t.label for t in cfg.models.targets if t.name == name]
+        if name not in known and len(sharing) > 1:
+            raise UserError(
+                f"--target {name}: {len(sharing)} targets share that name; choose by label: {', '.join(sharing)}"
+            )
     kept = [t for t in cfg.models.targets if t.name in names or t.label in names]
     return cfg.model_copy(update={"models": cfg.models.model_copy(update={"targets": kept})})
 
@@ -339,7 +349,7 @@ def show(
         )
     latest = runs[0]
     table = Table(title=f"{run_id} — MLflow run {latest.info.run_id} ({latest.info.status}), {len(runs)} invocation(s)")
-    table.add_column("metric")
+    table.add_column("metric", overflow="fold")
     table.add_column("value", justify="right")
     hidden = 0
     for key, value in sorted(latest.data.metrics.items()):

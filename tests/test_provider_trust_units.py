@@ -119,6 +119,18 @@ def test_tokens_are_unknown_when_a_call_reported_none_and_cache_hits_are_not_cal
     assert out["calls"] == 2 and "prompt_tokens" not in out and "completion_tokens" not in out
 
 
+def test_tokens_are_absent_not_zero_when_no_call_was_answered():
+    meter = CallMeter()
+    meter.failed(0.2, requests=4)  # refused four times: no reply, so no token was counted
+    out = meter.as_dict()
+    assert out["calls"] == 0 and out["errors"] == 1 and out["requests"] == 4
+    assert "prompt_tokens" not in out and "completion_tokens" not in out
+    meter.merge({"calls": 0, "requests": 1, "errors": 1})  # a worker that got no reply either
+    assert "prompt_tokens" not in meter.as_dict()
+    meter.add([{"usage": {"prompt_tokens": 5, "completion_tokens": 1}}], 0.1)
+    assert meter.as_dict()["prompt_tokens"] == 5 and meter.as_dict()["completion_tokens"] == 1
+
+
 def _invoke(*args):
     return CliRunner().invoke(app, list(args))
 

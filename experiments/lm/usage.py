@@ -139,8 +139,9 @@ class CallMeter:
             "truncated": self.truncated,
             "errors": self.errors,
         }
-        # Tokens a server did not report are unknown, not zero: no token figure unless every call reported them.
-        if not self.unreported_calls:
+        # Tokens a server did not report are unknown, not zero: no token figure unless every call reported them
+        # (and none at all when no call was answered: nothing replied, so nothing was counted).
+        if self.calls and not self.unreported_calls:
             out.update(prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens)
         # An unknown price is not zero: no cost figure unless LiteLLM's map priced every call.
         if self.calls and self.priced_calls == self.calls:
