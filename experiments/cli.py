@@ -184,13 +184,22 @@ def _only_targets(cfg, names: list[str]):
 
 
 def _end_runs_on_sigterm() -> None:
-    """SIGTERM (`timeout`, a scheduler, `kill`) ends a run as an exception would: its MLflow run is marked
-    FAILED instead of being left RUNNING by a process that no longer exists, and finished cases stay saved."""
+    """SIGTERM (`timeout`, a scheduler, `kill`) and Ctrl-C end a run as an exception would: its MLflow run is
+    marked FAILED instead of being left RUNNING by a process that no longer exists, and finished cases stay
+    saved. A second signal while that is done is not raised again: raised inside MLflow's or SQLAlchemy's
+    cleanup, it only printed "Exception ignored" and left the run half closed."""
     import signal
 
+    stopping = []
+
     def stop(signum, frame):
+        name = signal.Signals(signum).name
+        if stopping:
+            err.print(f"reeval: {name} again; already stopping", style="red", markup=False, highlight=False)
+            return
+        stopping.append(signum)
         err.print(
-            "reeval: stopped by SIGTERM; finished cases are saved: run the same command again to resume",
+            f"reeval: stopped by {name}; finished cases are saved: run the same command again to resume",
             style="red",
             markup=False,
             highlight=False,
@@ -198,6 +207,7 @@ def _end_runs_on_sigterm() -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
 
 
 def _check_executor_options(executor: str | None, ray_address: str | None) -> None:
@@ -269,21 +279,40 @@ def index(
 
 @app.command()
 def validate(configs: Annotated[list[str], typer.Argument(help="config files")]) -> None:
-    """Check configs (schema, model names, data paths) without calling any LM. Exit 2 on error."""
+    """Check configs (schema, model names, data paths, every data row as `run` reads it) without calling any LM.
+    Exit 2 on error."""
+    from experiments.data.errors import DataError
+
     failed = False
+    read: set = set()
     for path in configs:
         from experiments.config_loader import load_config
 
         try:
             config = load_config(path)
-            console.print(f"[green]ok[/green] {path}{_waits_for(config)}")
+            waits = _waits_for(config)
+            if not waits:
+                _read_rows(config, read)
+            console.print(f"[green]ok[/green] {path}{waits}")
             for note in config.models.label_notes:
                 console.print(f"  {note}", markup=False, highlight=False, soft_wrap=True)
-        except ConfigError as exc:  # every file is checked, so each one's error is reported here
+        except (ConfigError, DataError) as exc:  # every file is checked, so each one's error is reported here
             err.print(str(exc), style="red", markup=False, highlight=False, soft_wrap=True)
             failed = True
     if failed:
         raise typer.Exit(2)
+
+
+def _read_rows(config, read: set) -> None:
+    """Every row of the config's data, read with the checks `run` applies (the loaders read a whole file before
+    a limit keeps some): a row `run` would stop on stops `validate`. A file many configs share is read once."""
+    from experiments.config import EVALUATES_FILES_AS_GIVEN
+    from experiments.runner import load_data
+
+    key = (config.data.source, config.data.split, config.task in EVALUATES_FILES_AS_GIVEN)
+    if key not in read:
+        load_data(config)
+        read.add(key)
 
 
 @models_app.callback()
@@ -444,7 +473,13 @@ def unpack(
 
 @app.command()
 def export(
-    run_id: Annotated[str, typer.Argument(help="reeval run id of a generation, bench or compare-pivots run")],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            help="reeval run id of a generation, bench or compare-pivots run, or the path of a run's folder archived "
+            "outside runs/ (docs/readings/<run-id>/)"
+        ),
+    ],
     out: Annotated[Path, typer.Option(help="the folder to write (new or empty)")],
     cases: Annotated[
         str,
@@ -471,6 +506,29 @@ def export(
         warned = f" ({len(result.croissant_warnings)} warnings)" if result.croissant_warnings else ""
         console.print(f"croissant.json: valid for mlcroissant{warned}", markup=False, highlight=False)
     console.print(f"{result.out}: {len(result.files)} files, layout {layout}", markup=False, highlight=False)
+
+
+@app.command("import-verdicts")
+def import_verdicts(
+    run_dir: Annotated[Path, typer.Argument(help="a run's folder (runs/<run-id>/, or one archived: docs/readings/…)")],
+    verdicts: Annotated[
+        Path, typer.Option(help="archived verdict lines with run, id, verdict, reader, kind")
+    ] = Path("docs/reviews/independent_reading.jsonl"),
+    run_name: Annotated[
+        str | None, typer.Option(help="the run's name in the archive (default: the folder's, <bench>/<stage> for a stage)")
+    ] = None,
+) -> None:
+    """Make archived verdicts on a run its review: one review/<reader>.jsonl per reader and their kinds in
+    review/reviewers.json, read by `reeval validity` and `reeval export --cases reviewed-valid`."""
+    from experiments.review.archived import import_verdicts as import_archived
+
+    result = import_archived(run_dir, verdicts, run_name)
+    for reader, n in result.by_reader.items():
+        console.print(f"{run_dir}/review/{reader}.jsonl: {n} verdicts", markup=False, highlight=False)
+    for reader in result.unchanged:
+        console.print(f"{reader}: already imported, unchanged", markup=False, highlight=False)
+    if result.not_in_run:
+        console.print(f"{result.not_in_run} verdicts on {result.run} name cases its cases.jsonl does not hold: left out")
 
 
 @app.command()
@@ -505,6 +563,7 @@ def rejudge(
     """Judge a run's cases again with other judge parameters, without generating anything again
     (resumable; the first verdicts stay in each case's judge_before)."""
     _setup_logging(log_level)
+    _end_runs_on_sigterm()
 
     from experiments.judging.rejudge import rejudge as run_rejudge
 
@@ -552,6 +611,7 @@ def reproduce(
 ) -> None:
     """Rebuild a run from MLflow, rerun it with the LM cache off, and report whether it matches."""
     _setup_logging(log_level)
+    _end_runs_on_sigterm()
     from experiments.reproduce import reproduce as run_reproduction
 
     outcome = run_reproduction(run_id, allow_code_change=allow_code_change)

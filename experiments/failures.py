@@ -3,8 +3,10 @@
 A user mistake (a bad data row, an unknown run id, a missing or corrupt model file, an invalid or
 unreadable config, a run directory made by another config) prints its message and exits 2, with no
 traceback: the message names the file, line and field (or the id) and says what to do, so a
-traceback would only bury it. Anything else is a bug or a fault of the machine: one line with the
-exception and the path of a log file holding the full traceback, exit 1.
+traceback would only bury it. A path that cannot be written (a full disk, a read-only store, no
+permission) is reported the same way (experiments/storage_faults.py). Anything else is a bug or a
+fault of the machine: one line with the exception and the path of a log file holding the full
+traceback, exit 1.
 
 The handler sits in the command group's ``invoke`` (see :class:`ReportingGroup`), so it covers every
 command and subcommand, under the console script and under typer's ``CliRunner`` alike.
@@ -25,6 +27,7 @@ from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit, TyperException
 
 from experiments.paths import cache_dir
+from experiments.storage_faults import storage_fault
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ USER_ERRORS: tuple[str, ...] = (
     "experiments.case_sets:CaseSetNotRun",
     "experiments.run_store:RunNotFound",
     "experiments.run_store:RunStoreError",
+    "experiments.run_lock:RunBusy",
     "experiments.tracking:TrackingUnavailable",
     "experiments.executors:ExecutorError",
     "experiments.lm.roster:UnknownModelError",
@@ -111,6 +115,11 @@ def report(exc: Exception) -> int:
     """Print what the user needs to know about ``exc``; return the exit code."""
     if is_user_error(exc):
         _say(str(exc))
+        logger.debug("traceback of the error above", exc_info=exc)
+        return USER_MISTAKE
+    fault = storage_fault(exc)
+    if fault is not None:  # a full disk, a read-only store: the machine's to fix, not a bug
+        _say(fault)
         logger.debug("traceback of the error above", exc_info=exc)
         return USER_MISTAKE
     summary = " ".join(f"{type(exc).__name__}: {exc}".split())

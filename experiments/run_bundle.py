@@ -16,6 +16,7 @@ import tarfile
 from pathlib import Path
 
 from experiments.failures import UserError
+from experiments.run_lock import LOCK_FILE
 from experiments.run_store import RunStore, is_run_id
 
 
@@ -35,7 +36,9 @@ def pack(run_id: str, out: Path, root: Path | None = None) -> tuple[int, int]:
     files = [
         p
         for p in sorted(store.dir.rglob("*"))
-        if p.is_file() and not any(".superseded-" in part for part in p.relative_to(store.dir).parts)
+        if p.is_file()
+        and p.name != LOCK_FILE  # whoever last wrote the run, on this machine: nothing for another
+        and not any(".superseded-" in part for part in p.relative_to(store.dir).parts)
     ]
     out.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(out, "w:gz") as tar:

@@ -125,12 +125,17 @@ class RunStore:
         if not self.cases_path.exists():
             return []
         lines = []
-        with open(self.cases_path, encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.endswith("\n") or not line.strip():
+        # Bytes, decoded line by line: an undecodable line is named like a line of bad JSON, not left to crash the
+        # whole read.
+        with open(self.cases_path, "rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                if not raw.endswith(b"\n") or not raw.strip():
                     continue  # a torn last line was never acknowledged; it is cut off when the run reopens
                 try:
-                    record = json.loads(line)
+                    # Without its newline: a line cut short would otherwise be reported at column 1 of a next line.
+                    record = json.loads(raw.decode("utf-8").rstrip("\r\n"))
+                except UnicodeDecodeError as exc:
+                    problem = f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1} of the line)"
                 except json.JSONDecodeError as exc:
                     problem = f"not valid JSON ({exc.msg}, column {exc.colno})"
                 else:
@@ -176,7 +181,7 @@ class RunStore:
             for record in self._lines():
                 seed = record.get("seed_id", record["id"])
                 self._attempts[seed] = max(self._attempts.get(seed, 0), record.get("attempt", 1))
-            self._handle = open(self.cases_path, "a", encoding="utf-8")
+            self._handle = open(self.cases_path, "ab", buffering=0)
         seeds = {r.get("seed_id", r["id"]) for r in batch}
         for seed in seeds:
             self._attempts[seed] = self._attempts.get(seed, 0) + 1
@@ -196,9 +201,27 @@ class RunStore:
             )
             # A provider's message that repeats a request's key must not reach the store (or MLflow from it).
             lines.append(redact_json_line(line, secrets) + "\n")
-        self._handle.write("".join(lines))
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        self._write("".join(lines).encode("utf-8"))
+
+    def _write(self, data: bytes) -> None:
+        """`data` appended whole and fsynced, or not at all: a write that fails (a full disk) is cut back off, so
+        the checkpoint keeps every finished case once and no torn line; the error names the file."""
+        fd = self._handle.fileno()
+        start = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._handle.write(view) :]
+            os.fsync(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass  # left torn, the line is cut off when the run is reopened
+            self.close()
+            if exc.filename is None:
+                exc.filename = str(self.cases_path)
+            raise
 
     def close(self) -> None:
         if self._handle is not None:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from experiments import tracking
+from experiments import run_inputs, run_lock, tracking
 from experiments.case_loop import map_cases
 from experiments.case_sets import is_run_source, read_run_cases
 from experiments.config import EVALUATES_FILES_AS_GIVEN, ExperimentConfig
@@ -88,6 +88,12 @@ def run_experiment(config: ExperimentConfig, **invocation) -> RunResult:
 
 
 def run(resolved: ResolvedRun) -> RunResult:
+    """The run's folder is locked for the whole invocation: one writer per checkpoint."""
+    with run_lock.hold(RunStore(resolved.run_id).dir):
+        return _run(resolved)
+
+
+def _run(resolved: ResolvedRun) -> RunResult:
     config = resolved.config
     run = _prepare(resolved)
     started = time.perf_counter()
@@ -183,6 +189,8 @@ def _prepare(resolved: ResolvedRun) -> _Run:
     # Everything that can refuse the run comes before its folder is made: a run refused before its first
     # case leaves no runs/<id>/ behind (and, tracking starting after this, no MLflow run).
     data = load_data(config)
+    if not is_run_source(config.data.source):  # a case set grows as its run goes on; a file is edited
+        run_inputs.check_data(store, data.path, data.sha256)
     if not data.examples:
         if config.data.limit == 0:
             raise DataError(
@@ -200,6 +208,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         judge_params = resolve_params(lms["judge"], v.judge_params, resolved.judged_task, v.judge_method)
     task, run_judge = build_task(resolved, lms, judge_params)
     store.write_config(logged_config)
+    run_inputs.record(store, config.data.source, data.path, data.sha256, config.digest())
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=resolved.retry_errors)

@@ -23,7 +23,7 @@ import logging
 import time
 from functools import partial
 
-from experiments import tracking
+from experiments import run_lock, tracking
 from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
@@ -405,9 +405,10 @@ class Bench:
 def staged_run(driver, run: ResolvedRun):
     """A run of stages (`driver`: the bench or a class built on it); its config is written only once the driver
     has loaded everything it needs."""
-    stages = driver(run)
-    RunStore(run.run_id).write_config(run.config.model_dump(mode="json"))
-    return stages.run()
+    with run_lock.hold(RunStore(run.run_id).dir):
+        stages = driver(run)
+        RunStore(run.run_id).write_config(run.config.model_dump(mode="json"))
+        return stages.run()
 
 
 def run_bench(run: ResolvedRun):

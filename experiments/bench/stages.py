@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from experiments import tracking
+from experiments import run_lock, tracking
 from experiments.case_loop import map_cases
 from experiments.executors.local import LocalExecutor
 from experiments.lm.engine import release_models
@@ -151,7 +151,9 @@ class StageRunner:
             stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage, "reeval.stage.reused": "false"}
         ):
             try:
-                metrics = dict(work(store))
+                # A stage's folder is a run of its own too (`reeval rejudge <bench>/<stage>`).
+                with run_lock.hold(store.dir):
+                    metrics = dict(work(store))
             finally:
                 store.close()
             if superseded is not None:

@@ -98,7 +98,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not text.strip():
             continue
         try:
-            obj = json.loads(text)
+            # Without its newline: a row cut short would otherwise be reported at column 1 of a next line.
+            obj = json.loads(text.rstrip("\r\n"))
         except json.JSONDecodeError as e:
             raise DataError(f"{path}:{lineno}: invalid JSON: {e.msg} (column {e.colno})") from None
         except RecursionError:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from experiments import run_lock
 from experiments.lm.token_scorer import shared_scorer
 from experiments.run_store import RunStore
 from metrics.plausibility import VERSION as SIGNALS_VERSION
@@ -264,6 +265,11 @@ def accept_run(run_id: str, progress: bool = True) -> dict[str, dict[str, int]]:
     and the status it gives, appended as the seed's next attempt (the first status stays in
     `status_before_acceptance`). Signals are kept in the run's acceptance_signals.jsonl, so an interrupted
     pass resumes. Statuses before and after, counted."""
+    with run_lock.hold(RunStore(run_id).dir):  # it appends to the run's checkpoint: one writer at a time
+        return _accept_run(run_id, progress)
+
+
+def _accept_run(run_id: str, progress: bool) -> dict[str, dict[str, int]]:
     store = RunStore(run_id)
     records = store.records()
     tasks = {r.get("task") for r in records if passed_checks(r)}

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from experiments import task_registry, tracking
+from experiments import run_lock, task_registry, tracking
 from experiments.judging.params import describe, judge_from, resolve_params
 from experiments.lm import registry
 from experiments.run_store import RunStore
@@ -66,6 +66,11 @@ def _statuses(records: list[dict]) -> dict[str, int]:
 
 
 def rejudge(run_id: str, spec: str = "auto", progress: bool = True) -> RejudgeResult:
+    with run_lock.hold(RunStore(run_id).dir):  # it appends to the run's checkpoint: one writer at a time
+        return _rejudge(run_id, spec, progress)
+
+
+def _rejudge(run_id: str, spec: str, progress: bool) -> RejudgeResult:
     from tqdm import tqdm
 
     store = RunStore(run_id)

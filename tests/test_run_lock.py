@@ -1,0 +1,109 @@
+"""One writer per run folder: a second invocation of a running config is refused in one line naming the process
+that runs it, and a lock left by a killed process is taken over."""
+
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from experiments.config_loader import load_config
+from experiments.run_lock import LOCK_FILE, RunBusy, hold
+from experiments.run_store import RunStore
+from tests.run_faults import (
+    ROOT,
+    assert_each_case_once,
+    only_line,
+    scripted_lms,
+    seed_config,
+    start_child,
+    wait_for_cases,
+)
+from tests.test_cli_errors import run
+
+
+def _store(config_path) -> RunStore:
+    config = load_config(config_path)
+    return RunStore(RunStore.new_id(config.name, config.digest()))
+
+
+def test_a_second_invocation_of_a_running_config_is_refused(isolated, monkeypatch):
+    config_path = seed_config(isolated)
+    store = _store(config_path)
+    child = start_child(config_path, delay=0.5)
+    try:
+        wait_for_cases(child, store.cases_path, 1)
+        scripted_lms(monkeypatch)
+        line = only_line(run(config_path))
+        assert child.poll() is None, "the first invocation ended before the second was refused"
+        assert line.startswith(f"{store.dir}: in use by pid {child.pid} on {socket.gethostname()}, since "), line
+        assert "wait for that one to end, or stop it" in line
+        _, stderr = child.communicate(timeout=600)
+    finally:
+        child.kill()
+    assert child.returncode == 0, stderr
+    assert_each_case_once(store.cases_path)
+
+    from experiments.tracking import find_runs
+
+    runs = find_runs(store.run_id)
+    assert [r.info.status for r in runs] == ["FINISHED"]  # the refused invocation opened no MLflow run
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from experiments.run_lock import hold
+    with hold(Path(sys.argv[1])):
+        print("held", flush=True)
+        time.sleep(600)
+""")
+
+
+def test_a_lock_left_by_a_killed_process_is_taken_over(isolated, monkeypatch):
+    config_path = seed_config(isolated)
+    store = _store(config_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(store.dir)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunBusy, match=f"in use by pid {holder.pid} on "):
+            with hold(store.dir):
+                pass
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=60)
+    finally:
+        holder.kill()
+    assert f'"pid": {holder.pid}' in (store.dir / LOCK_FILE).read_text()  # its record is still there
+
+    scripted_lms(monkeypatch)
+    result = run(config_path)
+    assert result.exit_code == 0, result.output
+    assert_each_case_once(store.cases_path)
+
+
+def test_one_process_may_lock_a_folder_inside_its_own_hold(tmp_path):
+    """A bench holds its folder while each stage holds its own, and a reproduction's run may lock again."""
+    with hold(tmp_path / "run"):
+        with hold(tmp_path / "run"):
+            pass
+        with hold(tmp_path / "run" / "stage"):
+            pass
+        assert (tmp_path / "run" / LOCK_FILE).exists()
+
+
+def test_a_refused_start_leaves_no_folder_and_a_started_run_keeps_its_own(tmp_path):
+    with pytest.raises(ValueError):
+        with hold(tmp_path / "refused"):
+            (tmp_path / "refused" / "config.json").write_text("{}")
+            raise ValueError("refused before its first case")
+    assert not (tmp_path / "refused").exists()
+
+    with pytest.raises(ValueError):
+        with hold(tmp_path / "started"):
+            (tmp_path / "started" / "cases.jsonl").write_text('{"id": "a"}\n')
+            raise ValueError("stopped after a case")
+    assert (tmp_path / "started" / "cases.jsonl").exists()
