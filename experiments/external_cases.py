@@ -23,8 +23,13 @@ may carry what released adversarial sets carry next to it:
 
 ReEval's released field names are read as these: ``q_id`` as ``id``, ``evidence`` as ``context``,
 ``answer`` (a string or a list) as ``answers``, and ``original_evidence`` / ``original_answer`` (which
-`reeval export --layout reeval` adds beside them) as ``original_context`` / ``original_answers``; a
-file may also be one JSON array of such rows (``.json``), as ReEval released them.
+`reeval export --layout reeval` adds beside them) as ``original_context`` / ``original_answers``. A
+row of ReEval's Category 2 (context enriching) carries ``condensed_evidence``, the merged passage a model
+reads: it is the ``context``, ReEval's ``evidence`` (the passage before enriching) the ``original_context``,
+and the row is scored as ``context_enrich`` (the answer unchanged), so such a file is evaluated paired. A
+file may also be one JSON array of such rows (``.json``), as ReEval released them, or a Parquet file, as
+FaithEval released theirs and ``reeval export`` writes its ``hf`` and ``faitheval`` layouts (an export folder
+holding one data file stands for that file: experiments/data/registry.py).
 
 Other fields are ignored. ReEval's seed filters are not applied to these rows unless the config
 asks for them (``data.reeval_filters: true``): they drop rows and rewrite answers, and a file
@@ -43,7 +48,7 @@ import dspy
 from experiments import task_registry
 from experiments.data.errors import DataError
 from experiments.data.fields import choices, field_error, missing, opt_str, option_label, req_str, row_id, str_list
-from experiments.data.files import file_stem, iter_jsonl
+from experiments.data.registry import iter_rows, source_name
 from metrics.keywords import TASK_ANSWERS
 from metrics.normalize import normalize_answer
 from metrics.scores import KEYWORD_TASKS
@@ -54,6 +59,8 @@ logger = logging.getLogger(__name__)
 TASK_OF_KEYWORD: dict[str, str] = {TASK_ANSWERS[kind]: task for task, kind in KEYWORD_TASKS.items()}
 
 
+# ReEval's Category 2 field holding the merged passage (context enriching).
+CONDENSED = "condensed_evidence"
 # ReEval's released names -> the flat form's; a row holding the flat name as well keeps the flat one.
 REEVAL_FIELDS: dict[str, str] = {
     "q_id": "id",
@@ -64,10 +71,37 @@ REEVAL_FIELDS: dict[str, str] = {
 }
 
 
-def _flat_names(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    if not any(name in obj for name in REEVAL_FIELDS):
+# The `hf` export layout's names for an option key (experiments/export/rows.py) -> the ones read here. Its rows
+# hold every field for every task, empty where a task has none: empty options and answers are no options.
+HF_EXPORT_FIELDS: dict[str, str] = {"answer_key": "answerKey", "original_answer_key": "original_answerKey"}
+
+
+def _export_names(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not any(name in obj for name in HF_EXPORT_FIELDS):
         return obj
     out = dict(obj)
+    for theirs, ours in HF_EXPORT_FIELDS.items():
+        value = out.pop(theirs, None)
+        if value and ours not in out:
+            out[ours] = value
+    options = out.get("choices")
+    if isinstance(options, Mapping) and not options.get("label"):
+        out.pop("choices")
+    if out.get("original_answers") == []:
+        out.pop("original_answers")
+    return out
+
+
+def _flat_names(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not any(name in obj for name in (*REEVAL_FIELDS, CONDENSED)):
+        return obj
+    out = dict(obj)
+    if CONDENSED in out:  # Category 2: the merged passage is what a model reads; `evidence` is the original
+        condensed = out.pop(CONDENSED)
+        out.setdefault("context", condensed)
+        if "evidence" in out:
+            out.setdefault("original_context", out.pop("evidence"))
+        out.setdefault("task", "context_enrich")
     for theirs, ours in REEVAL_FIELDS.items():
         if theirs in out and ours not in out:
             value = out.pop(theirs)
@@ -88,7 +122,7 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
 
     Every field is checked (`experiments.data.fields`) before the row's task is inferred: the checks are
     about the row as written, the inference about what its answers mean."""
-    obj = _flat_names(obj)
+    obj = _flat_names(_export_names(obj))
     rid = row_id(obj, where)
     question = req_str(obj, "question", where)
     context = req_str(obj, "context", where)
@@ -155,15 +189,15 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
 
 
 def load_external_cases(path: str | Path) -> list[dspy.Example]:
-    """Every row of a ``.jsonl``/``.jsonl.gz`` file (or ``.json`` array) as an evaluation case, in file order
-    (see the module docstring).
+    """Every row of a ``.jsonl``/``.jsonl.gz`` file (or ``.json`` array, or ``.parquet``) as an evaluation case,
+    in file order (see the module docstring).
 
     Ids must be unique within the file (a duplicate names both lines).
     """
     path = Path(path)
-    default_source = file_stem(path)
+    default_source = source_name(path)
     examples, seen = [], {}
-    for lineno, obj in iter_jsonl(path):
+    for lineno, obj in iter_rows(path):
         where = f"{path}:{lineno}"
         record = validate_case_record(obj, where, default_source=default_source)
         if record["id"] in seen:

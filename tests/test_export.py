@@ -196,11 +196,13 @@ def test_faitheval_layout_read_by_a_loader_of_their_hub_layout(isolated):
 
     export_run("u-run", isolated / "fe-u", layout="faitheval")
     [row] = faitheval_loader(isolated / "fe-u", "unanswerable")
-    assert list(row) == ["id", "context", "question", "answers"]
-    assert row["answers"] == ["unknown"]
+    # FaithEval's fields first, then what reeval reads back to pair each case with its source row.
+    assert list(row) == ["id", "context", "question", "answers", "task", "original_context", "original_answers"]
+    assert row["answers"] == ["unknown"] and row["original_answers"] == ["Bo Ray"]
     export_run("c-run", isolated / "fe-c", layout="faitheval")
     [row] = faitheval_loader(isolated / "fe-c", "counterfactual")  # the closed-book twin stays home
-    assert list(row) == ["id", "context", "question", "answers", "choices", "answerKey"]
+    assert list(row)[:6] == ["id", "context", "question", "answers", "choices", "answerKey"]
+    assert row["original_answerKey"] == "B" and row["original_context"] == ""
     assert row["question"] == "Which is a mammal?"
     assert row["choices"] == {"label": ["A", "B"], "text": ["frog", "whale"]} and row["answerKey"] == "A"
     header = yaml.safe_load((export_run("c-run", isolated / "hf-c").out / "README.md").read_text().split("---\n")[1])
@@ -211,8 +213,10 @@ def test_reeval_layout_fields_and_round_trip_as_external_cases(swap_run):
     out = swap_run / "re"
     export_run("swap-run", out, layout="reeval")
     rows = json.loads((out / "answer_swap.json").read_text())
-    assert {"q_id", "question", "answer", "evidence", "source", "status"} <= set(rows[0])
-    assert rows[0]["source"] == "nq"
+    assert {"q_id", "question", "answer", "evidence", "source"} <= set(rows[0])
+    assert rows[0]["source"] == "nq" and rows[0]["answer"] == "Ann Lee"  # one string, as ReEval's
+    assert "status" not in rows[0]  # the run recorded no closed-/open-book correctness: no mem_*_evi_*
+    assert rows[0]["acceptance"] == "accepted" and rows[0]["original_evidence"] == "Book 1 was written by Bo Ray ."
     cases = load_external_cases(out / "answer_swap.json")
     assert [c.id for c in cases] == ["s1:swap", "s2:swap"]
     assert all(c.task == "answer_swap" and c.original_answers == ["Bo Ray"] for c in cases)
@@ -230,12 +234,19 @@ def test_context_enriching_rows_carry_reeval_fields(isolated):
         background="Books are read .",
         retrieved=[{"id": "w:1", "title": "Book", "score": 0.4}],
     )
+    record["context"] = "Book 1 was written by Bo Ray . Books are read ."
     _write_run(isolated / "runs", "ce-run", _config("context_enrich"), [record])
     export_run("ce-run", isolated / "re", layout="reeval")
     [row] = json.loads((isolated / "re" / "context_enrich.json").read_text())
+    # ReEval's Category 2 meanings: the original passage, the condensed retrieved text, the merged passage.
+    assert row["evidence"] == "Book 1 was written by Bo Ray ."
+    assert row["new_retrieval_info"] == "Books are read ."
     assert row["supporting_sen"] == "Book 1 was written by Bo Ray ."
-    assert row["condensed_evidence"] == "Books are read ."
-    assert row["new_retrieval_info"] == [{"id": "w:1", "title": "Book", "score": 0.4}]
+    assert row["condensed_evidence"] == "Book 1 was written by Bo Ray . Books are read ."
+    assert row["retrieved"] == [{"id": "w:1", "title": "Book", "score": 0.4}]
+    [case] = load_external_cases(isolated / "re" / "context_enrich.json")
+    assert case.context == row["condensed_evidence"] and case.original_context == row["evidence"]
+    assert case.task == "context_enrich" and case.answers == case.original_answers == ["Bo Ray"]
     header = yaml.safe_load((export_run("ce-run", isolated / "hf").out / "README.md").read_text().split("---\n")[1])
     assert "extended|wikipedia" in header["source_datasets"]  # the retrieved passages' pool
 

@@ -1,9 +1,13 @@
-"""The shipped data sets by name, and a name or a file path resolved to its file and loader."""
+"""The shipped data sets by name, and a name, a file path or an export folder resolved to its file and loader.
+
+A Parquet file (FaithEval's hub files, `reeval export`'s `hf` and `faitheval` layouts) is read row by row
+like JSON Lines, each row numbered; a folder `reeval export` wrote stands for the one data file it holds.
+"""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,10 +37,54 @@ class DatasetSpec(NamedTuple):
     loader: Callable[..., Any]
 
 
+PARQUET = ".parquet"
+# Files of an export folder that are its metadata, not its rows.
+METADATA_FILES = ("croissant.json",)
+ROW_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
+
+
+def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(row number, object)`` of a Parquet file, or :func:`~experiments.data.files.iter_jsonl` of any other."""
+    path = Path(path)
+    if path.suffix != PARQUET:
+        yield from iter_jsonl(path)
+        return
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for one cause: not a Parquet file
+        raise DataError(f"{path}: not a readable Parquet file ({type(e).__name__}: {e})") from None
+    yield from enumerate(table.to_pylist(), start=1)
+
+
+def source_name(path: Path) -> str:
+    """What a file's rows are called: its stem, or for a hub-style `<name>/data/test-….parquet` the `<name>`."""
+    if path.suffix == PARQUET and path.parent.name == "data" and path.parent.parent.name:
+        return path.parent.parent.name
+    return file_stem(path)
+
+
+def data_file_of(folder: Path) -> Path:
+    """The one file of rows in a folder (an export): its Parquet file, or else its JSON / JSON Lines file."""
+    parquet = sorted(p for p in folder.rglob(f"*{PARQUET}") if p.is_file())
+    rows = parquet or sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and p.name.endswith(ROW_SUFFIXES) and p.name not in METADATA_FILES
+    )
+    if len(rows) == 1:
+        return rows[0]
+    if not rows:
+        raise DataError(f"{folder}: a folder with no data file (.parquet, .jsonl, .jsonl.gz or .json) in it")
+    shown = ", ".join(str(p.relative_to(folder)) for p in rows[:4]) + (", …" if len(rows) > 4 else "")
+    raise DataError(f"{folder}: holds {len(rows)} data files ({shown}); give the path of one of them")
+
+
 def sniff_loader(path: str | Path) -> Callable[..., Any]:
     """Pick a loader from the first row of a file: MRQA header, ARC choices, passage pool or flat QA."""
     path = Path(path)
-    for _, obj in iter_jsonl(path):
+    for _, obj in iter_rows(path):
         if "header" in obj:
             return load_mrqa
         if "choices" in obj and "answerKey" in obj:
@@ -48,8 +96,8 @@ def sniff_loader(path: str | Path) -> Callable[..., Any]:
 
 
 def resolve_dataset(name_or_path: str | Path) -> DatasetSpec:
-    """A registry name (see :data:`DATASETS`) or a path to an existing ``.jsonl``/``.jsonl.gz`` file, or a
-    ``.json`` file holding one array of rows.
+    """A registry name (see :data:`DATASETS`) or a path to an existing ``.jsonl``/``.jsonl.gz`` file, a
+    ``.json`` file holding one array of rows, a ``.parquet`` file, or a folder holding one such file.
 
     Names win over paths. An unknown name that is not a file fails with a "did you mean"
     suggestion, so a typo in a config is caught before any LM call.
@@ -59,11 +107,14 @@ def resolve_dataset(name_or_path: str | Path) -> DatasetSpec:
         path, loader = DATASETS[key]
         return DatasetSpec(key, path, loader)
     path = Path(key).expanduser()
+    if path.is_dir():
+        path = data_file_of(path)
     if path.is_file():
-        return DatasetSpec(file_stem(path), path.resolve(), sniff_loader(path))
+        return DatasetSpec(source_name(path), path.resolve(), sniff_loader(path))
     close = difflib.get_close_matches(key, list(DATASETS), n=3, cutoff=0.5)
     hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     raise UnknownDatasetError(
         f"unknown dataset {key!r}: {hint}Known names: {', '.join(sorted(DATASETS))}; "
-        "or give the path of an existing .jsonl/.jsonl.gz (or .json array) file."
+        "or give the path of an existing .jsonl/.jsonl.gz (or .json array, or .parquet) file, or of a folder "
+        "`reeval export` wrote."
     )

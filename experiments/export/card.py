@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from experiments.export.licence import HUB_SOURCES, SourceLicence
+from experiments.export.licence import CHANGES_HERE, HUB_SOURCES, SourceLicence, attribution_lines
 from experiments.export.provenance import Provenance
 from experiments.export.rows import FIELDS
 from experiments.export.selection import CaseSet, status_kind
@@ -89,6 +89,24 @@ def _counts(s: CaseSet) -> str:
     return ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
 
 
+def selected_valid(choice: str) -> bool:
+    return choice == "reviewed-valid"
+
+
+def without_context(s: CaseSet) -> int:
+    """Rows of `--cases all` with no passage: a seed the pivot was not asked to perturb, a proposal refused."""
+    return sum(1 for r in s.records if not str(r.get("context") or "").strip())
+
+
+def _exported(s: CaseSet, choice: str) -> str:
+    if selected_valid(choice):
+        return f"{len(s.records)}, each read valid by the reviewers' majority (selected for that)"
+    empty = without_context(s)
+    if choice == "all" and empty:
+        return f"{len(s.records)}: {len(s.records) - empty} with a passage, {empty} without one (see `status`)"
+    return str(len(s.records))
+
+
 def _set_section(s: CaseSet, p: Provenance, choice: str) -> list[str]:
     lines = [
         f"### `{s.name}`: {len(s.records)} cases",
@@ -104,17 +122,21 @@ def _set_section(s: CaseSet, p: Provenance, choice: str) -> list[str]:
         f"| source rows | `{p.source}`, split `{p.split}`, {p.rows} |",
         f"| seeds | {', '.join(f'{k} {v}' for k, v in p.seeds.items()) or '—'} |",
         f"| cases made, by status | {_counts(s)} |",
-        f"| exported (`--cases {choice}`) | {len(s.records)} |",
+        f"| exported (`--cases {choice}`) | {_exported(s, choice)} |",
         f"| reviewed by | {p.reviewed_by} |",
     ]
+    # Of the run's accepted cases: rows chosen as read valid are not a sample of them, so the figure is not theirs.
+    whose = "the run's accepted cases (not of these rows: each was chosen as read valid)" if selected_valid(
+        choice
+    ) else "accepted cases"
     if p.valid_share is not None:
         share = p.valid_share
         lines.append(
-            f"| valid share of accepted cases | **{_pct(share['estimate'])}** [{_pct(share['low'])}, "
+            f"| valid share of {whose} | **{_pct(share['estimate'])}** [{_pct(share['low'])}, "
             f"{_pct(share['high'])}] (95%, prediction-powered, {int(share['n_reviewed'])} reviewed) |"
         )
     else:
-        lines.append("| valid share of accepted cases | not measured: no reviewed sample |")
+        lines.append(f"| valid share of {whose} | not measured: no reviewed sample |")
     lines += ["", f"Validity: {p.validity}", ""]
     if len(s.status_counts) > 1:
         lines += ["| status | cases |", "|---|---:|"]
@@ -151,11 +173,20 @@ def render_card(
 ) -> str:
     meta = header(sets, licence, licences, parquet, pretty)
     total = sum(len(s.records) for s in sets)
+    empty = sum(without_context(s) for s in sets) if choice == "all" else 0
     kept = {
         "accepted": "the cases the run accepted",
-        "reviewed-valid": "accepted cases a reviewers' majority read valid",
+        "reviewed-valid": "only accepted cases a reviewers' majority read valid, selected for that, so every row "
+        "here was read valid and the valid share below is the run's, not a measure of these rows",
         "all": "every case the run made, rejected and errored ones included (see `status`)",
     }[choice]
+    # A row of `--cases all` without a passage (a seed not selected, a proposal refused) is no adversarial case.
+    what = (
+        f"{total} rows: {total - empty} adversarial open-book question-answering cases and {empty} rows without "
+        "a passage (seeds the pivot was not asked to perturb, proposals refused before a passage was written)"
+        if empty
+        else f"{total} adversarial open-book question-answering cases"
+    )
     lines = [
         "---",
         yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000).rstrip(),
@@ -163,7 +194,7 @@ def render_card(
         "",
         f"# {pretty}",
         "",
-        f"{total} adversarial open-book question-answering cases made by "
+        f"{what}, made by "
         "reeval from public QA rows, to test whether a model answers from the passage it "
         f"is given rather than from memory. Exported from run `{run_id}`: {kept}. One config per case set, "
         "each a `test` split.",
@@ -195,16 +226,9 @@ def render_card(
         "cases are shared under it, with its attribution:",
         "",
     ]
-    for lic in licences:
-        lines.append(
-            f"- `{lic.source}`: {lic.licence or 'no licence statement found: check before publishing'}"
-            + (f" ({lic.url})" if lic.url else "")
-            + (f". Attribution: {lic.attribution}" if lic.attribution else "")
-            + (f" Changes made to the source: {lic.changes}" if lic.changes else "")
-        )
+    lines += attribution_lines(licences)
     lines += [
-        "- Changes made here: each passage was rewritten by a language model as described above; questions "
-        "are unchanged.",
+        CHANGES_HERE,
         "",
         "## Citation",
         "",

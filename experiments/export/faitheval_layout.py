@@ -2,6 +2,11 @@
 counterfactual}-v1.0`): one folder per case set holding `data/test-00000-of-00001.parquet`, fields
 `id, context, question, answers`, and for counterfactual `choices {label, text}` and `answerKey`.
 
+After FaithEval's fields each row keeps what FaithEval's code ignores and reeval reads back, so the folder (or
+its Parquet file) evaluated as `data.source` is paired with its source rows as the run itself is
+(experiments/external_cases.py): `task`, `original_context` (empty for a counterfactual question, whose
+original is the question alone) and `original_answers`, or for counterfactual `original_answerKey`.
+
 A case set of another task (answer swap, context enriching) is written in the same fields under a folder
 named after its task: FaithEval's evaluation code reads those four fields whatever the task.
 """
@@ -13,6 +18,7 @@ from typing import Any
 
 FAITHEVAL_TASKS = ("unanswerable", "inconsistent", "counterfactual")
 SHARD = "data/test-00000-of-00001.parquet"
+MULTIPLE_CHOICE = "counterfactual"
 
 
 def folder_name(task: str, set_name: str, several: bool) -> str:
@@ -25,15 +31,23 @@ def features(task: str):
 
     text = datasets.Value("string")
     out = {"id": text, "context": text, "question": text, "answers": datasets.List(text)}
-    if task == "counterfactual":
+    if task == MULTIPLE_CHOICE:
         out |= {"choices": {"label": datasets.List(text), "text": datasets.List(text)}, "answerKey": text}
+        out |= {"task": text, "original_context": text, "original_answerKey": text}
+    else:
+        out |= {"task": text, "original_context": text, "original_answers": datasets.List(text)}
     return datasets.Features(out)
 
 
 def faitheval_row(row: dict[str, Any]) -> dict[str, Any]:
     out = {"id": row["id"], "context": row["context"], "question": row["question"], "answers": row["answers"]}
-    if row["task"] == "counterfactual":
+    if row["task"] == MULTIPLE_CHOICE:
         out |= {"choices": row["choices"], "answerKey": row["answer_key"]}
+        out |= {"task": row["task"], "original_context": row["original_context"]}
+        out["original_answerKey"] = row["original_answer_key"] or None
+    else:
+        out |= {"task": row["task"], "original_context": row["original_context"]}
+        out["original_answers"] = row["original_answers"]
     return out
 
 

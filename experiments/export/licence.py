@@ -4,6 +4,10 @@ Read from the shipped data's own statement, ``data/LICENSE`` (one block per file
 ``Attribution:``, ``Changes:``), so a card says what that file says. Every shipped source is ShareAlike:
 cases adapted from it are shared under the same licence, with its attribution and a note of the changes.
 A source the statement does not cover (a file of the user's) is named ``other`` with a warning on the card.
+
+The statement is looked for beside the data the registry reads (under ``REEVAL_HOME`` when it is set) and
+then in the source tree's ``data/``: a home moved for runs and MLflow does not move the shipped files'
+licences. Every layout carries the notice (:func:`notice`) as ``LICENSE.md``, not only the ``hf`` card.
 """
 
 from __future__ import annotations
@@ -13,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.data.registry import DATA_DIR, DATASETS
+
+# The source tree's data folder: where the statement ships, whatever REEVAL_HOME says.
+SHIPPED_DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+NOTICE_FILE = "LICENSE.md"
 
 LICENCE_FILE = "LICENSE"
 # Hugging Face licence identifiers of the licences data/LICENSE names.
@@ -81,10 +89,22 @@ def _blocks(text: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def source_licences(source: str, task: str, data_dir: Path = DATA_DIR) -> list[SourceLicence]:
+def _statement_blocks(data_dirs: tuple[Path, ...]) -> dict[str, dict[str, str]]:
+    """The blocks of every statement found, the first folder's winning for a file both name."""
+    blocks: dict[str, dict[str, str]] = {}
+    for folder in dict.fromkeys(d.resolve() for d in data_dirs):
+        path = folder / LICENCE_FILE
+        if path.is_file():
+            for name, block in _blocks(path.read_text(encoding="utf-8")).items():
+                blocks.setdefault(name, block)
+    return blocks
+
+
+def source_licences(
+    source: str, task: str, data_dirs: tuple[Path, ...] = (DATA_DIR, SHIPPED_DATA_DIR)
+) -> list[SourceLicence]:
     """What data/LICENSE states for a run's data source (and the passage pool, for context enriching)."""
-    path = data_dir / LICENCE_FILE
-    blocks = _blocks(path.read_text(encoding="utf-8")) if path.exists() else {}
+    blocks = _statement_blocks(data_dirs)
     out = []
     for name in (source, *TASK_EXTRA_SOURCES.get(task, ())):
         file_name = DATASETS[name][0].name if name in DATASETS else Path(name).name
@@ -104,3 +124,44 @@ def hub_licence(licences: list[SourceLicence]) -> str:
     if "other" in ids or not ids:
         return "other"
     return sorted(ids)[-1]
+
+
+def attribution_lines(licences: list[SourceLicence]) -> list[str]:
+    """One Markdown item per source: its licence, where to read it, its attribution and the changes made to it."""
+    return [
+        f"- `{lic.source}`: {lic.licence or 'no licence statement found: check before publishing'}"
+        + (f" ({lic.url})" if lic.url else "")
+        + (f". Attribution: {lic.attribution}" if lic.attribution else "")
+        + (f" Changes made to the source: {lic.changes}" if lic.changes else "")
+        for lic in licences
+    ]
+
+
+CHANGES_HERE = (
+    "- Changes made here: each passage was rewritten by a language model (reeval's generators: answer swapping, "
+    "context enriching, unanswerable, inconsistent or counterfactual passages); questions are unchanged."
+)
+
+
+def notice(licences: list[SourceLicence], title: str) -> str:
+    """`LICENSE.md` of an export: the licence the cases are shared under and every source's attribution."""
+    licence = hub_licence(licences)
+    names = sorted({lic.licence for lic in licences if lic.licence})
+    shared = " and ".join(names) if names and licence != "other" else "the sources' licences (see below)"
+    share_alike = all(lic.share_alike for lic in licences) and licence != "other"
+    lines = [
+        f"# Licence of {title}",
+        "",
+        f"Licence: {licence}. These cases adapt the source rows below"
+        + (
+            f"; each source's licence is ShareAlike, so the cases are shared under {shared}, with the sources' "
+            "attribution and a note of the changes. Whoever shares them or material adapted from them must do the same."
+            if share_alike
+            else ": a source has no licence statement here; check its licence before publishing."
+        ),
+        "",
+        *attribution_lines(licences),
+        CHANGES_HERE,
+        "",
+    ]
+    return "\n".join(lines)

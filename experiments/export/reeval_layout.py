@@ -1,11 +1,22 @@
-"""The `reeval` layout: ReEval's released JSON, one array of rows per case set (`<set>.json`): `q_id,
-question, answer, evidence, source, status`, and for context enriching `new_retrieval_info, supporting_sen,
-condensed_evidence`.
+"""The `reeval` layout: ReEval's released JSON (github.com/CogComp/ReEval-LLM-Hallucination, `data/*.json`), one
+array of rows per case set (`<set>.json`), each of ReEval's fields with ReEval's type and meaning:
 
-`evidence` is the passage a model under test reads. Beside ReEval's fields each row keeps
-`original_evidence`, `original_answer` and `task` (and a counterfactual row its `choices` and `answerKey`),
-which ReEval's code ignores: with them `reeval run` evaluates the file as an external case set, each case
-paired with its source row, as it evaluates the run itself (experiments/external_cases.py).
+- `q_id`, `question`, `source`: as ReEval's;
+- `answer`: one string, the answer the passage a model reads supports (ReEval's analysis concatenates
+  `question + evidence + answer` and counts `answer` in `evidence`, so a list would break it);
+- `status`: ReEval's `mem_<closed>_evi_<open>`: whether the pivot answered the source row right closed-book
+  (`mem`) and open-book (`evi`), the cell its seed selection picked the row from; left out, as in ReEval's
+  rows that lack it, where the run did not record both;
+- answer swapping and the FaithEval tasks (ReEval's Category 1 files): `evidence` is the perturbed passage;
+- context enriching (ReEval's Category 2 files): `evidence` is the original passage, `new_retrieval_info` the
+  condensed retrieved text, `supporting_sen` the sentence kept from the passage and `condensed_evidence` the
+  merged passage a model reads.
+
+ReEval's code ignores other fields; reeval reads these back (experiments/external_cases.py): `task`,
+`acceptance` (what reeval's checks and judge decided: `accepted`, `rejected:<check>`, `error:<kind>`),
+`answers` (every answer the passage supports), `original_evidence` (Category 1: the passage before the
+perturbation), `original_answers`, `retrieved` (context enriching: the pool passages' ids, titles and scores),
+and a counterfactual row's `choices`, `answerKey` and `original_answerKey`.
 """
 
 from __future__ import annotations
@@ -14,29 +25,50 @@ import json
 from pathlib import Path
 from typing import Any
 
+# ReEval's status values: the pivot's closed-book (memory) and open-book (evidence) correctness on the seed.
+SEED_STATUSES = ("mem_correct_evi_correct", "mem_correct_evi_wrong", "mem_wrong_evi_correct", "mem_wrong_evi_wrong")
+ENRICHING = "context_enrich"
+
+
+def seed_status(record: dict[str, Any]) -> str | None:
+    """ReEval's `mem_*_evi_*` of the case's seed, from the pivot's closed- and open-book correctness; None when
+    the run did not record both."""
+    closed, opened = record.get("closed_correct"), record.get("open_correct")
+    if not isinstance(closed, bool) or not isinstance(opened, bool):
+        return None
+    word = {True: "correct", False: "wrong"}
+    return f"mem_{word[closed]}_evi_{word[opened]}"
+
 
 def reeval_row(row: dict[str, Any], record: dict[str, Any], source: str) -> dict[str, Any]:
-    out = {
+    """A public row (experiments/export/rows.py) in ReEval's fields, then reeval's own."""
+    enriching = row["task"] == ENRICHING
+    out: dict[str, Any] = {
         "q_id": row["id"],
         "question": row["question"],
-        "answer": row["answers"],
-        "evidence": row["context"],
+        "answer": row["answers"][0] if row["answers"] else "",
+        "evidence": row["original_context"] if enriching else row["context"],
         "source": source,
-        "status": row["status"],
-        "task": row["task"],
-        "original_evidence": row["original_context"],
     }
-    if row["original_answers"]:  # a counterfactual case keys its original by option label instead
-        out["original_answer"] = row["original_answers"]
-    if row["task"] == "context_enrich":
-        retrieved = record.get("retrieved") if isinstance(record.get("retrieved"), list) else []
+    status = seed_status(record)
+    if status is not None:
+        out["status"] = status
+    if enriching:
         out |= {
-            "new_retrieval_info": [
-                {k: item.get(k) for k in ("id", "title", "score")} for item in retrieved if isinstance(item, dict)
-            ],
+            "new_retrieval_info": row["background"],
             "supporting_sen": row["supporting_sentence"],
-            "condensed_evidence": row["background"],
+            "condensed_evidence": row["context"],
         }
+    out |= {"task": row["task"], "acceptance": row["status"], "answers": row["answers"]}
+    if not enriching:
+        out["original_evidence"] = row["original_context"]
+    if row["original_answers"]:  # a counterfactual case keys its original by option label instead
+        out["original_answers"] = row["original_answers"]
+    if enriching:
+        retrieved = record.get("retrieved") if isinstance(record.get("retrieved"), list) else []
+        out["retrieved"] = [
+            {k: item.get(k) for k in ("id", "title", "score")} for item in retrieved if isinstance(item, dict)
+        ]
     if row["choices"]["label"]:
         out |= {"choices": row["choices"], "answerKey": row["answer_key"]}
         if row["original_answer_key"]:
@@ -46,5 +78,5 @@ def reeval_row(row: dict[str, Any], record: dict[str, Any], source: str) -> dict
 
 def write_reeval(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(rows, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

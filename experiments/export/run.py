@@ -12,7 +12,7 @@ from experiments.export.card import render_card, task_text
 from experiments.export.croissant import CroissantInputs, validate_croissant, write_croissant
 from experiments.export.faitheval_layout import folder_name, write_faitheval
 from experiments.export.hf_layout import parquet_paths, write_parquet
-from experiments.export.licence import hub_licence, source_licences
+from experiments.export.licence import NOTICE_FILE, hub_licence, notice, source_licences
 from experiments.export.privacy import Scrubber, leaks, machine_paths
 from experiments.export.provenance import provenance
 from experiments.export.reeval_layout import reeval_row, write_reeval
@@ -36,8 +36,40 @@ class ExportResult:
 
 
 def _check_out(out: Path) -> None:
+    for place in (out, *out.parents):
+        if place.exists() and not place.is_dir():
+            what = "is a file" if place == out else f"lies under {place}, a file"
+            raise UserError(f"--out {out}: {what}; give a new or empty folder")
     if out.exists() and any(out.iterdir()):
         raise UserError(f"--out {out}: the folder is not empty; give a new or empty folder")
+
+
+def run_location(run: str | Path, root: Path) -> tuple[str, Path]:
+    """(run id, runs root) of a run id, or of the path of a run's folder archived outside the run store
+    (docs/readings/<run-id>/, say): a folder holding the run's config.json."""
+    path = Path(run).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        path = path.resolve()
+        return path.name, path.parent
+    return str(run), root
+
+
+def _licences(sets: list[CaseSet]) -> list:
+    first = sets[0].config.get("data") or {}
+    licences = []
+    for s in sets:
+        for lic in source_licences(str((s.config.get("data") or {}).get("source", first.get("source", ""))), s.task):
+            if lic not in licences:
+                licences.append(lic)
+    return licences
+
+
+def _write_notice(folder: Path, sets: list[CaseSet], run_id: str, scrubber: Scrubber) -> Path:
+    """Every layout carries its sources' licence and attribution: the sources are ShareAlike."""
+    path = folder / NOTICE_FILE
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(scrubber.text(notice(_licences(sets), _pretty(run_id, sets))), encoding="utf-8")
+    return path
 
 
 def _rows(case_set: CaseSet, scrubber: Scrubber) -> list[dict]:
@@ -56,12 +88,7 @@ def _write_hf(out: Path, run_id: str, sets: list[CaseSet], choice: str, root: Pa
         rows = _rows(s, scrubber)
         files.append(write_parquet(out, paths[s.name], rows))
         counts[s.name] = len(rows)
-    first = sets[0].config.get("data") or {}
-    licences = []
-    for s in sets:
-        for lic in source_licences(str((s.config.get("data") or {}).get("source", first.get("source", ""))), s.task):
-            if lic not in licences:
-                licences.append(lic)
+    licences = _licences(sets)
     licence = hub_licence(licences)
     facts = {s.name: provenance(s, root) for s in sets}
     pretty = _pretty(run_id, sets)
@@ -114,18 +141,20 @@ def _write_hf(out: Path, run_id: str, sets: list[CaseSet], choice: str, root: Pa
     return files, counts, validate_croissant(path)
 
 
-def _write_faitheval(out: Path, sets: list[CaseSet], scrubber: Scrubber):
+def _write_faitheval(out: Path, run_id: str, sets: list[CaseSet], scrubber: Scrubber):
     files, counts = [], {}
     several = len(sets) > 1
     for s in sets:
         rows = _rows(s, scrubber)
         name = folder_name(s.task, s.name, several)
         files.append(write_faitheval(out / name, s.task, rows))
+        # Each folder is a hub repository of its own, as FaithEval's are: each carries the notice.
+        files.append(_write_notice(out / name, [s], run_id, scrubber))
         counts[name] = len(rows)
     return files, counts
 
 
-def _write_reeval(out: Path, sets: list[CaseSet], scrubber: Scrubber):
+def _write_reeval(out: Path, run_id: str, sets: list[CaseSet], scrubber: Scrubber):
     files, counts = [], {}
     for s in sets:
         source = Path(str((s.config.get("data") or {}).get("source", ""))).name
@@ -133,32 +162,61 @@ def _write_reeval(out: Path, sets: list[CaseSet], scrubber: Scrubber):
         name = s.task if s.name == "default" else s.name
         files.append(write_reeval(out / f"{name}.json", rows))
         counts[name] = len(rows)
+    files.append(_write_notice(out, sets, run_id, scrubber))
     return files, counts
 
 
+def _made_by_us(out: Path) -> Path | None:
+    """The outermost folder of `out` that does not exist yet: what a failed export removes (None: `out` exists)."""
+    if out.exists():
+        return None
+    top = out
+    while not top.parent.exists():
+        top = top.parent
+    return top
+
+
+def _undo(out: Path, made: Path | None) -> None:
+    """Leave the disk as found: the folders the export made go; an empty `--out` that existed is emptied."""
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+    elif out.is_dir():
+        for child in out.iterdir():
+            if child.is_dir():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+
+
 def export_run(
-    run_id: str, out: Path, *, cases: str = "accepted", layout: str = "hf", runs_root: Path | None = None
+    run_id: str | Path, out: Path, *, cases: str = "accepted", layout: str = "hf", runs_root: Path | None = None
 ) -> ExportResult:
     """Write the run's chosen cases to `out` in `layout`; a file that names a key or a local path is an error
-    and the folder is removed."""
+    and the folder is removed. `run_id` may be the path of a run's folder archived outside the run store."""
     if layout not in LAYOUTS:
         raise UserError(f"--layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
-    root = runs_root or runs_dir()
+    run_id, root = run_location(run_id, runs_root or runs_dir())
     out = Path(out)
     _check_out(out)
     sets = select_case_sets(run_id, cases, root)
     scrubber = Scrubber(machine_paths((root,)))
-    out.mkdir(parents=True, exist_ok=True)
-    warnings: list[str] = []
-    if layout == "hf":
-        files, counts, warnings = _write_hf(out, run_id, sets, cases, root, scrubber)
-    elif layout == "faitheval":
-        files, counts = _write_faitheval(out, sets, scrubber)
-    else:
-        files, counts = _write_reeval(out, sets, scrubber)
-    found = leaks(out, scrubber)
+    made = _made_by_us(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        warnings: list[str] = []
+        if layout == "hf":
+            files, counts, warnings = _write_hf(out, run_id, sets, cases, root, scrubber)
+            files.append(_write_notice(out, sets, run_id, scrubber))
+        elif layout == "faitheval":
+            files, counts = _write_faitheval(out, run_id, sets, scrubber)
+        else:
+            files, counts = _write_reeval(out, run_id, sets, scrubber)
+        found = leaks(out, scrubber)
+    except BaseException:
+        _undo(out, made)
+        raise
     if found:
-        shutil.rmtree(out)
+        _undo(out, made)
         raise RuntimeError("export removed: " + "; ".join(found[:5]))
     logger.info("%s: %d rows in %s layout", out, sum(counts.values()), layout)
     return ExportResult(out, layout, counts, files, warnings)

@@ -44,6 +44,9 @@ class RunInputs:
     evaluate_runs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     reviewer_kinds: dict[str, str] = field(default_factory=dict)  # reviewer id -> "maintainer, blind", …
+    # Every case the judge read, by its status now: besides its own verdicts (accepted, rejected:judge_*), the
+    # cases a later step dropped (rejected:acceptance), which the judged population leaves out.
+    judge_read: dict[str, int] = field(default_factory=dict)
 
 
 def _judge_decided(record: dict[str, Any]) -> bool:
@@ -151,7 +154,12 @@ def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
     store = RunStore(run_id, root=runs_root)
     store.require_cases()
     sample = read_sample(store.dir)
-    population, judged = judged_population(store.records(), (sample or {}).get("strata_from", "status"))
+    records = store.records()
+    population, judged = judged_population(records, (sample or {}).get("strata_from", "status"))
+    judge_read: dict[str, int] = {}
+    for r in records:
+        if r.get("judge"):
+            judge_read[str(r.get("status", ""))] = judge_read.get(str(r.get("status", "")), 0) + 1
     notes: list[str] = []
     human, annotators = human_decisions(store.dir)
     stratum_population = None
@@ -204,4 +212,5 @@ def load_inputs(run_id: str, runs_root: Path | None = None) -> RunInputs:
         eval_ids,
         notes,
         reviewer_kinds(store.dir),
+        dict(sorted(judge_read.items())),
     )

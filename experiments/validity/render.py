@@ -21,6 +21,25 @@ def reviewers(rv: RunValidity) -> str:
     return f"{len(ids)} reviewer{'' if len(ids) == 1 else 's'} ({named})"
 
 
+def judge_reading(rv: RunValidity) -> str:
+    """What the judge read and what became of it: its own verdicts, and the cases a later step dropped (the
+    acceptance score), which "accepted of judged" alone would hide."""
+    f = rv.figures
+    read = rv.inputs.judge_read
+    later = {s: n for s, n in read.items() if s != "accepted" and not s.startswith(("rejected:judge", "error:judge"))}
+    if not later:
+        return (
+            f"The judge accepted {f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)})"
+        )
+    total = sum(read.values())
+    dropped = sum(later.values())
+    which = ", ".join(f"{s} {n}" for s, n in later.items())
+    return (
+        f"The judge read {total} cases: {dropped} of them were dropped after its reading ({which}); of the "
+        f"{f.judged_n} it decided alone, it accepted {f.judge_accepted_n} ({_pct(f.judge_acceptance)})"
+    )
+
+
 def statement(rv: RunValidity) -> str:
     """One plain sentence (or two) on what the run's validity rests on."""
     f = rv.figures
@@ -29,10 +48,7 @@ def statement(rv: RunValidity) -> str:
     if f.judge_alone:
         if not f.judged:
             return f"Validity rests on the string checks alone: no judge and no review ({f.judged_n} accepted cases)."
-        return (
-            f"Validity is the judge's alone: no review of this run. The judge accepted "
-            f"{f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)}){calib}."
-        )
+        return f"Validity is the judge's alone: no review of this run. {judge_reading(rv)}{calib}."
     text = f"{f.reviewed_n} reviewed case(s) by {reviewers(rv)}: {_pct(f.human_valid_rate)} valid by their majority."
     ppi, classical = f.accepted_valid_ppi, f.accepted_valid_classical
     if ppi is not None and ppi.defined:
