@@ -511,11 +511,12 @@ def export(
 @app.command("import-verdicts")
 def import_verdicts(
     run_dir: Annotated[Path, typer.Argument(help="a run's folder (runs/<run-id>/, or one archived: docs/readings/…)")],
-    verdicts: Annotated[
-        Path, typer.Option(help="archived verdict lines with run, id, verdict, reader, kind")
-    ] = Path("docs/reviews/independent_reading.jsonl"),
+    verdicts: Annotated[Path, typer.Option(help="archived verdict lines with run, id, verdict, reader, kind")] = Path(
+        "docs/reviews/independent_reading.jsonl"
+    ),
     run_name: Annotated[
-        str | None, typer.Option(help="the run's name in the archive (default: the folder's, <bench>/<stage> for a stage)")
+        str | None,
+        typer.Option(help="the run's name in the archive (default: the folder's, <bench>/<stage> for a stage)"),
     ] = None,
 ) -> None:
     """Make archived verdicts on a run its review: one review/<reader>.jsonl per reader and their kinds in
@@ -528,7 +529,9 @@ def import_verdicts(
     for reader in result.unchanged:
         console.print(f"{reader}: already imported, unchanged", markup=False, highlight=False)
     if result.not_in_run:
-        console.print(f"{result.not_in_run} verdicts on {result.run} name cases its cases.jsonl does not hold: left out")
+        console.print(
+            f"{result.not_in_run} verdicts on {result.run} name cases its cases.jsonl does not hold: left out"
+        )
 
 
 @app.command()

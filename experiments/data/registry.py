@@ -69,9 +69,7 @@ def data_file_of(folder: Path) -> Path:
     """The one file of rows in a folder (an export): its Parquet file, or else its JSON / JSON Lines file."""
     parquet = sorted(p for p in folder.rglob(f"*{PARQUET}") if p.is_file())
     rows = parquet or sorted(
-        p
-        for p in folder.rglob("*")
-        if p.is_file() and p.name.endswith(ROW_SUFFIXES) and p.name not in METADATA_FILES
+        p for p in folder.rglob("*") if p.is_file() and p.name.endswith(ROW_SUFFIXES) and p.name not in METADATA_FILES
     )
     if len(rows) == 1:
         return rows[0]

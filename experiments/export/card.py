@@ -126,9 +126,11 @@ def _set_section(s: CaseSet, p: Provenance, choice: str) -> list[str]:
         f"| reviewed by | {p.reviewed_by} |",
     ]
     # Of the run's accepted cases: rows chosen as read valid are not a sample of them, so the figure is not theirs.
-    whose = "the run's accepted cases (not of these rows: each was chosen as read valid)" if selected_valid(
-        choice
-    ) else "accepted cases"
+    whose = (
+        "the run's accepted cases (not of these rows: each was chosen as read valid)"
+        if selected_valid(choice)
+        else "accepted cases"
+    )
     if p.valid_share is not None:
         share = p.valid_share
         lines.append(

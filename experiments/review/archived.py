@@ -89,7 +89,9 @@ def import_verdicts(run_dir: Path, verdicts: Path, run_name: str | None = None) 
         if row.get("kind"):
             kinds.setdefault(reader, str(row["kind"]))
     review = run_dir / REVIEW_DIR
-    texts = {reader: "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines) for reader, lines in by_reader.items()}
+    texts = {
+        reader: "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines) for reader, lines in by_reader.items()
+    }
     for reader, text in texts.items():  # every refusal before any write
         path = review / f"{reader}.jsonl"
         if path.exists() and path.read_text(encoding="utf-8") != text:

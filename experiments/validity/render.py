@@ -28,9 +28,7 @@ def judge_reading(rv: RunValidity) -> str:
     read = rv.inputs.judge_read
     later = {s: n for s, n in read.items() if s != "accepted" and not s.startswith(("rejected:judge", "error:judge"))}
     if not later:
-        return (
-            f"The judge accepted {f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)})"
-        )
+        return f"The judge accepted {f.judge_accepted_n} of {f.judged_n} judged cases ({_pct(f.judge_acceptance)})"
     total = sum(read.values())
     dropped = sum(later.values())
     which = ", ".join(f"{s} {n}" for s, n in later.items())
