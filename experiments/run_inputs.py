@@ -40,12 +40,13 @@ def check_data(store: RunStore, path: Path, sha256: str) -> None:
     if stored is None or stored.get("data", {}).get("sha256") in (None, sha256):
         return
     then = stored["data"]
+    moved = f" (at {then.get('path')})" if then.get("path") != str(path) else ""
     finished = len(store.finished_ids())
     raise RunStoreError(
         f"{_path(store)}: the data changed since run {store.run_id!r} started: {path} has sha256 {sha256[:12]}… "
-        f"now, {then['sha256'][:12]}… then ({then.get('path')}), and {finished} finished cases were made from "
-        "the rows as they were; start a new run on the new data with `reeval run <its config> --fresh`, or put "
-        "the file back as it was to resume"
+        f"now, {then['sha256'][:12]}…{moved} then, and {finished} finished cases were made from the rows as they "
+        "were; start a new run on the new data with `reeval run <its config> --fresh`, or put the file back as "
+        "it was to resume"
     )
 
 

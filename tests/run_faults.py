@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -99,9 +100,10 @@ def assert_each_case_once(cases: Path, total: int = CASES) -> list[str]:
 
 
 def only_line(result) -> str:
-    """The one line a refused command prints (exit 2, no traceback)."""
+    """The one line a refused command prints (exit 2, no traceback), besides the progress bar of the cases
+    done before it."""
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and "╭" not in result.output, result.output
-    lines = result.stderr.strip().splitlines()
+    lines = [line for line in result.stderr.strip().splitlines() if not re.search(r"\d+%\|", line)]
     assert len(lines) == 1, result.stderr
     return lines[0]
