@@ -258,7 +258,7 @@ def test_card_says_what_the_rows_are_and_what_the_validity_figure_covers(isolate
     _write_run(runs, "judged-run", _config("answer_swap"), records)
     card = (export_run("judged-run", isolated / "j").out / "README.md").read_text()
     assert "The judge read 4 cases: 1 of them were dropped after its reading (rejected:acceptance 1)" in card
-    assert "of the 3 it decided alone, it accepted 3 (100%)" in card
+    assert "of the other 3, it accepted 3 (100%)" in card
 
 
 def _one_line(result) -> str:

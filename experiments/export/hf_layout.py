@@ -1,4 +1,4 @@
-"""The `hf` layout: a folder ready for `huggingface-cli upload` or `push_to_hub` — Parquet written through
+"""The `hf` layout: a folder ready for `hf upload` or `push_to_hub` — Parquet written through
 `datasets` with explicit features (`data/test-*.parquet`, or `data/<set>/test-*.parquet` when a run holds
 several case sets), the dataset card `README.md`, and `croissant.json`.
 """

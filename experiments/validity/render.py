@@ -34,7 +34,7 @@ def judge_reading(rv: RunValidity) -> str:
     which = ", ".join(f"{s} {n}" for s, n in later.items())
     return (
         f"The judge read {total} cases: {dropped} of them were dropped after its reading ({which}); of the "
-        f"{f.judged_n} it decided alone, it accepted {f.judge_accepted_n} ({_pct(f.judge_acceptance)})"
+        f"other {f.judged_n}, it accepted {f.judge_accepted_n} ({_pct(f.judge_acceptance)})"
     )
 
 
