@@ -346,3 +346,38 @@ def test_an_archived_run_is_exported_by_path_with_its_archived_verdicts_as_revie
     rows = json.loads((tmp_path / "out" / "answer_swap.json").read_text())
     assert sorted(r["q_id"] for r in rows) == ["s1:swap", "s3:swap"]
     assert not env_runs.exists()
+
+
+def test_an_hf_export_folder_is_evaluable_back_too(isolated):
+    runs = isolated / "runs"
+    _write_run(runs, "swap-run", _config("answer_swap"), [_swap(1, "accepted"), _swap(2, "accepted")])
+    export_run("swap-run", isolated / "hf")
+    cases = load_external_cases(resolve_dataset(str(isolated / "hf")).path)
+    assert [c.id for c in cases] == ["s1:swap", "s2:swap"] and cases[0].task == "answer_swap"
+    assert cases[0].original_context == "Book 1 was written by Bo Ray ." and cases[0].original_answers == ["Bo Ray"]
+    assert cases[0].options is None  # the layout's empty options are no options
+
+    question = "Which is a mammal?\nA. frog\nB. whale"
+    counterfactual = _swap(
+        3,
+        "accepted",
+        task="counterfactual",
+        id="q3:counterfactual",
+        question=question,
+        answers=["frog"],
+        options=["frog", "whale"],
+        choice_labels=["A", "B"],
+        answer_label="A",
+        original_answer_label="B",
+        original_context="",
+        original_answers=None,
+        variant="perturbed",
+    )
+    _write_run(runs, "c-run", _config("counterfactual", source="arc_challenge"), [counterfactual])
+    export_run("c-run", isolated / "hf-c")
+    [case] = load_external_cases(resolve_dataset(str(isolated / "hf-c")).path)
+    assert case.question == question and case.task == "counterfactual"  # the options lettered again
+    assert case.answer_label == "A" and case.original_answer_label == "B" and case.original_answers == ["whale"]
+    export_run("c-run", isolated / "fe-c", layout="faitheval")
+    [case] = load_external_cases(resolve_dataset(str(isolated / "fe-c")).path)
+    assert case.original_context == "" and case.original_answers == ["whale"] and case.answers == ["frog"]
