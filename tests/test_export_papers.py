@@ -381,3 +381,20 @@ def test_an_hf_export_folder_is_evaluable_back_too(isolated):
     export_run("c-run", isolated / "fe-c", layout="faitheval")
     [case] = load_external_cases(resolve_dataset(str(isolated / "fe-c")).path)
     assert case.original_context == "" and case.original_answers == ["whale"] and case.answers == ["frog"]
+
+
+def test_every_layout_loads_through_datasets(isolated):
+    from datasets import load_dataset
+
+    runs = isolated / "runs"
+    swaps = [_seeded(_swap(1, "accepted"), closed=False), _swap(2, "accepted")]  # one row without a status
+    _write_run(runs, "swap-run", _config("answer_swap"), swaps)
+    _faitheval_run(runs)
+    export_run("u-run", isolated / "fe", layout="faitheval")
+    export_run("swap-run", isolated / "re", layout="reeval")
+    cache = str(isolated / "hf-cache")
+    faitheval = load_dataset(str(isolated / "fe" / "FaithEval-unanswerable-v1.0"), split="test", cache_dir=cache)
+    assert faitheval["id"] == ["s1:unanswerable", "s2:unanswerable"] and faitheval["answers"] == [["unknown"]] * 2
+    files = {"test": str(isolated / "re" / "answer_swap.json")}
+    reeval = load_dataset("json", data_files=files, split="test", cache_dir=cache)
+    assert reeval["answer"] == ["Ann Lee", "Ann Lee"] and reeval["status"] == ["mem_wrong_evi_correct", None]
