@@ -18,7 +18,13 @@ rest of the passage keeps, each a kind of its own (`rejected:old_answer_trace:<k
   "Christianity" became "Islam", "Pantheist belief" after "Pantheism" was swapped, "Korean" beside
   "Korea"): the adjective or the follower's name still says which answer the passage was about;
 - `inside_name`: a common-noun answer replaced inside a proper name ("the Great Salt Lake" → "the Great
-  Water Lake"): the name still says the old answer, and the new one makes a place that does not exist.
+  Water Lake"): the name still says the old answer, and the new one makes a place that does not exist;
+- `head`: the last word of a multi-word old answer still in the passage when the new answer does not share
+  it ("a state college" → "a university" beside "the largest college in the Florida College System", "an
+  American bulldog" → "a German shepherd" beside "Spike Bulldog", "the flower called the gynoecium" beside
+  "The ovary of the gynoecium"). Read blind, such swaps were invalid: the passage still says what the old
+  answer was. A generic head ("the area") is refused too; the pivot's next proposal does not help, so the
+  case is rejected rather than proposed again.
 
 All of them read the original text at the offsets of the code edit's replacements: a sentence without a
 replacement is unchanged in the edited text.
@@ -122,6 +128,20 @@ def derived_words(text: str, answers: Iterable[str], keep: Iterable[str] = (), c
             continue
         forms = derivations(words[0]) - kept
         found += [w for w in _WORD.findall(text) if (w[:1].isupper() or common) and w.lower() in forms]
+    return list(dict.fromkeys(found))
+
+
+def heads_left(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
+    """The head noun of a multi-word old answer anywhere in the text outside the new answer's words (any
+    case: "Bulldog" in a name still says "bulldog"). Not its plural: "market economies" beside "a mixed
+    economy" swapped for "a communist society" is about economies in general, and read valid."""
+    kept = _kept_words(keep)
+    found = []
+    for answer in answers:
+        head = _head(answer)
+        if head is None or len(_content_words(answer)) < 2 or head.lower() in kept:
+            continue
+        found += [w for w in _WORD.findall(text) if w.lower() == head.lower()]
     return list(dict.fromkeys(found))
 
 

@@ -223,3 +223,31 @@ def kind_problem(old: Typed, new: Typed, first_names: Callable[[str], bool] | No
     if old.label is None and old.plural is not None and new.plural is not None and old.plural != new.plural:
         return "proposal_number_mismatch"
     return None
+
+
+_FUNCTION_WORDS = frozenset("the a an of and & in on at to for by with from de del la le du des von van der".split())
+
+
+def _capitalised(words: list[str]) -> bool:
+    content = [w for w in words if w.lower() not in _FUNCTION_WORDS and w[:1].isalpha()]
+    return bool(content) and all(w[:1].isupper() for w in content)
+
+
+def written_as_name(context: str, answer: str) -> bool:
+    """Whether the passage writes the answer as a name: an occurrence inside a sentence (not at its start)
+    whose content words are all capitalised ("the second single by The Move", "the President of India").
+    Words only: a year's form is its whole date ("July 13 , 1890"), capitalised by its month."""
+    if not any(w[:1].isalpha() and w.lower() not in _FUNCTION_WORDS for w in answer.split()):
+        return False
+    for form in find_forms(context, answer):
+        before = context[: form.start].rstrip()
+        if before and before[-1] not in ".!?:;\"'`(" and _capitalised(form.text.split()):
+            return True
+    return False
+
+
+def common_for_name(context: str, old: str, new: str) -> bool:
+    """A lower-case phrase proposed where the passage writes the old answer as a name: the tagger misses
+    short names ("The Move") and titles ("The President"), which "singer" and "the cabinet" do not replace."""
+    return written_as_name(context, old) and not _capitalised(new.split())
+

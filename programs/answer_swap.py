@@ -34,13 +34,14 @@ from metrics.traces import conversions_after, descriptions_left, gloss_traces, i
 from metrics.word_traces import (
     anaphors,
     derived_words,
+    heads_left,
     inflected_forms,
     inside_names,
     letter_counts,
     name_talk,
     ordinals_of,
 )
-from programs.answer_kinds import DESCRIPTIONS, Typed, kind_problem, type_in
+from programs.answer_kinds import DESCRIPTIONS, Typed, common_for_name, kind_problem, type_in
 from programs.distance_ladder import DISTANCES, shifted_answers
 from programs.entity_tagger import Tagger
 from programs.entity_tagger import tagger as default_tagger
@@ -51,7 +52,7 @@ from programs.person_names import (
     is_person_answer,
     made_up_names,
     name_gender,
-    passage_gender,
+    person_gender,
 )
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
@@ -64,7 +65,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/28"
+VERSION = "answer_swap/29"
 # Who makes the new answer: the pivot (every kind of answer; a date or a quantity at a code-made `distance` when
 # one is set) or code alone (dates, quantities and made-up people; other seeds are level_unreachable).
 WRITERS = ("pivot", "rules")
@@ -84,6 +85,7 @@ TRACE_KINDS = (
     "name_talk",
     "letter_count",
     "inside_name",
+    "head",
     "remainder",
     "elapsed_years",
     "share",
@@ -145,6 +147,7 @@ def swap_checks(
         "name_talk": bool(name_talk(original, [s for s, _, _ in spans])),
         "letter_count": bool(letter_counts(original, spans)),
         "inside_name": bool(inside_names(original, spans, golds)),
+        "head": bool(heads_left(edited, golds, keep=[new])),
         "remainder": any(remainder(edited, gold, new) for gold in golds),
         "elapsed_years": any(elapsed_years(edited, gold, new) for gold in golds),
         "share": any(share(edited, gold, new) for gold in golds),
@@ -304,7 +307,7 @@ class AnswerSwap(dspy.Module):
                     problem = self._fit_problem(question, context, answers, proposal, old)
                 proposals.append({"proposal": proposal, "answer_type": kind, "problem": problem, "attempt": attempt})
                 if problem is None:
-                    return self._swap(question, context, answers, proposal, proposals)
+                    return self._swap(question, context, answers, proposal, proposals, old)
         return dspy.Prediction(
             rejection=proposals[-1]["problem"] if proposals else "empty_proposal",
             proposals=proposals,
@@ -326,16 +329,26 @@ class AnswerSwap(dspy.Module):
         if name_part_in(context, bare):
             # Another form of a name the passage holds ("Franklin D. Roosevelt" beside "Franklin Delano Roosevelt").
             return "proposal_part_in_context"
-        if old is not None and old.kind == "person":
-            said = passage_gender(context, answers[0])
+        if old is not None and self.tagger is not None:
+            edited = replace_forms(context, answers, proposal, whole_name=old.kind == "place").text
+            new = type_in(self.tagger(), edited, [proposal], question, is_first_name)
+            problem = kind_problem(old, new, is_first_name) if new is not None else None
+            if problem is not None:
+                return problem
+        if common_for_name(context, answers[0], proposal):
+            return "proposal_kind_mismatch"
+        # A person by the tagger's reading, or a "who" answer the passage refers back to with a pronoun
+        # ("Hirschman . He presented"): the new name must be of the passage's sex, as far as its first name
+        # says; a name whose sex the lists cannot tell ("Taylor Swift") would be left with "his" or "her" that
+        # may not fit, so it is refused where the passage says one.
+        said = person_gender(context, answers[0])
+        if said is not None and (
+            (old is not None and old.kind == "person") or re.match(r"\s*(?:who|whom|whose)\b", question, re.I)
+        ):
             given = name_gender(proposal)
-            if said is not None and given is not None and said != given:
-                return "proposal_gender_mismatch"
-        if old is None or self.tagger is None:
-            return None
-        edited = replace_forms(context, answers, proposal).text
-        new = type_in(self.tagger(), edited, [proposal], question, is_first_name)
-        return kind_problem(old, new, is_first_name) if new is not None else None
+            if given != said:
+                return "proposal_gender_mismatch" if given is not None else "proposal_gender_unknown"
+        return None
 
     def _propose_untyped(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         """A generator built on the swap with its own proposal signature (inconsistent contexts): the pivot
@@ -439,10 +452,16 @@ class AnswerSwap(dspy.Module):
         )
 
     def _swap(
-        self, question: str, context: str, answers: list[str], new_answer: str, proposals: list[dict]
+        self,
+        question: str,
+        context: str,
+        answers: list[str],
+        new_answer: str,
+        proposals: list[dict],
+        old: Typed | None = None,
     ) -> dspy.Prediction:
         context, timeline = self._moved_timeline(question, context, answers, new_answer)
-        edit_result = replace_forms(context, answers, new_answer)
+        edit_result = replace_forms(context, answers, new_answer, whole_name=old is not None and old.kind == "place")
         edited, replaced = edit_result.text, edit_result.count
         if replaced == 0 and not edit_result.unreplaced:
             return dspy.Prediction(

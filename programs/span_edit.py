@@ -226,9 +226,23 @@ def _widened(text: str, form: Form, prefix: str, suffix: str) -> Form:
     return form if (start, end) == (form.start, form.end) else Form(start, end, text[start:end], form.how)
 
 
-def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
+def _with_article(text: str, form: Form, old: str, new: str) -> Form:
+    """The form with the article before it, where the old answer has one and the new answer is a name
+    without one: the answer is replaced whole ("within the Pittsburgh metropolitan area" with "Los Angeles"
+    swapped in read "within the Los Angeles"). A common noun keeps the text's article ("the ovary")."""
+    if not _ARTICLE.match(old) or _ARTICLE.match(new) or not new[:1].isupper() or _ARTICLE.match(form.text):
+        return form
+    m = _ARTICLE_BEFORE.search(text[: form.start])
+    if m is None or m.group(1).lower() != _ARTICLE.match(old).group(1).lower():
+        return form
+    return Form(m.start(), form.end, text[m.start() : form.end], form.how)
+
+
+def replace_forms(text: str, olds: Iterable[str], new: str, whole_name: bool = False) -> EditResult:
     """Replace every recognised form of every old answer (longest alias first, so aliases nested in
-    it go too) and the standalone distinctive word of a multi-word old name."""
+    it go too) and the standalone distinctive word of a multi-word old name: by the new answer's head
+    ("Foster" → "Rowling"), or by the whole new answer with `whole_name`, for kinds whose head does not name
+    them alone (places: "shooting … in Pittsburgh" with "Los Angeles" swapped in read "in Angeles")."""
     olds = sorted({o for o in olds if o and o.strip()}, key=len, reverse=True)
     claimed: list[tuple[int, int]] = []
     edits: list[Replacement] = []
@@ -237,7 +251,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
     new_has_attached = any(_attached(new))
     for old in olds:
         prefix, suffix = _attached(old) if new_has_attached else ("", "")
-        for form in (_widened(text, f, prefix, suffix) for f in find_forms(text, old)):
+        for form in (_with_article(text, _widened(text, f, prefix, suffix), old, new) for f in find_forms(text, old)):
             if _overlaps(form.start, form.end, claimed):
                 continue
             claimed.append((form.start, form.end))
@@ -246,7 +260,7 @@ def replace_forms(text: str, olds: Iterable[str], new: str) -> EditResult:
                 unreplaced.append(form)
             else:
                 edits.append(Replacement(form.start, form.end, form.text, rewritten, form.how))
-    new_head = head_word(new)
+    new_head = re.sub(r"^(?:the|a|an)\s+", "", new, flags=re.IGNORECASE) if whole_name else head_word(new)
     for old in olds:
         head = distinctive_word(old)
         if head is None:

@@ -152,3 +152,74 @@ def test_a_stand_in_name_inside_a_longer_answer_is_a_placeholder():
     golds = ["composer / lyricist Dave Malloy"]
     assert proposal_problem("composer / lyricist John Doe", golds) == "proposal_placeholder"
     assert proposal_problem("composer / lyricist Anaïs Mitchell", golds) is None
+
+
+# Read invalid by two blind readers on fresh rows when answer_swap/28 accepted them (docs/results/every_kind.md).
+MOVE = "`` I Can Hear the Grass Grow '' is the second single by The Move . It reached number five on the UK chart ."
+HIRSCHMAN = "The theory is generally associated with Hirschman . He presented a complete formulation of the strategy ."
+SWINDELL = "The song was recorded by Cole Swindell . It was the lead single of his second album ."
+SPIKE = "Spike Bulldog ( called Killer in four episodes ) is portrayed as an American bulldog , a loving father ."
+PITTSBURGH = (
+    "Filming used 20 locations all within the Pittsburgh metropolitan area . The studio had also shot "
+    "She 's Out of My League in Pittsburgh in 2008 ."
+)
+
+
+def _swap_with(proposal: str, question: str, context: str, answers: list[str]):
+    lm = dspy.utils.DummyLM([{"wrong_answer": proposal}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        return AnswerSwap(max_attempts=1)(question=question, context=context, answers=answers)
+
+
+def test_a_common_word_never_replaces_what_the_passage_writes_as_a_name():
+    from programs.answer_kinds import common_for_name, written_as_name
+
+    assert written_as_name(MOVE, "The Move") and common_for_name(MOVE, "The Move", "singer")
+    assert not common_for_name(MOVE, "The Move", "The Kinks")
+    # A year's form is its whole date, capitalised by its month: no name.
+    assert not written_as_name("It was published on July 13 , 1890 in a paper .", "1890")
+    out = _swap_with("singer", "who sang i can hear the grass grow", MOVE, ["The Move"])
+    assert out.rejection == "proposal_kind_mismatch"
+
+
+@pytest.mark.parametrize(
+    "proposal, question, context, answers, problem",
+    [
+        ("The British", "who has given the theory of unbalanced growth", HIRSCHMAN, ["Hirschman"], "gender_unknown"),
+        ("Taylor Swift", "who sings the song", SWINDELL, ["Cole Swindell"], "gender_unknown"),
+        ("Joanne Rowling", "who sings the song", SWINDELL, ["Cole Swindell"], "gender_mismatch"),
+    ],
+)
+def test_a_new_name_must_take_the_passages_pronouns(proposal, question, context, answers, problem):
+    assert _swap_with(proposal, question, context, answers).rejection == f"proposal_{problem}"
+
+
+def test_a_name_of_the_passages_sex_passes():
+    out = _swap_with("Brad Paisley", "who sings the song", SWINDELL, ["Cole Swindell"])
+    assert out.rejection is None and "recorded by Brad Paisley" in out.context
+
+
+def test_the_old_answers_head_left_in_the_passage_rejects_the_case():
+    out = _swap_with("a German shepherd", "what kind of dog was spike", SPIKE, ["an American bulldog"])
+    assert out.new_answer == "a German shepherd" and out.rejection == "old_answer_trace:head"
+    assert out.checks["old_answer_trace:head"] is False
+
+
+def test_heads_left_reads_the_head_not_its_plural():
+    from metrics.word_traces import heads_left
+
+    assert heads_left("Spike Bulldog is a German shepherd .", ["an American bulldog"], ["a German shepherd"])
+    assert not heads_left("It blends market economies .", ["A mixed economy"], ["A communist society"])
+    assert not heads_left("a German shepherd", ["an American bulldog", "1890"], ["a German shepherd"])
+
+
+def test_a_places_name_part_takes_the_whole_new_name():
+    out = _swap_with("Los Angeles", "where was the movie filmed", PITTSBURGH, ["the Pittsburgh metropolitan area"])
+    assert "shot She 's Out of My League in Los Angeles in 2008" in replace_forms(
+        PITTSBURGH, ["the Pittsburgh metropolitan area"], "Los Angeles", whole_name=True
+    ).text
+    assert "in Angeles" not in (out.context or "")
+    # A person's surname still stands for the person: "Foster" becomes "Rowling", not the full name.
+    assert replace_forms("Song by Stephen Foster . Foster wrote it .", ["Stephen Foster"], "Jo Rowling").text == (
+        "Song by Jo Rowling . Rowling wrote it ."
+    )

@@ -101,6 +101,9 @@ CAUGHT_NOW = {
     "-1060751939699958629:swap": ("old_answer_not_derivable", None),  # seven PIN zones: eight regional + one
     "-1119240931394345770:swap": ("old_name_part_absent", None),  # eugenics; "social Darwinists" left
     "-1014472416758706715:swap": ("old_answer_not_derivable", None),  # $14.3 + $5.4 trillion still make $19.8
+    # Refused since the head check (answer_swap/29): "an economy containing a mixture of private enterprise with
+    # public enterprise" still describes the old "mixed economy" beside "A communist society".
+    "-1152989333875658203:swap": ("old_answer_trace:head", None),
 }
 
 
