@@ -5,7 +5,7 @@ Croissant), in FaithEval's hub layout, or in ReEval's released JSON (`reeval exp
   or compared pivot;
 - :mod:`.rows` — the public row of a case and its explicit features;
 - :mod:`.privacy` — keys and this machine's paths taken out, and every written file read back for them;
-- :mod:`.licence` — the licence and attribution the cases inherit (data/LICENSE);
+- :mod:`.licence` — the licence and attribution the cases inherit (data/LICENSE), and every layout's LICENSE.md;
 - :mod:`.provenance` — generator, pivot, judge, commit, seeds, validity and accuracy, for the card;
 - :mod:`.card` — the dataset card; :mod:`.croissant` — `croissant.json`, validated by mlcroissant;
 - :mod:`.hf_layout`, :mod:`.faitheval_layout`, :mod:`.reeval_layout` — the three layouts;

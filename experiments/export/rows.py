@@ -30,7 +30,7 @@ FIELDS: dict[str, str] = {
     "answer_key": "label of the option the perturbed passage supports",
     "original_answer_key": "label of the option the original question keys",
     "supporting_sentence": "context enriching: the sentence kept verbatim from the source passage",
-    "background": "context enriching: the condensed retrieved passages merged with it",
+    "background": "context enriching: the condensed retrieved text; `context` is it merged with the kept sentence",
 }
 
 
