@@ -187,22 +187,24 @@ def _end_runs_on_sigterm() -> None:
     """SIGTERM (`timeout`, a scheduler, `kill`) and Ctrl-C end a run as an exception would: its MLflow run is
     marked FAILED instead of being left RUNNING by a process that no longer exists, and finished cases stay
     saved. A second signal while that is done is not raised again: raised inside MLflow's or SQLAlchemy's
-    cleanup, it only printed "Exception ignored" and left the run half closed."""
+    cleanup, it only printed "Exception ignored" and left the run half closed. (Once Python shuts down, it
+    has its default effect again: the process ends at once.)"""
     import signal
+
+    from tqdm import tqdm
 
     stopping = []
 
     def stop(signum, frame):
         name = signal.Signals(signum).name
+        # tqdm.write: on a line of its own, not at the end of the progress bar it interrupts.
         if stopping:
-            err.print(f"reeval: {name} again; already stopping", style="red", markup=False, highlight=False)
+            tqdm.write(f"reeval: {name}: already stopping", file=sys.stderr)
             return
         stopping.append(signum)
-        err.print(
+        tqdm.write(
             f"reeval: stopped by {name}; finished cases are saved: run the same command again to resume",
-            style="red",
-            markup=False,
-            highlight=False,
+            file=sys.stderr,
         )
         raise SystemExit(128 + signum)
 
