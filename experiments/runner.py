@@ -27,6 +27,7 @@ from experiments.external_cases import load_external_cases
 from experiments.filters import apply_reeval_filters
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, resolve_params
+from experiments.lm.context_limits import warn_long_prompts
 from experiments.resolved_run import ResolvedRun, resolve_run
 from experiments.run_store import RunStore
 from experiments.splits import select_split
@@ -202,6 +203,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
             f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false"
         )
     lms = build_lms(resolved)
+    warn_long_prompts(data.examples, role_lms(lms))
     judge_params = None
     if "judge" in lms and config.task != "judge_calibration":
         v = config.validation
