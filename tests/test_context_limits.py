@@ -49,10 +49,8 @@ def test_a_run_warns_before_its_first_case(isolated, monkeypatch, caplog):
     from tests.fakes import scripted_pivot
 
     data = isolated / "long.jsonl"
-    data.write_text(
-        json.dumps({"id": "big", "question": "When?", "context": "Built in 1889. " + "x" * 200_000, "answers": ["1889"]})
-        + "\n"
-    )
+    row = {"id": "big", "question": "When?", "context": "Built in 1889. " + "x" * 200_000, "answers": ["1889"]}
+    data.write_text(json.dumps(row) + "\n")
 
     def build_lms(run):
         examples = runner.load_data(run.config).examples
