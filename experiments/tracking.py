@@ -57,6 +57,14 @@ def metric_name(*parts: object) -> str:
 
 PID_TAG, HOST_TAG = "reeval.pid", "reeval.host"  # who is logging a RUNNING run: is it still alive?
 SERVER_TIMEOUT = 10.0  # seconds; MLflow's own client retries an absent server for minutes
+# MLflow's client retries a server that stops answering 7 times, its backoffs doubling from 2 s, each attempt
+# waiting up to 120 s: a run whose cases were all saved then waited over four minutes to fail. Bounded here (about
+# 10 s for a server that is down, 2 minutes for one that hangs), unless the user set them.
+SERVER_RETRIES = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "3",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+}
 
 
 class TrackingUnavailable(RuntimeError):
@@ -97,6 +105,9 @@ def setup_mlflow():
     uri = tracking_uri()
     if uri.startswith("sqlite:///"):
         mlruns_dir().mkdir(parents=True, exist_ok=True)
+    if uri.startswith(("http://", "https://")):
+        for name, value in SERVER_RETRIES.items():
+            os.environ.setdefault(name, value)
     check_server(uri)
     mlflow.set_tracking_uri(uri)
     # MLflow's sqlite store logs its schema migrations at INFO on first use.
