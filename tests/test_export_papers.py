@@ -347,6 +347,18 @@ def test_an_archived_run_is_exported_by_path_with_its_archived_verdicts_as_revie
     assert sorted(r["q_id"] for r in rows) == ["s1:swap", "s3:swap"]
     assert not env_runs.exists()
 
+    other = tmp_path / "other.jsonl"  # the same reader, another kind: refused, nothing written
+    other.write_text(json.dumps({**lines[0], "reader": "reader-2", "kind": "maintainer, blind"}) + "\n")
+    before = (archive / "review" / "reviewers.json").read_text()
+    result = runner.invoke(app, ["import-verdicts", str(archive), "--verdicts", str(other)])
+    assert result.exit_code == 2 and "reader-2 is recorded as" in _one_line(result)
+    assert (archive / "review" / "reviewers.json").read_text() == before
+    assert sorted(p.name for p in (archive / "review").iterdir()) == [
+        "reader-1.jsonl",
+        "reader-2.jsonl",
+        "reviewers.json",
+    ]
+
 
 def test_an_hf_export_folder_is_evaluable_back_too(isolated):
     runs = isolated / "runs"

@@ -4,7 +4,8 @@ the run's `review/` as the review page would have (`<reader>.jsonl`, and each re
 `reviewers.json`), so `reeval validity` and `reeval export --cases reviewed-valid` read them.
 
 Only the lines of that run whose case is in its `cases.jsonl` are taken. A reader whose review file already
-holds other verdicts is refused rather than merged: two readings of one case by one reader cannot both stand.
+holds other verdicts, or whom `reviewers.json` records as another kind, is refused rather than merged: two
+readings of one case by one reader cannot both stand, and two readers are never merged under one name.
 """
 
 from __future__ import annotations
@@ -89,6 +90,11 @@ def import_verdicts(run_dir: Path, verdicts: Path, run_name: str | None = None) 
         if row.get("kind"):
             kinds.setdefault(reader, str(row["kind"]))
     review = run_dir / REVIEW_DIR
+    known_path = review / REVIEWERS_FILE
+    known = json.loads(known_path.read_text(encoding="utf-8")) if known_path.exists() else {}
+    for reader, kind in kinds.items():  # two readers are never merged under one name
+        if known.get(reader, kind) != kind:
+            raise UserError(f"{known_path}: {reader} is recorded as {known[reader]!r}, the archive says {kind!r}")
     texts = {
         reader: "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines) for reader, lines in by_reader.items()
     }
@@ -104,9 +110,7 @@ def import_verdicts(run_dir: Path, verdicts: Path, run_name: str | None = None) 
             continue
         path.write_text(text, encoding="utf-8")
         result.by_reader[reader] = len(by_reader[reader])
-    known_path = review / REVIEWERS_FILE
-    known = json.loads(known_path.read_text(encoding="utf-8")) if known_path.exists() else {}
-    merged = {**kinds, **known}  # a kind the run's review already names stays as named
+    merged = {**kinds, **known}
     if merged != known:
         known_path.write_text(json.dumps(dict(sorted(merged.items())), indent=1, ensure_ascii=False) + "\n")
     return result
