@@ -146,8 +146,8 @@ CHANGES_HERE = (
 def notice(licences: list[SourceLicence], title: str) -> str:
     """`LICENSE.md` of an export: the licence the cases are shared under and every source's attribution."""
     licence = hub_licence(licences)
-    names = sorted({lic.licence for lic in licences if lic.licence})
-    shared = " and ".join(names) if names and licence != "other" else "the sources' licences (see below)"
+    # Sources under two versions are shared under the later one, which both allow (see hub_licence).
+    shared = {hub: name for name, hub in HUB_LICENCES.items()}.get(licence, "the sources' licences (see below)")
     share_alike = all(lic.share_alike for lic in licences) and licence != "other"
     lines = [
         f"# Licence of {title}",
