@@ -1,6 +1,7 @@
 """A machine that cannot store what a command writes: a full disk, a read-only store, a folder this user may not
-write. These are the user's to fix, so they end like a user mistake (exit 2, one line naming the path and the
-cause) rather than as an internal error whose cause lies inside tracebacks.
+write, a tracking server that stopped answering. These are the user's to fix, so they end like a user mistake
+(exit 2, one line naming the path and the cause) rather than as an internal error whose cause lies inside
+tracebacks.
 
 They arrive wrapped: the checkpoint's own write raises the OSError, but MLflow's sqlite store raises
 `MlflowException` over SQLAlchemy over sqlite3, whose messages carry no errno and no path.
@@ -62,4 +63,20 @@ def storage_fault(exc: BaseException) -> str | None:
         for words, code in _SQLITE.items():
             if words in text:
                 return describe(f"the MLflow store {_sqlite_store()}", code)
-    return None
+    return _server_gone(exc)
+
+
+def _server_gone(exc: BaseException) -> str | None:
+    """MLflow's client gave up on the tracking server (it raises its own exception over requests')."""
+    links = list(_chain(exc))
+    asked = any(str(link).startswith("API request to ") for link in links)
+    unanswered = any(type(link).__module__.startswith("requests") for link in links)
+    if not (asked and unanswered):
+        return None
+    timed_out = any("timeout" in type(link).__name__.lower() for link in links)
+    reason = "no answer in time" if timed_out else "cannot connect"
+    return (
+        f"MLflow tracking server {os.environ.get('MLFLOW_TRACKING_URI')} (MLFLOW_TRACKING_URI) stopped answering "
+        f"({reason}); finished cases are saved: start it again (docs/guides/tracking.md), then run the same "
+        "command again"
+    )
