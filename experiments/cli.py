@@ -778,9 +778,20 @@ def review(
 
 
 def _write_sheet(store, out: Path, accepted_only: bool, sample: int | None, seed: int | None) -> None:
+    from experiments.review.pivot_sheets import pivots_of, write_pivot_sheets
     from experiments.review.sheet import accepted_only_draw, sample_draw, write_sheet
 
     records = store.records()
+    if len(pivots_of(records)) > 1:  # a pivot comparison: each pivot's accepted cases on a sheet of their own
+        for done in write_pivot_sheets(records, store.run_id, out, sample, seed):
+            console.print(
+                f"{done.pivot}: sheet of {done.cases} accepted case(s): {done.sheet}\n"
+                f"key (keep it from the reader): {done.key}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+        return
     if accepted_only:
         draw = accepted_only_draw(records, store.run_id, sample, seed)
     else:

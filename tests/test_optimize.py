@@ -286,7 +286,7 @@ def test_pivot_comparison_reports_each_pivot_against_each_target(isolated, scrip
     report = RunStore(result.run_id).dir / "report"
     table = (report / "comparison.md").read_text()
     assert "success on gemma3-270m" in table and "tokens / valid" in table
-    per_pivot = json.loads((report / "comparison.json").read_text())
+    per_pivot = json.loads((report / "comparison.json").read_text())["pivots"]
     # a first run: no pivot call came from the cache, and the table does not say any did
     assert {name: row["cached_calls"] for name, row in per_pivot.items()} == {"qwen2.5-0.5b": 0, "smollm2-135m": 0}
     assert "from the cache" not in table

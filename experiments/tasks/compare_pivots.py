@@ -1,51 +1,117 @@
-"""Compare pivot LLMs as attack generators: same seeds, same generator, same judge and targets.
+"""Compare pivot LLMs as attack generators: same seeds, same generator and settings, same judge and targets.
 
-Per seed and pivot: the pivot's own seed selection (ReEval keeps the seeds *that pivot* answers
-open-book correctly), the generator with that pivot, the judge, and every target on the
-perturbed and the original question. Per pivot the run reports acceptance by the checks,
-validity by the judge, attack success on each target, and the pivot's tokens and wall time per
-valid case — the cost of a usable attack. A reply the call cache answered counts the tokens it took
-when it was made, so a comparison re-run from the cache keeps its token costs; its wall time is this
-run's, and the table says how many calls the cache answered.
+Every pivot runs the generator's own task with the options the config gives it (`generator_options`, as in a
+single-task config: dials, strength, distance, removal, background, writer…), so each pivot makes exactly the
+cases a single-task run with that pivot makes: its own seed selection (ReEval keeps the seeds *that pivot*
+answers open-book correctly), the checks and the judge. Every valid case is then put to every target, perturbed
+and original, in the generator's prompt setting. With `rules: true` the generator's code-made setting runs
+beside the pivots as a row of its own: the baseline a pivot must beat.
+
+Per row the report gives the funnel (seeds selected, reachable at the setting, passing the checks, valid), the
+judge's validity, the readers' where a reading exists (prediction-powered), attack success and flips per target,
+the cases another row made identically, and the pivot's tokens and seconds per valid case (the judge's left
+out). Between every two rows it pairs attack success and flips on the cases both made valid. A reply the call
+cache answered counts the tokens it took when it was made, so a comparison re-run from the cache keeps its token
+costs; its wall time is this run's, and the table says how many calls the cache answered.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import dspy
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from experiments import task_registry
-from experiments.attack import AttackScorer, attack_inputs
 from experiments.config import ConfigError
 from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
-from experiments.lm.usage import measured
-from experiments.tasks.seed_selection import SEED_RULES, select_seed
-from metrics.attack import attack_summary, flat_metrics, format_rate, is_valid
-from programs.seed_selection import SeedSelection
+from experiments.tasks import pivot_figures, pivot_reads, pivot_report
+from experiments.tasks.pivot_generators import (
+    RULES,
+    MeteredJudge,
+    RulesPivot,
+    build_generator,
+    comparable,
+    generator_options,
+    is_attack,
+    pivot_cost,
+    rules_options,
+)
+from experiments.tasks.target_panel import TargetPanel
+from metrics.attack import attack_score, flat_metrics, is_valid
+
+
+def default_setting(generator: str) -> str:
+    """The prompt setting a target resists the generator's cases in: FaithEval's task instruction lets it say
+    "unknown" or "conflict"."""
+    entry = task_registry.get(generator)
+    if entry.attack is not None:
+        return entry.attack.setting
+    return "task_instruction" if "task_instruction" in entry.bench_settings else "open_book"
 
 
 class CompareOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: str = Field("answer_swap", description="the generator every pivot runs: one that can be optimised")
-    seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] = Field(
-        "open_correct",
-        description="which seed-table cells to perturb: read right open-book, and wrong closed-book too, or every seed",
+    generator: str = Field("answer_swap", description="the generator every pivot runs: any generator with a pivot step")
+    generator_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the generator's own options, as in its single-task config (dials, strength, distance, "
+        "removal, background, writer…); answer_swap's writer defaults to 'pivot' here",
     )
-    max_attempts: int = Field(3, ge=1, description="wrong-answer proposals tried per seed")
-    setting: Literal["open_book", "opinion"] = Field("open_book", description="the prompt the targets answer in")
-    strength: float = Field(0.5, ge=0, le=1, description="weights the attack score column (metrics/attack.py)")
+    rules: bool = Field(
+        False,
+        description="add the generator's code-made setting as a row 'rules', no pivot (answer_swap: writer: rules; "
+        "unanswerable: removal: drop); it perturbs every seed",
+    )
+    seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] | None = Field(
+        None, description="which seed-table cells to perturb (default: the generator's own)"
+    )
+    max_attempts: int | None = Field(None, ge=1, description="proposals tried per seed (default: the generator's own)")
+    setting: Literal["open_book", "opinion", "task_instruction"] | None = Field(
+        None,
+        description="the prompt the targets answer in (default: task_instruction for unanswerable and "
+        "inconsistent cases, open_book otherwise)",
+    )
+    strength: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="weights the attack score column (metrics/attack.py); the generator's own "
+        "strength dial goes in generator_options",
+    )
 
     @field_validator("generator")
     @classmethod
     def _comparable(cls, generator: str) -> str:
-        return task_registry.check_name(
-            generator, lambda r: r.optimisable, "generator that can be compared across pivots"
-        )
+        return task_registry.check_name(generator, comparable, "generator with a pivot step")
+
+    @model_validator(mode="after")
+    def _generator_options(self) -> CompareOptions:
+        options = self.resolved()
+        try:
+            task_registry.get(self.generator).Options.model_validate(options)
+            if self.rules:
+                task_registry.get(self.generator).Options.model_validate(rules_options(self.generator, options))
+        except ValidationError as exc:
+            problems = [
+                f"generator_options.{'.'.join(map(str, e['loc']))}: {e['msg'].removeprefix('Value error, ')}"
+                if e["loc"]
+                else e["msg"].removeprefix("Value error, ")
+                for e in exc.errors()
+            ]
+            raise ValueError("; ".join(problems)) from None
+        return self
+
+    def resolved(self) -> dict[str, Any]:
+        """The options every pivot's generator runs with."""
+        given = dict(self.generator_options)
+        fields = task_registry.get(self.generator).Options.model_fields
+        for key in ("seeds", "max_attempts"):
+            if getattr(self, key) is not None and key in fields:
+                given.setdefault(key, getattr(self, key))
+        return generator_options(self.generator, given)
 
 
 @task_registry.task("compare_pivots")
@@ -59,170 +125,153 @@ class ComparePivotsTask:
         names = [p.config.label for p in self.pivots]
         if len(set(names)) != len(names):
             raise ConfigError(f"models.pivots: each pivot once, got {names}")
+        if self.options.rules and RULES in names:
+            raise ConfigError("models.pivots: a pivot labelled 'rules' and options.rules: true name one row twice")
         self.targets: list[ResolvedLM] = lms["targets"]
-        self.generator = task_registry.get(self.options.generator).attack
-        self.program = self.generator.build(self.options.max_attempts)
-        self.seeds = SeedSelection()
-        self.scorer = AttackScorer(lms["judge"], self.targets, self.options.strength, self.options.setting)
+        self.judge_lm: ResolvedLM | None = lms.get("judge")
+        self.entry = task_registry.get(self.options.generator)
+        self.setting = self.options.setting or default_setting(self.options.generator)
+        self.generator_options = self.options.resolved()
+        self.rows: dict[str, tuple[Any, Any]] = {
+            p.config.label: (p, build_generator(self.entry.name, p, self.judge_lm, self.generator_options))
+            for p in self.pivots
+        }
+        if self.options.rules:
+            rules = RulesPivot()
+            self.rules_options = rules_options(self.entry.name, self.generator_options)
+            self.rows[RULES] = (rules, build_generator(self.entry.name, rules, self.judge_lm, self.rules_options))
+        self.panel = TargetPanel(self.targets, self.setting)
+        self._judge = next(iter(self.rows.values()))[1].judge
+        self.judge = self._judge
+
+    @property
+    def judge(self):
+        return self._judge
+
+    @judge.setter
+    def judge(self, judge) -> None:
+        # The runner hands the run's judge to `task.judge`: every row's generator judges with it, metered apart.
+        self._judge = judge
+        model = self.judge_lm.lm.model if self.judge_lm is not None else None
+        for _, generator in self.rows.values():
+            generator.judge = MeteredJudge(judge, model)
 
     def prepare(self, examples: list, run_dir: Path | None = None) -> None:
-        self.scorer.prepare(examples)
+        self.panel.prepare(examples)
+        self.run_dir = run_dir
+
+    def tracking_params(self) -> dict:
+        first = next(iter(self.rows.values()))[1]
+        return first.tracking_params() if hasattr(first, "tracking_params") else {}
 
     def programs(self) -> dict[str, dspy.Module]:
-        return {"seed_selection": self.seeds, self.generator.name: self.program, "judge": self.scorer.judge}
+        first = next(iter(self.rows.values()))[1]
+        return {name: program for name, program in first.programs().items() if name != "judge"} | {"judge": self._judge}
 
     def process(self, example: dspy.Example) -> list[dict]:
-        return [self._one(pivot, example) for pivot in self.pivots]
+        return [
+            record
+            for name, (pivot, generator) in self.rows.items()
+            for record in self._one(name, pivot, generator, example)
+        ]
 
-    def _one(self, pivot: ResolvedLM, example: dspy.Example) -> dict:
-        record = {
-            "id": f"{example.id}:{pivot.config.label}",
-            "pivot": pivot.config.label,
-            "generator": self.generator.name,
-        }
+    def _one(self, name: str, pivot, generator, example: dspy.Example) -> list[dict]:
+        pivot_model = pivot.lm.model if pivot.lm is not None else None
+        judge_model = self.judge_lm.lm.model if self.judge_lm is not None else None
         try:
-            with measured(pivot.lm.model) as cost, dspy.context(lm=pivot.lm, adapter=pivot.adapter()):
-                seed = select_seed(pivot, self.seeds, example)
-                selected = SEED_RULES[self.options.seeds](seed["open_correct"], seed["closed_correct"])
-                prediction = self.program(**attack_inputs(example)) if selected else None
+            made, cost = pivot_cost(pivot_model, judge_model, lambda: generator.process(example))
         except Exception as exc:  # noqa: BLE001 - this pivot's case errored; the other pivots' stand
-            return {**record, "seed_id": example.id, "status": error_status(exc), "error": error_text(exc, 500)}
-        record.update(
-            seed, pivot_tokens=cost["tokens"], pivot_seconds=cost["seconds"], pivot_cached_calls=cost["cached_calls"]
-        )
-        if prediction is None:
-            return {**record, "status": "rejected:seed_not_selected"}
-        return self.scorer.assess({**record, **self.generator.to_case(example, prediction)})
-
-    def _per_pivot(self, records: list[dict]) -> dict[str, dict]:
-        names = [t.config.label for t in self.targets]
-        out = {}
-        for pivot in self.pivots:
-            mine = [r for r in records if r.get("pivot") == pivot.config.label]
-            generated = [
-                r for r in mine if r["status"] != "rejected:seed_not_selected" and not r["status"].startswith("error:")
+            return [
+                {
+                    "id": f"{example.id}:{name}",
+                    "seed_id": example.id,
+                    "pivot": name,
+                    "task": self.entry.name,
+                    "status": error_status(exc),
+                    "error": error_text(exc, 500),
+                }
             ]
-            passed_checks = [r for r in generated if r.get("judge") or r["status"] == "accepted"]
-            judged = [r["judge"] for r in generated if r.get("judge")]
-            valid = sum(is_valid(r) for r in generated)
-            summary = attack_summary(mine, names)
-            tokens = sum(r.get("pivot_tokens", 0) for r in mine)
-            seconds = sum(r.get("pivot_seconds", 0.0) for r in mine)
-            cached = sum(r.get("pivot_cached_calls", 0) for r in mine)
-            out[pivot.config.label] = {
-                "summary": summary,
-                "seeds": len(mine),
-                "selected": len(generated),
-                "valid": valid,
-                "errors": sum(r["status"].startswith("error:") for r in mine),
-                "acceptance": len(passed_checks) / len(generated) if generated else float("nan"),
-                "judge_if": _rate([j["if"] for j in judged]),
-                "judge_only_if": _rate([j["only_if"] for j in judged]),
-                "tokens": tokens,
-                "seconds": round(seconds, 1),
-                "cached_calls": cached,
-                "tokens_per_valid": tokens / valid if valid else float("nan"),
-                "seconds_per_valid": seconds / valid if valid else float("nan"),
-            }
+        records = made if isinstance(made, list) else [made]
+        out = []
+        for i, record in enumerate(records):
+            record = {**record, "case_key": record["id"], "id": f"{record['id']}:{name}", "pivot": name}
+            if isinstance(pivot, RulesPivot):
+                for key in ("pivot_closed_answer", "pivot_open_answer", "seed_cell", "open_correct", "closed_correct"):
+                    record.pop(key, None)  # no pivot answered: these would read as its failures
+            if i == 0:
+                record.update(
+                    pivot_tokens=cost["tokens"], pivot_seconds=cost["seconds"], pivot_cached_calls=cost["cached_calls"]
+                )
+            if is_attack(record) and is_valid(record):
+                record["targets"] = self.panel.ask(record)
+            if is_attack(record) and record.get("status") != "rejected:seed_not_selected":
+                wrong = [
+                    not a["perturbed_correct"]
+                    for a in (record.get("targets") or {}).values()
+                    if a["perturbed_correct"] is not None
+                ]
+                record.update(
+                    valid=is_valid(record), attack_score=attack_score(is_valid(record), wrong, self.options.strength)
+                )
+            out.append(record)
         return out
 
+    def _by_row(self, records: list[dict]) -> dict[str, list[dict]]:
+        return {name: [r for r in records if r.get("pivot") == name] for name in self.rows}
+
+    def figures(self, records: list[dict], run_dir: Path | None = None) -> tuple[dict[str, dict], list[dict]]:
+        """Per row its figures (with the readers' share where a reading exists), and the paired rows."""
+        targets = [t.config.label for t in self.targets]
+        by_row = self._by_row(records)
+        human = pivot_reads.readings(run_dir)[0] if run_dir is not None and run_dir.is_dir() else {}
+        same = pivot_figures.identical(by_row)
+        per_row = {}
+        for name, rows in by_row.items():
+            row = pivot_figures.row_figures(rows, targets)
+            row["identical"] = same[name]
+            row["read"] = pivot_reads.read_share([r for r in rows if is_attack(r)], human) if human else None
+            per_row[name] = row
+        return per_row, pivot_figures.pairs(by_row, targets)
+
     def summarize(self, records: list[dict]) -> dict[str, float]:
+        per_row, pairs = self.figures(records, getattr(self, "run_dir", None))
         metrics: dict[str, float] = {}
-        for name, row in self._per_pivot(records).items():
+        for name, row in per_row.items():
             metrics.update(flat_metrics(f"pivot.{name}", row["summary"]))
-            metrics.update({f"pivot.{name}.{k}": v for k, v in row.items() if k != "summary"})
+            for key, value in row.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    metrics[f"pivot.{name}.{key}"] = value
+            metrics[f"pivot.{name}.identical_share"] = row["identical"]["share"]
+            metrics[f"pivot.{name}.yield"] = row["yield"]["rate"]
+            if row["read"]:
+                for key in ("estimate", "low", "high", "read"):
+                    metrics[f"pivot.{name}.read_valid.{key}"] = row["read"][key]
+        for p in pairs:
+            prefix = f"pair.{p['a']}.vs.{p['b']}.{p['target']}.{p['measure']}"
+            metrics.update({f"{prefix}.{k}": p[k] for k in ("n", "diff", "low", "high", "p")})
         return metrics
 
+    def settings(self, per_row: dict[str, dict]) -> dict[str, Any]:
+        versions = sorted({v for row in per_row.values() for v in row["versions"]})
+        return {
+            "generator": self.entry.name,
+            "version": self.entry.version,
+            "versions": versions,
+            "options": self.generator_options,
+            "rules": self.rules_options if self.options.rules else None,
+            "setting": self.setting,
+            "judge": self.judge_lm.config.label if self.judge_lm is not None else "none (the checks alone)",
+            "strength": self.options.strength,
+        }
+
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
-        names = [t.config.label for t in self.targets]
-        header = [
-            "pivot",
-            "selected",
-            "passed checks",
-            "judge if",
-            "judge only-if",
-            "valid [95% CI]",
-            *(f"success on {n} [95% CI]" for n in names),
-            "tokens / valid",
-            "s / valid",
-        ]
-        rows = []
-        for pivot, row in self._per_pivot(records).items():
-            summary = row["summary"]
-            rows.append(
-                [
-                    pivot,
-                    str(row["selected"]),
-                    f"{row['acceptance']:.2f}",
-                    f"{row['judge_if']:.2f}",
-                    f"{row['judge_only_if']:.2f}",
-                    format_rate(summary["validity"]),
-                    *(format_rate(summary["targets"][n]["success"]) for n in names),
-                    f"{row['tokens_per_valid']:.0f}",
-                    f"{row['seconds_per_valid']:.1f}"
-                    + (f" ({row['cached_calls']} calls from the cache)" if row["cached_calls"] else ""),
-                ]
-            )
-        return header, rows
+        per_row, _ = self.figures(records, getattr(self, "run_dir", None))
+        return pivot_report.main_rows(per_row, [t.config.label for t in self.targets])
 
     def write_artifacts(self, records: list[dict], out_dir: Path, run_info: dict) -> Path:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        header, rows = self.table_rows(records)
-        per_pivot = self._per_pivot(records)
-        lines = [
-            "| " + " | ".join(header) + " |",
-            "|" + "---|" * len(header),
-            *("| " + " | ".join(r) + " |" for r in rows),
-        ]
-        _plot_matrix(per_pivot, [t.config.label for t in self.targets], out_dir / "generator_x_target.png")
-        (out_dir / "comparison.json").write_text(json.dumps(per_pivot, indent=2, default=str))
-        path = out_dir / "comparison.md"
-        path.write_text(
-            f"# Pivot comparison — {run_info.get('run_id', '')}\n\nGenerator: {self.options.generator}; "
-            f"judge: {self.scorer.judge_lm.config.label}; setting: {self.options.setting}.\n\n"
-            + "\n".join(lines)
-            + "\n\n![generator × target](generator_x_target.png)\n"
+        run_dir = out_dir.parent if (out_dir.parent / "cases.jsonl").exists() else getattr(self, "run_dir", None)
+        per_row, pairs = self.figures(records, run_dir)
+        targets = [t.config.label for t in self.targets]
+        return pivot_report.write_report(
+            out_dir, run_info.get("run_id", ""), self.settings(per_row), per_row, pairs, targets
         )
-        return path
-
-
-def _plot_matrix(per_pivot: dict, targets: list[str], path: Path) -> None:
-    """Attack success (valid cases the target got wrong), generator rows × target columns, beside cost."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    pivots = list(per_pivot)
-    grid = np.array(
-        [[per_pivot[p]["summary"]["targets"][t]["success"]["rate"] for t in targets] for p in pivots], dtype=float
-    )
-    fig, (left, right) = plt.subplots(
-        1,
-        2,
-        figsize=(4 + 1.6 * len(targets), 1.2 + 0.7 * len(pivots)),
-        gridspec_kw={"width_ratios": [max(len(targets), 1), 1.3]},
-    )
-    left.imshow(np.nan_to_num(grid, nan=0.0), vmin=0, vmax=1, cmap="Reds")
-    for i, pivot in enumerate(pivots):
-        for j, target in enumerate(targets):
-            n = per_pivot[pivot]["summary"]["targets"][target]["success"]["n"]
-            label = "—" if np.isnan(grid[i, j]) else f"{grid[i, j]:.2f}\n(n={n})"
-            left.text(j, i, label, ha="center", va="center", color="white" if grid[i, j] > 0.6 else "black")
-    left.set_xticks(range(len(targets)), targets, rotation=20)
-    left.set_yticks(range(len(pivots)), pivots)
-    left.set_title("attack success (valid cases)")
-    cost = [per_pivot[p]["tokens_per_valid"] for p in pivots]
-    right.barh(range(len(pivots)), np.nan_to_num(cost, nan=0.0), color="grey")
-    right.set_yticks(range(len(pivots)), [])
-    right.invert_yaxis()
-    right.set_title("pivot tokens / valid case")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _rate(flags: list) -> float:
-    decided = [f for f in flags if f is not None]
-    return sum(decided) / len(decided) if decided else float("nan")

@@ -1,0 +1,135 @@
+"""The generator a pivot comparison runs, once per pivot: the generator's own task, built with its own options,
+so each pivot makes exactly the cases a single-task run with that pivot would (seed selection, checks, judge).
+
+Besides the pivots, a comparison may run the generator's code-made setting ("rules"): the same task with no
+LM behind the pivot role, which perturbs every seed (there is no pivot to select them) and fails loudly, as an
+error on the case, if anything still asks for a pivot.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import dspy
+
+from experiments import task_registry
+from experiments.call_cache import replayed_usage
+from experiments.lm.usage import measured, total_tokens
+
+RULES = "rules"
+# What makes a generator's cases wholly in code: every other option keeps the comparison's value.
+RULES_SETTINGS: dict[str, dict[str, Any]] = {
+    "answer_swap": {"writer": "rules", "seeds": "all"},
+    "unanswerable": {"removal": "drop", "seeds": "all"},
+}
+# A pivot comparison studies the pivot as a generator: answer swapping's task default makes new answers in code
+# (writer: rules), which would leave every pivot's row the same but for its seed selection.
+COMPARISON_DEFAULTS: dict[str, dict[str, Any]] = {"answer_swap": {"writer": "pivot"}}
+# Records a generator writes beside its cases that are no attack: counterfactual's closed-book twin (a baseline)
+# and inconsistent's modified document alone (what the judge read for the two-document case).
+HELPER_SUFFIXES = (":closed-book", ":inconsistent-modified")
+
+
+def comparable(entry: task_registry.Registered) -> bool:
+    """A generator with a pivot step: it makes cases from a pivot's output."""
+    return entry.generator and "pivot" in getattr(entry.cls, "roles", ())
+
+
+def is_attack(record: dict) -> bool:
+    return not str(record.get("case_key", record.get("id", ""))).endswith(HELPER_SUFFIXES)
+
+
+def generator_options(generator: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The options every pivot's generator runs with: the comparison's defaults under what the config gives."""
+    return {**COMPARISON_DEFAULTS.get(generator, {}), **given}
+
+
+def rules_options(generator: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The rules row's options, or a ValueError naming the generators that have a code-made setting."""
+    if generator not in RULES_SETTINGS:
+        raise ValueError(
+            f"rules: {generator} has no code-made setting to compare (generators with one: {', '.join(RULES_SETTINGS)})"
+        )
+    rules = dict(RULES_SETTINGS[generator])
+    if generator == "answer_swap" and options.get("distance") == "proposed":
+        rules["distance"] = "near"  # the pivot proposes at 'proposed'; code moves a year or number 'near'
+    return {**options, **rules}
+
+
+@dataclass(frozen=True)
+class _RulesConfig:
+    label: str = RULES
+    name: str = RULES
+
+
+@dataclass(frozen=True)
+class RulesPivot:
+    """Stands in the pivot role for the code-made row: no LM (a call to one ends the case as an error)."""
+
+    role: str = "pivot"
+    config: _RulesConfig = field(default_factory=_RulesConfig)
+    lm: Any = None
+
+    def adapter(self):
+        return dspy.JSONAdapter()
+
+
+class NoSeedSelection(dspy.Module):
+    """The rules row's seed selection: no pivot answers, so the generator perturbs every seed (`seeds: all`)."""
+
+    def forward(self, question: str, context: str) -> dspy.Prediction:
+        return dspy.Prediction(closed_answer="", open_answer="")
+
+
+# What the judge spent inside the current case, so a pivot's cost leaves it out.
+_judge_spent: contextvars.ContextVar[dict | None] = contextvars.ContextVar("judge_spent", default=None)
+
+
+class MeteredJudge:
+    """The run's judge, called as the generator's task calls it, with what it spends kept apart per case."""
+
+    def __init__(self, judge, model: str | None):
+        self.judge, self.model = judge, model
+
+    def __call__(self, **kwargs):
+        spent = _judge_spent.get()
+        started = time.perf_counter()
+        # Its own replay scope: a judge reply the cache answered is not counted as the pivot's.
+        with dspy.track_usage() as tracker, replayed_usage():
+            out = self.judge(**kwargs)
+        if spent is not None:
+            # The tracker hands live calls on to the enclosing block's: counted there, taken off after.
+            spent["live_tokens"] += total_tokens(tracker.get_total_tokens().get(self.model or "", {}))
+            spent["seconds"] += time.perf_counter() - started
+        return out
+
+
+def pivot_cost(pivot_model: str | None, judge_model: str | None, run):
+    """Runs `run()` and returns (its result, what the pivot spent): the block's tokens and seconds less the
+    judge's (whose live calls count in the block only when the judge is the pivot's own model)."""
+    spent = {"live_tokens": 0, "seconds": 0.0}
+    token = _judge_spent.set(spent)
+    try:
+        with measured(pivot_model or "") as cost:
+            result = run()
+    finally:
+        _judge_spent.reset(token)
+    same_model = pivot_model is not None and pivot_model == judge_model
+    return result, {
+        "tokens": cost["tokens"] - (spent["live_tokens"] if same_model else 0),
+        "seconds": round(max(cost["seconds"] - spent["seconds"], 0.0), 3),
+        "cached_calls": cost["cached_calls"],
+    }
+
+
+def build_generator(generator: str, pivot, judge_lm, options: dict[str, Any]):
+    """The generator's task for one pivot (or for the rules row, `pivot` a RulesPivot)."""
+    entry = task_registry.get(generator)
+    lms = {"pivot": pivot, **({"judge": judge_lm} if judge_lm is not None else {})}
+    task = entry.cls(lms, entry.Options.model_validate(options))
+    if isinstance(pivot, RulesPivot) and hasattr(task, "seeds"):
+        task.seeds = NoSeedSelection()
+    return task

@@ -1,0 +1,227 @@
+"""A pivot comparison's report: `comparison.md` and `.json`, the generator x target matrix beside the cost per
+valid case, and validity against attack success per row."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from metrics.attack import format_rate
+
+
+def _num(x: float, digits: int = 2) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _read(read: dict[str, Any] | None) -> str:
+    if not read:
+        return "not read"
+    return f"{read['estimate']:.2f} [{read['low']:.2f}, {read['high']:.2f}] ({read['valid']}/{read['read']} read)"
+
+
+def main_rows(per_row: dict[str, dict], targets: list[str]) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "pivot",
+        "selected",
+        "reachable",
+        "passed checks",
+        "valid (judge) [95% CI]",
+        "read valid [95% PPI]",
+        *(f"success on {n} [95% CI]" for n in targets),
+        "identical to another",
+        "tokens / valid",
+        "s / valid",
+    ]
+    rows = []
+    for name, row in per_row.items():
+        read = row.get("read")
+        same = row["identical"]
+        rows.append(
+            [
+                name,
+                str(row["selected"]),
+                str(row["reachable"]),
+                f"{row['passed_checks']} ({_num(row['acceptance'])})",
+                format_rate(row["summary"]["validity"]),
+                _read(read),
+                *(format_rate(row["summary"]["targets"][n]["success"]) for n in targets),
+                f"{same['identical']}/{same['n']}" + (f" ({same['share']:.0%})" if same["n"] else ""),
+                _num(row["tokens_per_valid"], 0),
+                _num(row["seconds_per_valid"], 1)
+                + (f" ({row['cached_calls']} calls from the cache)" if row["cached_calls"] else ""),
+            ]
+        )
+    return header, rows
+
+
+def flip_rows(per_row: dict[str, dict], targets: list[str]) -> tuple[list[str], list[list[str]]]:
+    header = ["pivot", *(f"flip on {n} [95% CI]" for n in targets)]
+    return header, [
+        [name, *(format_rate(row["summary"]["targets"][n]["flip"]) for n in targets)] for name, row in per_row.items()
+    ]
+
+
+def pair_rows(pairs: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "target",
+        "measure",
+        "A",
+        "B",
+        "n both",
+        "A rate",
+        "B rate",
+        "B − A [95% CI]",
+        "A only / B only",
+        "McNemar p",
+    ]
+    rows = [
+        [
+            p["target"],
+            p["measure"],
+            p["a"],
+            p["b"],
+            str(p["n"]),
+            _num(p["a_rate"]),
+            _num(p["b_rate"]),
+            f"{_num(p['diff'])} [{_num(p['low'])}, {_num(p['high'])}]" if p["n"] else "—",
+            f"{p['a_only']} / {p['b_only']}",
+            _num(p["p"], 3) if p["n"] else "—",
+        ]
+        for p in pairs
+    ]
+    return header, rows
+
+
+def settings_lines(info: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Generator: {info['generator']} ({', '.join(info['versions']) or info['version']}); "
+        f"judge: {info['judge']}; targets answer in setting {info['setting']}.",
+        "",
+        f"Settings of every pivot: `{json.dumps(info['options'], sort_keys=True)}`.",
+    ]
+    if info.get("rules") is not None:
+        lines += [
+            "",
+            f"Row `rules`: the same generator made in code, no pivot (every seed perturbed): "
+            f"`{json.dumps(info['rules'], sort_keys=True)}`.",
+        ]
+    return lines
+
+
+def write_report(
+    out_dir: Path, run_id: str, info: dict[str, Any], per_row: dict[str, dict], pairs: list[dict], targets: list[str]
+) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plot_matrix(per_row, targets, out_dir / "generator_x_target.png")
+    plot_validity_success(per_row, targets, out_dir / "validity_x_success.png")
+    (out_dir / "comparison.json").write_text(
+        json.dumps({"settings": info, "pivots": per_row, "pairs": pairs}, indent=2, default=str)
+    )
+    lines = [f"# Pivot comparison — {run_id}", "", *settings_lines(info), ""]
+    lines += _table(*main_rows(per_row, targets))
+    lines += ["", "Flip rate: the target read the original right and the perturbed case wrong.", ""]
+    lines += _table(*flip_rows(per_row, targets))
+    lines += [
+        "",
+        "## Paired, on the cases both rows made valid",
+        "",
+        "B − A with a percentile bootstrap interval over those cases; McNemar's exact test on the cases only one "
+        "row's attack succeeded on (A only / B only).",
+        "",
+    ]
+    lines += _table(*pair_rows(pairs)) if pairs else ["(one row only: nothing to pair)"]
+    lines += [
+        "",
+        "![generator × target](generator_x_target.png)",
+        "",
+        "![validity against attack success](validity_x_success.png)",
+        "",
+    ]
+    path = out_dir / "comparison.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_matrix(per_row: dict, targets: list[str], path: Path) -> None:
+    """Attack success (valid cases the target got wrong), generator rows × target columns, beside cost."""
+    import numpy as np
+
+    plt = _plt()
+    pivots = list(per_row)
+    grid = np.array(
+        [[per_row[p]["summary"]["targets"][t]["success"]["rate"] for t in targets] for p in pivots], dtype=float
+    ).reshape(len(pivots), len(targets))
+    fig, (left, right) = plt.subplots(
+        1,
+        2,
+        figsize=(4 + 1.6 * len(targets), 1.2 + 0.7 * len(pivots)),
+        gridspec_kw={"width_ratios": [max(len(targets), 1), 1.3]},
+    )
+    left.imshow(np.nan_to_num(grid, nan=0.0), vmin=0, vmax=1, cmap="Reds", aspect="auto")
+    for i, pivot in enumerate(pivots):
+        for j, target in enumerate(targets):
+            n = per_row[pivot]["summary"]["targets"][target]["success"]["n"]
+            label = "—" if np.isnan(grid[i, j]) else f"{grid[i, j]:.2f}\n(n={n})"
+            left.text(j, i, label, ha="center", va="center", color="white" if grid[i, j] > 0.6 else "black")
+    left.set_xticks(range(len(targets)), targets, rotation=20)
+    left.set_yticks(range(len(pivots)), pivots)
+    left.set_title("attack success (valid cases)")
+    cost = [per_row[p]["tokens_per_valid"] for p in pivots]
+    right.barh(range(len(pivots)), np.nan_to_num(cost, nan=0.0), color="grey")
+    right.set_yticks(range(len(pivots)), [])
+    right.invert_yaxis()
+    right.set_title("pivot tokens / valid case")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_validity_success(per_row: dict, targets: list[str], path: Path) -> None:
+    """One point per row and target: validity (the readers' where read, else the judge's) against attack
+    success, each with its interval."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    markers = "osD^vP*X"
+    for i, (name, row) in enumerate(per_row.items()):
+        read = row.get("read")
+        validity = (
+            {"rate": read["estimate"], "low": read["low"], "high": read["high"]} if read else row["summary"]["validity"]
+        )
+        for j, target in enumerate(targets):
+            success = row["summary"]["targets"][target]["success"]
+            if not success["n"] or validity["rate"] != validity["rate"]:
+                continue
+            ax.errorbar(
+                validity["rate"],
+                success["rate"],
+                xerr=[[validity["rate"] - validity["low"]], [validity["high"] - validity["rate"]]],
+                yerr=[[success["rate"] - success["low"]], [success["high"] - success["rate"]]],
+                fmt=markers[j % len(markers)],
+                color=f"C{i}",
+                capsize=3,
+                label=f"{name} on {target}",
+            )
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("validity (read, PPI, where read; else the judge's)")
+    ax.set_ylabel("attack success on valid cases")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
