@@ -95,7 +95,7 @@ _TYPE_NOUNS = {
     "person": "actor actress singer player president king queen character author writer person man woman "
     "director artist composer",
 }
-_NOUN_KIND = {noun: kind for kind, nouns in _TYPE_NOUNS.items() for noun in nouns.split()}
+TYPE_NOUN_KINDS = {noun: kind for kind, nouns in _TYPE_NOUNS.items() for noun in nouns.split()}
 _WHAT = re.compile(r"^\s*(?:what|which)\s+(?:is the\s+|was the\s+)?(\w+)", re.I)
 
 
@@ -106,7 +106,7 @@ def asked_kinds(question: str) -> tuple[str, ...]:
             return kinds
     m = _WHAT.search(question)
     word = m.group(1).lower() if m else ""
-    kind = _NOUN_KIND.get(word) or _NOUN_KIND.get(word.rstrip("s"))
+    kind = TYPE_NOUN_KINDS.get(word) or TYPE_NOUN_KINDS.get(word.rstrip("s"))
     return (kind,) if kind else ()
 
 

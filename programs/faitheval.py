@@ -29,10 +29,14 @@ from metrics.normalize import answer_tokens
 from metrics.surface_forms import answer_kind, units_of
 from metrics.traces import coarse_dates, date_year_left, descriptions_left
 from metrics.word_traces import derived_words
+from programs.answer_kinds import TYPE_NOUN_KINDS, type_in
 from programs.answer_swap import AnswerSwap
 from programs.context_enrich import FETCH_FACTOR, clean_passages, placed
+from programs.entity_tagger import tagger as default_tagger
+from programs.person_names import is_first_name, person_gender
 from programs.retries import retry_config
 from programs.sentences import split_sentences
+from programs.span_edit import replace_forms
 from signatures.faitheval import (
     ContinueSupportingParagraph,
     ProposeConflictingAnswer,
@@ -41,7 +45,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/24"
+VERSION = "faitheval/25"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -54,8 +58,25 @@ def gives_answer(text: str, answers: list[str]) -> bool:
 
 # What is taken out with the answer, gentlest to strongest: the answer's sentences with a sentence either side,
 # the answer's sentences, or the answer's sentences rewritten to say the same without it (a sentence shaped
-# like the answer is left for a reader to latch on to).
-REMOVALS = ("window", "drop", "rewrite")
+# like the answer is left for a reader to latch on to). `mask` is FaithEval's rewrite made in code for a name:
+# every sentence stays and the name becomes what it is ("a person", "the band"), so a passage about the answer
+# itself (`answer_is_subject`) or one whose sentences nearly all name it (`rest_kept`) is still a case; an
+# answer that is no name (a date, a number, a phrase) is dropped as with `drop`.
+REMOVALS = ("window", "drop", "rewrite", "mask")
+# What a masked name becomes, by its kind (programs.answer_kinds); a kind noun the question names ("which band")
+# is used instead.
+MASK_NOUNS = {
+    "person": "person",
+    "place": "place",
+    "organisation": "organisation",
+    "group": "group",
+    "work": "work",
+    "product": "product",
+    "event": "event",
+    "language": "language",
+}
+_MARK = "\ue000"  # a private-use character no passage holds: where a masked form stood
+_ARTICLE_BEFORE_MARK = re.compile(r"(?<!\w)(the|a|an)\s+" + _MARK, re.IGNORECASE)
 # Lures: sentences holding another value of the answer's type (another date or year for a date answer, another
 # number for a number answer; for a name, another name about the question's subject, or any name beside the
 # answer's sentence). Removed, little is left to guess from; kept, a reader unwilling to abstain finds a wrong
@@ -108,9 +129,55 @@ def answer_is_subject(opening: str, answers: list[str]) -> bool:
     return answer_kind(answers[0]) in ("name", "other") and gives_answer(head, answers)
 
 
+def mask_noun(question: str, context: str, answers: list[str], tagger) -> str | None:
+    """The noun a name answer is masked by: the kind the question asks for by its noun ("which band" →
+    "band"), else the kind the tagger reads; None for an answer that is no name."""
+    if answer_kind(answers[0]) != "name":
+        return None
+    asked = re.search(r"\b(?:what|which)\s+([a-z]+)", question, re.IGNORECASE)
+    if asked and asked.group(1).lower() in TYPE_NOUN_KINDS:
+        return asked.group(1).lower()
+    if re.match(r"\s*(?:who|whom|whose)\b", question, re.IGNORECASE) and person_gender(context, answers[0]):
+        return "person"  # a "who" answer the passage calls he or she, whatever the tagger reads ("Hirschman")
+    typed = type_in(tagger(), context, answers, question, is_first_name)
+    return MASK_NOUNS.get(typed.kind) if typed is not None else None
+
+
+def masked(text: str, answers: list[str], noun: str) -> str:
+    """Every form of the answer, and each standalone part of its name, replaced by the noun: the first with
+    "a", the others with "the" ("a person" … "The person wrote"); an article the text already has before a
+    form is kept ("by the band"); capitalised where a sentence starts."""
+    marked = replace_forms(text, answers, _MARK, whole_name=True).text
+    # An article of the text stays and the mask takes none ("by the Beatles" → "by the band").
+    marked = _ARTICLE_BEFORE_MARK.sub(lambda m: m.group(1) + " " + _MARK.lower() + "\0", marked)
+    out, first = [], True
+    for i, piece in enumerate(marked.split(_MARK)):
+        if i:
+            kept_article = piece.startswith("\0")
+            piece = piece[1:] if kept_article else piece
+            phrase = noun if kept_article else (indefinite(noun) if first else f"the {noun}")
+            before = "".join(out).rstrip()
+            if not before or before[-1] in ".!?" or before.endswith("``"):
+                phrase = phrase[:1].upper() + phrase[1:]
+            out.append(phrase)
+            first = False
+        out.append(piece)
+    return "".join(out)
+
+
+def indefinite(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
 class Unanswerable(dspy.Module):
     def __init__(
-        self, min_kept: float = 0.2, removal: str = "rewrite", lures: str = "keep", background: int = 0, retriever=None
+        self,
+        min_kept: float = 0.2,
+        removal: str = "rewrite",
+        lures: str = "keep",
+        background: int = 0,
+        retriever=None,
+        tagger=default_tagger,
     ):
         super().__init__()
         if removal not in REMOVALS or lures not in LURES:
@@ -122,15 +189,19 @@ class Unanswerable(dspy.Module):
         self.rewrite = dspy.Predict(RewriteWithoutAnswer, max_tokens=GENERATION_TOKENS)
         self.min_kept = min_kept
         self.removal, self.lures = removal, lures
+        self.tagger = tagger
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         sentences = split_sentences(context)
         carrying = {i for i, s in enumerate(sentences) if gives_answer(s.text, answers)}
         if not carrying:
             return dspy.Prediction(rejection="answer_not_in_context", context=None, edits=[], checks={})
-        if answer_is_subject(sentences[0].text, answers):
+        noun = mask_noun(question, context, answers, self.tagger) if self.removal == "mask" else None
+        if noun is None and answer_is_subject(sentences[0].text, answers):
             # The rest of an article describes its subject: without the name it still says who or what it is.
             return dspy.Prediction(rejection="answer_is_subject", context=None, edits=[], checks={})
+        if noun is not None:
+            return self._finish(question, context, answers, *self._masked(question, sentences, answers, carrying, noun))
         removed = set(carrying)
         if self.removal == "window":
             removed |= {j for i in carrying for j in (i - 1, i + 1) if 0 <= j < len(sentences)}
@@ -162,7 +233,20 @@ class Unanswerable(dspy.Module):
                 edits.append({"from": sentence.text, "to": new, "justification": out.justification})
             else:
                 edits.append({"from": sentence.text, "to": None, "justification": out.justification})
-        rest = " ".join(parts)
+        return self._finish(question, context, answers, " ".join(parts), edits)
+
+    def _masked(
+        self, question: str, sentences: list, answers: list[str], carrying: set[int], noun: str
+    ) -> tuple[str, list[dict]]:
+        """Every sentence but the lures the dial removes, the name masked over the whole text (so that each
+        mention after the first takes "the")."""
+        lures = lure_indices(sentences, question, answers, carrying) if self.lures == "remove" else set()
+        edits = [{"from": s.text, "to": None, "why": "lure"} for i, s in enumerate(sentences) if i in lures]
+        rest = masked(" ".join(s.text for i, s in enumerate(sentences) if i not in lures), answers, noun)
+        edits += [{"from": answers[0], "to": noun, "why": "mask"}]
+        return rest, edits
+
+    def _finish(self, question: str, context: str, answers: list[str], rest: str, edits: list[dict]) -> dspy.Prediction:
         passages = self._background(question, context, answers)
         if passages is None:
             return dspy.Prediction(rejection="level_unreachable", context=None, edits=edits, checks={}, background=[])

@@ -417,3 +417,44 @@ def test_an_unanswerable_rewrite_off_the_topic_or_about_the_question_is_dropped(
         answers=["September 9 , 2012"],
     )
     assert kept.edits[0]["to"] == "Akers once kicked a 63 - yard field goal ." and kept.rejection is None
+
+
+FOSTER = (
+    "`` Jeanie with the Light Brown Hair '' is a parlor song by Stephen Foster ( 1826 -- 1864 ) . It was "
+    "published by Firth , Pond & Co. of New York in 1854 . Foster wrote the song with his estranged wife in mind ."
+)
+
+
+def test_a_masked_name_becomes_what_it_is_in_every_sentence():
+    """Dropping Foster's sentences leaves one of three; masking keeps them without the name."""
+    question = "who wrote the text for jeanie with the light brown hair"
+    dropped = Unanswerable(removal="drop", lures="keep")(question=question, context=FOSTER, answers=["Stephen Foster"])
+    assert dropped.context == "It was published by Firth , Pond & Co. of New York in 1854 ."
+    out = Unanswerable(removal="mask", lures="keep")(question=question, context=FOSTER, answers=["Stephen Foster"])
+    assert out.rejection is None
+    assert "a parlor song by a person ( 1826 -- 1864 )" in out.context
+    assert "The person wrote the song with his estranged wife" in out.context
+    assert "Foster" not in out.context and out.edits[-1] == {"from": "Stephen Foster", "to": "person", "why": "mask"}
+
+
+def test_a_subject_is_masked_by_the_kind_the_question_names_and_an_article_of_the_text_stays():
+    from programs.faitheval import masked
+
+    context = "The Move were an English rock band . The second single by the Move reached number five ."
+    out = Unanswerable(removal="mask", lures="keep")(
+        question="which band sang i can hear the grass grow", context=context, answers=["The Move"]
+    )
+    assert out.rejection is None
+    # The text's own "The" stays before the mask.
+    assert out.context == "The band were an English rock band . The second single by the band reached number five ."
+    # Drop refuses the same passage: it is about the answer itself.
+    dropped = Unanswerable(removal="drop")(question="which band sang it", context=context, answers=["The Move"])
+    assert dropped.rejection == "answer_is_subject"
+    assert masked("It opened in Paris . Paris grew .", ["Paris"], "city") == "It opened in a city . The city grew ."
+
+
+def test_an_answer_that_is_no_name_is_dropped_under_mask():
+    context = "The bridge opened in 1932 . It is long . It is painted red . Ships pass below it ."
+    out = Unanswerable(removal="mask", lures="keep")(question="when did the bridge open", context=context, answers=["1932"])
+    assert out.rejection is None and "1932" not in out.context and "opened" not in out.context
+    assert out.edits[0]["to"] is None

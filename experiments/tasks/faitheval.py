@@ -50,10 +50,11 @@ class UnanswerableOptions(SeededOptions, DialledOptions):
         description="compiled generator state: run:<optimisation run id>, a path to a saved program JSON, "
         "or an MLflow model URI (models:/<name>/<version>)",
     )
-    removal: Literal["window", "drop", "rewrite"] = Field(
+    removal: Literal["window", "drop", "rewrite", "mask"] = Field(
         "drop",
-        description="what goes with the answer: its sentences and their neighbours, its sentences, or its "
-        "sentences rewritten by the pivot to say the rest without it",
+        description="what goes with the answer: its sentences and their neighbours, its sentences, its "
+        "sentences rewritten by the pivot to say the rest without it, or (mask) a name replaced in every "
+        "sentence by what it is ('a person', 'the band'), other answers dropped",
     )
     lures: Literal["remove", "keep"] = Field(
         "remove",
