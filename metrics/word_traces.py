@@ -131,33 +131,29 @@ def derived_words(text: str, answers: Iterable[str], keep: Iterable[str] = (), c
     return list(dict.fromkeys(found))
 
 
+def _multiword_heads(answers: Iterable[str], keep: Iterable[str]) -> list[str]:
+    """The head nouns of the multi-word old answers that the new answer does not share."""
+    kept = _kept_words(keep)
+    heads = [_head(a) for a in answers if len(_content_words(a)) >= 2]
+    return [h for h in heads if h is not None and h.lower() not in kept]
+
+
 def heads_left(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
     """The head noun of a multi-word old answer anywhere in the text outside the new answer's words (any
     case: "Bulldog" in a name still says "bulldog"). Not its plural: "market economies" beside "a mixed
     economy" swapped for "a communist society" is about economies in general, and read valid."""
-    kept = _kept_words(keep)
-    found = []
-    for answer in answers:
-        head = _head(answer)
-        if head is None or len(_content_words(answer)) < 2 or head.lower() in kept:
-            continue
-        found += [w for w in _WORD.findall(text) if w.lower() == head.lower()]
-    return list(dict.fromkeys(found))
+    heads = {h.lower() for h in _multiword_heads(answers, keep)}
+    return list(dict.fromkeys(w for w in _WORD.findall(text) if w.lower() in heads))
 
 
 _DEMONSTRATIVE = r"(?:this|that|these|those|such)"
 
 
 def anaphors(text: str, answers: Iterable[str], keep: Iterable[str] = ()) -> list[str]:
-    """A demonstrative before the head noun of a multi-word old answer ("This plexus" for "brachial
-    plexus"). "The <head>" is left alone: as often the generic noun ("the economy") or another name ("the
-    Gulf") as the answer taken back."""
-    kept = _kept_words(keep)
+    """A demonstrative before the head noun of a multi-word old answer, or its plural ("This plexus" for
+    "brachial plexus"); the head itself anywhere is `heads_left`."""
     found = []
-    for answer in answers:
-        head = _head(answer)
-        if head is None or len(_content_words(answer)) < 2 or head.lower() in kept:
-            continue
+    for head in _multiword_heads(answers, keep):
         forms = "|".join(re.escape(f) for f in sorted({head.lower(), *inflections(head)}, key=len, reverse=True))
         pattern = re.compile(rf"\b{_DEMONSTRATIVE}\s+(?:{forms})\b", re.IGNORECASE)
         found += [m.group() for m in pattern.finditer(text)]
