@@ -258,11 +258,17 @@ class ComparePivotsTask:
             "version": self.entry.version,
             "versions": versions,
             "options": self.generator_options,
+            "resolved": self._in_full(self.generator_options),
             "rules": self.rules_options if self.options.rules else None,
+            "rules_resolved": self._in_full(self.rules_options) if self.options.rules else None,
             "setting": self.setting,
             "judge": self.judge_lm.config.label if self.judge_lm is not None else "none (the checks alone)",
             "strength": self.options.strength,
         }
+
+    def _in_full(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Every option of the generator as it ran, defaults included."""
+        return self.entry.Options.model_validate(options).model_dump(mode="json")
 
     def table_rows(self, records: list[dict]) -> tuple[list[str], list[list[str]]]:
         per_row, _ = self.figures(records, getattr(self, "run_dir", None))

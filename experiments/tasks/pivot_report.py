@@ -103,13 +103,15 @@ def settings_lines(info: dict[str, Any]) -> list[str]:
         f"Generator: {info['generator']} ({', '.join(info['versions']) or info['version']}); "
         f"judge: {info['judge']}; targets answer in setting {info['setting']}.",
         "",
-        f"Settings of every pivot: `{json.dumps(info['options'], sort_keys=True)}`.",
+        f"Every pivot's generator options as given: `{json.dumps(info['options'], sort_keys=True)}`; "
+        f"in full: `{json.dumps(info['resolved'], sort_keys=True)}`.",
     ]
     if info.get("rules") is not None:
         lines += [
             "",
-            f"Row `rules`: the same generator made in code, no pivot (every seed perturbed): "
-            f"`{json.dumps(info['rules'], sort_keys=True)}`.",
+            "Row `rules`: the same generator made in code, no pivot, so no seed selection (every seed perturbed): "
+            f"`{json.dumps(info['rules'], sort_keys=True)}`; in full: "
+            f"`{json.dumps(info['rules_resolved'], sort_keys=True)}`.",
         ]
     return lines
 
