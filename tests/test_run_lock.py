@@ -1,6 +1,7 @@
 """One writer per run folder: a second invocation of a running config is refused in one line naming the process
 that runs it, and a lock left by a killed process is taken over."""
 
+import os
 import signal
 import socket
 import subprocess
@@ -10,7 +11,7 @@ import textwrap
 import pytest
 
 from experiments.config_loader import load_config
-from experiments.run_lock import LOCK_FILE, RunBusy, hold
+from experiments.run_lock import LOCK_FILE, RunBusy, hold, holder
 from experiments.run_store import RunStore
 from tests.run_faults import (
     ROOT,
@@ -107,3 +108,51 @@ def test_a_refused_start_leaves_no_folder_and_a_started_run_keeps_its_own(tmp_pa
             (tmp_path / "started" / "cases.jsonl").write_text('{"id": "a"}\n')
             raise ValueError("stopped after a case")
     assert (tmp_path / "started" / "cases.jsonl").exists()
+
+
+def test_a_bench_stage_holds_its_folder_while_it_works(tmp_path, monkeypatch):
+    import contextlib
+
+    import mlflow
+
+    from experiments.bench.stages import StageRunner
+
+    monkeypatch.setattr(mlflow, "log_metrics", lambda *a, **k: None)
+    monkeypatch.setattr("experiments.tracking.nested_run", lambda *a, **k: contextlib.nullcontext())
+    seen = {}
+
+    def work(store):
+        seen["holder"] = holder(store.dir)
+        probe = subprocess.run(
+            [sys.executable, "-c", HOLDER.replace("time.sleep(600)", "pass"), str(store.dir)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        seen["probe"] = probe.stderr.strip().splitlines()[-1]
+        return {"items": 0}
+
+    StageRunner(RunStore("bench-x", root=tmp_path), {}, "bench-x").run("generate.t.p", "inputs", work)
+    assert seen["holder"]["pid"] == os.getpid()
+    assert seen["probe"].startswith(f"experiments.run_lock.RunBusy: {tmp_path / 'bench-x' / 'generate.t.p'}: in use")
+
+
+def test_a_lock_file_removed_under_a_waiting_process_is_not_taken(tmp_path):
+    """A failed start removes its folder while it holds the lock; a process that had opened that file before
+    must lock the new one, not the removed one (two holders)."""
+    from experiments.run_lock import _on_acquired, _Replaced
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    path = folder / LOCK_FILE
+    path.write_text("")
+    fd = os.open(path, os.O_RDWR)
+    try:
+        path.unlink()
+        path.write_text("")  # the next start's file
+        with pytest.raises(_Replaced):
+            _on_acquired(path)(fd)
+    finally:
+        os.close(fd)
+    with hold(folder):
+        assert holder(folder)["pid"] == os.getpid()
