@@ -156,3 +156,23 @@ def test_a_lock_file_removed_under_a_waiting_process_is_not_taken(tmp_path):
         os.close(fd)
     with hold(folder):
         assert holder(folder)["pid"] == os.getpid()
+
+
+@pytest.mark.parametrize("command", ["rejudge", "accept"])
+def test_rejudge_and_accept_are_refused_while_another_process_writes_the_run(isolated, command):
+    from tests.test_cli_errors import invoke
+
+    folder = isolated / "runs" / "judged"
+    folder.mkdir(parents=True)
+    (folder / "cases.jsonl").write_text('{"id": "a", "status": "accepted"}\n')
+    holder_process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder_process.stdout.readline().strip() == "held"
+        line = only_line(invoke(command, "judged", "--log-level", "WARNING"))
+    finally:
+        holder_process.kill()
+        holder_process.wait(timeout=60)
+    assert line.startswith(f"{folder}: in use by pid {holder_process.pid} on "), line
+    assert (folder / "cases.jsonl").read_text() == '{"id": "a", "status": "accepted"}\n'
