@@ -187,8 +187,9 @@ def _prepare(resolved: ResolvedRun) -> _Run:
     store = RunStore(run_id)
     logged_config = config.model_dump(mode="json")
 
-    # Everything that can refuse the run comes before its folder is made: a run refused before its first
-    # case leaves no runs/<id>/ behind (and, tracking starting after this, no MLflow run).
+    # Everything that can refuse the run comes before its config is written: a run refused before its first
+    # case leaves no runs/<id>/ behind (the lock takes away a folder holding only what a start writes) and,
+    # tracking starting after this, no MLflow run.
     data = load_data(config)
     if not is_run_source(config.data.source):  # a case set grows as its run goes on; a file is edited
         run_inputs.check_data(store, data.path, data.sha256)
