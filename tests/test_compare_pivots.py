@@ -379,3 +379,73 @@ def test_a_provider_pivot_is_compared_unchanged_against_a_fake_openai_server(pro
         label,
         "rules",
     }
+
+
+@pytest.mark.parametrize(
+    "generator, source, made",
+    [
+        ("context_enrich", "nq", {"enrich-question", "enrich-evidence", "enrich"}),
+        ("inconsistent", "nq", {"inconsistent"}),
+        ("counterfactual", "arc_challenge", {"counterfactual"}),
+    ],
+)
+def test_every_generator_with_a_pivot_step_is_compared_on_its_own_cases(isolated, monkeypatch, generator, source, made):
+    from tests.test_context_enrich import FakeRetriever
+
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
+        lm = scripted_lm(examples, generator)
+        return {
+            "pivots": [ResolvedLM("pivot", c, lm, None) for c in run.config.models.pivots],
+            "judge": ResolvedLM("judge", LMConfig(name="dummy/judge"), lm, None),
+            "targets": [ResolvedLM("target", t, lm, None) for t in run.config.models.targets],
+        }
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+    monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
+    config = compare_config(isolated, {"generator": generator}, limit=2)
+    config = config.model_copy(update={"data": config.data.model_copy(update={"source": source})})
+    result = runner.run_experiment(config, progress=False)
+    records = RunStore(result.run_id).records()
+    assert {r["task"] for r in records} == {generator}
+    assert not [r for r in records if r["status"].startswith("error:")]
+    payload = json.loads((RunStore(result.run_id).dir / "report" / "comparison.json").read_text())
+    attacks = {r["case_key"].split(":")[-1] for r in records} - {"closed-book", "inconsistent-modified"}
+    assert attacks <= made
+    # The helper records a generator writes beside its cases are no attack: no target is asked them.
+    assert not [
+        r for r in records if r["case_key"].endswith(("closed-book", "inconsistent-modified")) and "targets" in r
+    ]
+    if generator != "counterfactual":  # the scripted passage names every option: the checks refuse it
+        assert all(row["valid"] >= 1 for row in payload["pivots"].values())
+    for name, row in payload["pivots"].items():
+        attack_records = [r for r in records if r["pivot"] == name and r["case_key"].split(":")[-1] in made]
+        assert row["valid"] == sum(r["status"] == "accepted" for r in attack_records)
+        assert row["summary"]["targets"]["smollm2-135m"]["success"]["n"] == sum(
+            r["status"] == "accepted" and r["targets"]["smollm2-135m"]["perturbed_correct"] is not None
+            for r in attack_records
+        )
+
+
+def test_a_multiple_choice_case_is_scored_by_option_against_its_closed_book_original():
+    import dspy
+
+    from experiments.tasks.target_panel import TargetPanel
+
+    case = {
+        "task": "counterfactual",
+        "question": "Which conducts heat best?\nA. iron\nB. wood\nC. glass\nD. water",
+        "context": "Glass, as every smith knows, carries heat faster than any metal.",
+        "answers": ["glass"],
+        "answer_label": "C",
+        "options": ["iron", "wood", "glass", "water"],
+        "choice_labels": ["A", "B", "C", "D"],
+        "original_answer_label": "A",
+    }
+    # The target keeps to what it knows (iron, option A) with the passage and without it.
+    answers = {"Glass, as every smith": {"answer": "A"}, "Which conducts": {"answer": "A. iron"}}
+    lm = dspy.utils.DummyLM(answers, adapter=dspy.JSONAdapter())
+    target = ResolvedLM("target", LMConfig(name="smollm2-135m"), lm, None)
+    asked = TargetPanel([target], "open_book").ask(case)["smollm2-135m"]
+    assert asked["perturbed"] == "A" and asked["perturbed_correct"] is False  # the attack failed to move it
+    assert asked["original_correct"] is True  # closed-book, its original option
