@@ -275,9 +275,11 @@ def test_the_read_share_per_pivot_is_prediction_powered_from_the_pivot_sheets(is
     assert read["estimate"] == pytest.approx((len(ids) - 1) / len(ids))
     assert read["low"] < read["estimate"] < read["high"] <= 1.0
     assert per_row["rules"]["read"] is None
-    # The report written again (a resumed run) shows it.
-    path = task.write_artifacts(records, store.dir / "report", {"run_id": result.run_id})
-    assert f"({len(ids) - 1}/{len(ids)} read)" in path.read_text()
+    # The same config run again has no case left to do and writes the report again, the reading in it.
+    again = runner.run_experiment(config, progress=False)
+    assert again.run_id == result.run_id
+    assert f"({len(ids) - 1}/{len(ids)} read)" in (store.dir / "report" / "comparison.md").read_text()
+    assert again.metrics["pivot.qwen2.5-0.5b.read_valid.estimate"] == pytest.approx(read["estimate"])
 
 
 def test_an_unanswerable_comparison_runs_its_own_dials_and_targets_answer_with_the_task_instruction(
