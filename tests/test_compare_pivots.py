@@ -451,3 +451,27 @@ def test_a_multiple_choice_case_is_scored_by_option_against_its_closed_book_orig
     asked = TargetPanel([target], "open_book").ask(case)["smollm2-135m"]
     assert asked["perturbed"] == "A" and asked["perturbed_correct"] is False  # the attack failed to move it
     assert asked["original_correct"] is True  # closed-book, its original option
+
+
+def test_the_rows_share_one_retrieval_pool(monkeypatch):
+    from tests.test_context_enrich import FakeRetriever
+
+    made = []
+
+    def default_retriever(*args, **kwargs):
+        made.append((args, kwargs))
+        return FakeRetriever()
+
+    monkeypatch.setattr("experiments.corpus.default_retriever", default_retriever)
+    pivots = [ResolvedLM("pivot", LMConfig(name=n), None, None) for n in ("qwen2.5-0.5b", "qwen2.5-1.5b")]
+    task = ComparePivotsTask(
+        {"pivots": pivots, "targets": []},
+        CompareOptions(generator="unanswerable", generator_options={"background": 2}, rules=True),
+    )
+    retrievers = {id(row.program.retriever) for _, row in task.rows.values()}
+    assert len(made) == 1 and len(retrievers) == 1 and len(task.rows) == 3
+    enrich = ComparePivotsTask({"pivots": pivots, "targets": []}, CompareOptions(generator="context_enrich"))
+    assert len(made) == 2 and len({id(row.retriever) for _, row in enrich.rows.values()}) == 1
+    import experiments.corpus
+
+    assert experiments.corpus.default_retriever is default_retriever  # put back once the rows are built

@@ -38,6 +38,7 @@ from experiments.tasks.pivot_generators import (
     is_attack,
     pivot_cost,
     rules_options,
+    shared_retrievers,
 )
 from experiments.tasks.target_panel import TargetPanel
 from metrics.attack import attack_score, flat_metrics, is_valid
@@ -132,14 +133,15 @@ class ComparePivotsTask:
         self.entry = task_registry.get(self.options.generator)
         self.setting = self.options.setting or default_setting(self.options.generator)
         self.generator_options = self.options.resolved()
-        self.rows: dict[str, tuple[Any, Any]] = {
-            p.config.label: (p, build_generator(self.entry.name, p, self.judge_lm, self.generator_options))
-            for p in self.pivots
-        }
-        if self.options.rules:
-            rules = RulesPivot()
-            self.rules_options = rules_options(self.entry.name, self.generator_options)
-            self.rows[RULES] = (rules, build_generator(self.entry.name, rules, self.judge_lm, self.rules_options))
+        with shared_retrievers():
+            self.rows: dict[str, tuple[Any, Any]] = {
+                p.config.label: (p, build_generator(self.entry.name, p, self.judge_lm, self.generator_options))
+                for p in self.pivots
+            }
+            if self.options.rules:
+                rules = RulesPivot()
+                self.rules_options = rules_options(self.entry.name, self.generator_options)
+                self.rows[RULES] = (rules, build_generator(self.entry.name, rules, self.judge_lm, self.rules_options))
         self.panel = TargetPanel(self.targets, self.setting)
         self._judge = next(iter(self.rows.values()))[1].judge
         self.judge = self._judge

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextvars
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import dspy
 
-from experiments import task_registry
+from experiments import corpus, task_registry
 from experiments.call_cache import replayed_usage
 from experiments.lm.usage import measured, total_tokens
 
@@ -133,3 +135,23 @@ def build_generator(generator: str, pivot, judge_lm, options: dict[str, Any]):
     if isinstance(pivot, RulesPivot) and hasattr(task, "seeds"):
         task.seeds = NoSeedSelection()
     return task
+
+
+@contextmanager
+def shared_retrievers() -> Iterator[None]:
+    """While the rows are built, a retrieval pool asked for twice with the same settings is loaded once: each
+    row's generator would otherwise hold its own copy of the passages, their index and the embedder."""
+    real = corpus.default_retriever
+    built: dict = {}
+
+    def shared(*args, **kwargs):
+        key = (args, tuple(sorted(kwargs.items())))
+        if key not in built:
+            built[key] = real(*args, **kwargs)
+        return built[key]
+
+    corpus.default_retriever = shared
+    try:
+        yield
+    finally:
+        corpus.default_retriever = real
