@@ -250,4 +250,3 @@ def common_for_name(context: str, old: str, new: str) -> bool:
     """A lower-case phrase proposed where the passage writes the old answer as a name: the tagger misses
     short names ("The Move") and titles ("The President"), which "singer" and "the cabinet" do not replace."""
     return written_as_name(context, old) and not _capitalised(new.split())
-

@@ -33,9 +33,9 @@ SEEDS = [
     (
         "t3",
         "who wrote the song of the river marn",
-        "David Green",
+        "Diana Green",
         "The song of the river Marn is sung at every local festival. The song of the river Marn was written by "
-        "David Green for his sister. Children learn the song at school.",
+        "Diana Green for her sister. Children learn the song at school.",
     ),
 ]
 QUESTIONS = [
@@ -48,6 +48,7 @@ QUESTIONS = [
     ("q2", "Which organ pumps blood through the body?", ["lungs", "heart", "stomach", "liver"], "B"),
     ("q3", "What makes a compass needle point north?", ["gravity", "magnetism", "friction", "wind"], "B"),
 ]
+# The seeds' people are women, as the swap's first name is: a new name must take the passage's pronouns.
 SWAPPED = "Zora Quinn"  # the pivot's wrong answer for answer swapping
 CONFLICTING = "Yuri Vance"  # ... and for the inconsistent document
 FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]\n(.*?)(?=\n\n\[\[ ## |\n\nRespond with|\Z)", re.S)

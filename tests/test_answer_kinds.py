@@ -215,9 +215,10 @@ def test_heads_left_reads_the_head_not_its_plural():
 
 def test_a_places_name_part_takes_the_whole_new_name():
     out = _swap_with("Los Angeles", "where was the movie filmed", PITTSBURGH, ["the Pittsburgh metropolitan area"])
-    assert "shot She 's Out of My League in Los Angeles in 2008" in replace_forms(
-        PITTSBURGH, ["the Pittsburgh metropolitan area"], "Los Angeles", whole_name=True
-    ).text
+    assert (
+        "shot She 's Out of My League in Los Angeles in 2008"
+        in replace_forms(PITTSBURGH, ["the Pittsburgh metropolitan area"], "Los Angeles", whole_name=True).text
+    )
     assert "in Angeles" not in (out.context or "")
     # A person's surname still stands for the person: "Foster" becomes "Rowling", not the full name.
     assert replace_forms("Song by Stephen Foster . Foster wrote it .", ["Stephen Foster"], "Jo Rowling").text == (

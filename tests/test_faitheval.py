@@ -455,6 +455,8 @@ def test_a_subject_is_masked_by_the_kind_the_question_names_and_an_article_of_th
 
 def test_an_answer_that_is_no_name_is_dropped_under_mask():
     context = "The bridge opened in 1932 . It is long . It is painted red . Ships pass below it ."
-    out = Unanswerable(removal="mask", lures="keep")(question="when did the bridge open", context=context, answers=["1932"])
+    out = Unanswerable(removal="mask", lures="keep")(
+        question="when did the bridge open", context=context, answers=["1932"]
+    )
     assert out.rejection is None and "1932" not in out.context and "opened" not in out.context
     assert out.edits[0]["to"] is None
