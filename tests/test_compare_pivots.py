@@ -326,7 +326,8 @@ def test_a_pivot_the_rules_row_would_share_a_name_with_is_refused():
 
 def test_a_provider_pivot_is_compared_unchanged_against_a_fake_openai_server(provider_env, monkeypatch):
     monkeypatch.setattr("programs.answer_swap.kind_problem", lambda *args: None)
-    provider = {"name": "openai/fake-pivot", "temperature": 0.0, "max_tokens": 64}
+    # A model LiteLLM's cost map prices, served by the fake server: the report prices the pivot's tokens.
+    provider = {"name": "openai/gpt-4o-mini", "temperature": 0.0, "max_tokens": 64}
     config = None
 
     def build_lms(run):
@@ -364,7 +365,7 @@ def test_a_provider_pivot_is_compared_unchanged_against_a_fake_openai_server(pro
         result = runner.run_experiment(config, progress=False)
         requests = len(server.seen)
     label = config.models.pivots[1].label
-    assert label == "openai/fake-pivot"  # named as the config names it: the only entry of that name
+    assert label == "openai/gpt-4o-mini"  # named as the config names it: the only entry of that name
     records = RunStore(result.run_id).records()
     mine = [r for r in records if r["pivot"] == label]
     assert len(mine) == 3 and not [r for r in mine if r["status"].startswith("error:")]
@@ -374,6 +375,19 @@ def test_a_provider_pivot_is_compared_unchanged_against_a_fake_openai_server(pro
     assert sum(r.get("pivot_tokens", 0) for r in mine) == USAGE["total_tokens"] * requests
     m = result.metrics
     assert m[f"pivot.{label}.tokens"] == USAGE["total_tokens"] * requests
+    assert sum(r.get("pivot_prompt_tokens", 0) for r in mine) == USAGE["prompt_tokens"] * requests
+    import litellm
+
+    per_call = sum(litellm.cost_per_token(model=label, prompt_tokens=11, completion_tokens=5))
+    assert m[f"pivot.{label}.dollars"] == pytest.approx(per_call * requests)
+    valid = m[f"pivot.{label}.valid"]
+    table = (RunStore(result.run_id).dir / "report" / "comparison.md").read_text()
+    assert f"{per_call * requests / valid:.6f}" in table
+    rows = {}  # the main table: each row's first line
+    for line in table.splitlines():
+        if line.startswith("| "):
+            rows.setdefault(line.split(" | ")[0].strip("| "), line)
+    assert rows["qwen2.5-0.5b"].endswith("| no price |") and rows["rules"].endswith("| 0.000000 |")
     assert {
         p for p in json.loads((RunStore(result.run_id).dir / "report" / "comparison.json").read_text())["pivots"]
     } == {

@@ -202,7 +202,11 @@ class ComparePivotsTask:
                     record.pop(key, None)  # no pivot answered: these would read as its failures
             if i == 0:
                 record.update(
-                    pivot_tokens=cost["tokens"], pivot_seconds=cost["seconds"], pivot_cached_calls=cost["cached_calls"]
+                    pivot_tokens=cost["tokens"],
+                    pivot_prompt_tokens=cost["prompt_tokens"],
+                    pivot_completion_tokens=cost["completion_tokens"],
+                    pivot_seconds=cost["seconds"],
+                    pivot_cached_calls=cost["cached_calls"],
                 )
             if is_attack(record) and is_valid(record):
                 record["targets"] = self.panel.ask(record)
@@ -229,11 +233,17 @@ class ComparePivotsTask:
         same = pivot_figures.identical(by_row)
         per_row = {}
         for name, rows in by_row.items():
-            row = pivot_figures.row_figures(rows, targets)
+            row = pivot_figures.row_figures(rows, targets, self._model(name))
+            if isinstance(self.rows[name][0], RulesPivot):  # code alone: no LM to pay
+                row.update(dollars=0.0, dollars_per_valid=0.0 if row["valid"] else None)
             row["identical"] = same[name]
             row["read"] = pivot_reads.read_share([r for r in rows if is_attack(r)], human) if human else None
             per_row[name] = row
         return per_row, pivot_figures.pairs(by_row, targets)
+
+    def _model(self, name: str) -> str | None:
+        pivot = self.rows[name][0]
+        return pivot.lm.model if pivot.lm is not None else None
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         per_row, pairs = self.figures(records, getattr(self, "run_dir", None))

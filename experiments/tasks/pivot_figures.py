@@ -3,8 +3,8 @@ cases, validity, attack success and flips per target, cost per valid case and th
 identically; between every two rows, attack success and flips paired on the cases both made valid.
 
 Records carry `pivot` (the row), `case_key` (the generator's case id, the same for every row) and the
-generator's own fields; a row's cost (`pivot_tokens`, `pivot_seconds`, `pivot_cached_calls`) is on the first
-record of each seed.
+generator's own fields; a row's cost (`pivot_tokens`, their prompt and completion parts, `pivot_seconds`,
+`pivot_cached_calls`) is on the first record of each seed.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from experiments.tasks.pivot_generators import is_attack
+from experiments.tasks.pivot_prices import dollars
 from metrics.attack import attack_summary, is_valid
 from metrics.intervals import rate_with_ci
 from metrics.pivot_pairs import identical_shares, pairwise
@@ -35,8 +36,8 @@ def _rate(flags: list) -> float:
     return sum(decided) / len(decided) if decided else float("nan")
 
 
-def row_figures(records: list[dict], targets: list[str]) -> dict[str, Any]:
-    """One row's funnel, validity, success per target and cost."""
+def row_figures(records: list[dict], targets: list[str], model: str | None = None) -> dict[str, Any]:
+    """One row's funnel, validity, success per target and cost (in dollars too where `model` has a price)."""
     made = generated(records)
     selected = {r["seed_id"] for r in made}
     reachable = {r["seed_id"] for r in made if r.get("status") != UNREACHABLE}
@@ -44,6 +45,11 @@ def row_figures(records: list[dict], targets: list[str]) -> dict[str, Any]:
     judged = [r["judge"] for r in made if r.get("judge")]
     tokens = sum(r.get("pivot_tokens", 0) for r in records)
     seconds = sum(r.get("pivot_seconds", 0.0) for r in records)
+    cost = dollars(
+        model,
+        sum(r.get("pivot_prompt_tokens", 0) for r in records),
+        sum(r.get("pivot_completion_tokens", 0) for r in records),
+    )
     return {
         "summary": attack_summary(made, targets),
         "seeds": len({r["seed_id"] for r in records}),
@@ -66,6 +72,8 @@ def row_figures(records: list[dict], targets: list[str]) -> dict[str, Any]:
         "cached_calls": sum(r.get("pivot_cached_calls", 0) for r in records),
         "tokens_per_valid": tokens / len(valid) if valid else float("nan"),
         "seconds_per_valid": seconds / len(valid) if valid else float("nan"),
+        "dollars": cost,
+        "dollars_per_valid": cost / len(valid) if cost is not None and valid else None,
     }
 
 

@@ -19,7 +19,7 @@ import dspy
 
 from experiments import corpus, task_registry
 from experiments.call_cache import replayed_usage
-from experiments.lm.usage import measured, total_tokens
+from experiments.lm.usage import total_tokens
 
 RULES = "rules"
 # What makes a generator's cases wholly in code: every other option keeps the comparison's value.
@@ -90,6 +90,13 @@ class NoSeedSelection(dspy.Module):
 _judge_spent: contextvars.ContextVar[dict | None] = contextvars.ContextVar("judge_spent", default=None)
 
 
+def _parts(usage: dict) -> tuple[int, int, int]:
+    """(total, prompt, completion) tokens of a usage block."""
+    prompt = int(usage.get("prompt_tokens") or usage.get("input_tokens") or 0)
+    completion = int(usage.get("completion_tokens") or usage.get("output_tokens") or 0)
+    return total_tokens(usage), prompt, completion
+
+
 class MeteredJudge:
     """The run's judge, called as the generator's task calls it, with what it spends kept apart per case."""
 
@@ -104,26 +111,36 @@ class MeteredJudge:
             out = self.judge(**kwargs)
         if spent is not None:
             # The tracker hands live calls on to the enclosing block's: counted there, taken off after.
-            spent["live_tokens"] += total_tokens(tracker.get_total_tokens().get(self.model or "", {}))
+            live = _parts(tracker.get_total_tokens().get(self.model or "", {}))
+            spent["live"] = [a + b for a, b in zip(spent["live"], live, strict=True)]
             spent["seconds"] += time.perf_counter() - started
         return out
 
 
 def pivot_cost(pivot_model: str | None, judge_model: str | None, run):
-    """Runs `run()` and returns (its result, what the pivot spent): the block's tokens and seconds less the
-    judge's (whose live calls count in the block only when the judge is the pivot's own model)."""
-    spent = {"live_tokens": 0, "seconds": 0.0}
+    """Runs `run()` and returns (its result, what the pivot spent): tokens (total, prompt, completion) of the
+    pivot's calls and of every reply the cache answered in the block, counted as when it was made, and the
+    block's seconds, each less the judge's (whose live calls count in the block only when the judge is the
+    pivot's own model)."""
+    spent = {"live": [0, 0, 0], "seconds": 0.0}
     token = _judge_spent.set(spent)
+    started = time.perf_counter()
     try:
-        with measured(pivot_model or "") as cost:
+        with dspy.track_usage() as tracker, replayed_usage() as replayed:
             result = run()
     finally:
         _judge_spent.reset(token)
-    same_model = pivot_model is not None and pivot_model == judge_model
+    seconds = time.perf_counter() - started
+    usages = [tracker.get_total_tokens().get(pivot_model or "", {}), *replayed.usages]
+    tokens = [sum(parts) for parts in zip(*(_parts(u) for u in usages), strict=True)]
+    if pivot_model is not None and pivot_model == judge_model:
+        tokens = [a - b for a, b in zip(tokens, spent["live"], strict=True)]
     return result, {
-        "tokens": cost["tokens"] - (spent["live_tokens"] if same_model else 0),
-        "seconds": round(max(cost["seconds"] - spent["seconds"], 0.0), 3),
-        "cached_calls": cost["cached_calls"],
+        "tokens": tokens[0],
+        "prompt_tokens": tokens[1],
+        "completion_tokens": tokens[2],
+        "seconds": round(max(seconds - spent["seconds"], 0.0), 3),
+        "cached_calls": len(replayed.usages),
     }
 
 

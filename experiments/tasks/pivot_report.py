@@ -25,6 +25,12 @@ def _read(read: dict[str, Any] | None) -> str:
     return f"{read['estimate']:.2f} [{read['low']:.2f}, {read['high']:.2f}] ({read['valid']}/{read['read']} read)"
 
 
+def _dollars(row: dict[str, Any]) -> str:
+    if row.get("dollars_per_valid") is not None:
+        return f"{row['dollars_per_valid']:.6f}"
+    return "no price" if row.get("dollars") is None else "—"
+
+
 def main_rows(per_row: dict[str, dict], targets: list[str]) -> tuple[list[str], list[list[str]]]:
     header = [
         "pivot",
@@ -38,6 +44,9 @@ def main_rows(per_row: dict[str, dict], targets: list[str]) -> tuple[list[str], 
         "tokens / valid",
         "s / valid",
     ]
+    priced = any(row.get("dollars") is not None for row in per_row.values())
+    if priced:
+        header.append("$ / valid")
     rows = []
     for name, row in per_row.items():
         read = row.get("read")
@@ -55,6 +64,7 @@ def main_rows(per_row: dict[str, dict], targets: list[str]) -> tuple[list[str], 
                 _num(row["tokens_per_valid"], 0),
                 _num(row["seconds_per_valid"], 1)
                 + (f" ({row['cached_calls']} calls from the cache)" if row["cached_calls"] else ""),
+                *([_dollars(row)] if priced else []),
             ]
         )
     return header, rows
