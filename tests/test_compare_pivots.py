@@ -218,22 +218,29 @@ def test_the_rules_row_runs_beside_the_pivots_with_its_settings_named(isolated, 
     assert m["pivot.qwen2.5-1.5b.identical_share"] == 1.0
 
 
-def test_pivot_costs_leave_the_judge_out_when_the_judge_is_a_pivots_model(isolated, scripted, monkeypatch):
-    from experiments.tasks import pivot_generators
+def test_a_pivots_cost_leaves_out_what_the_judge_spent_on_the_same_model():
+    import dspy
 
-    seen = {}
-    real = pivot_generators.pivot_cost
+    from experiments.tasks.pivot_generators import MeteredJudge, pivot_cost
 
-    def spy(pivot_model, judge_model, run):
-        result, cost = real(pivot_model, judge_model, run)
-        seen.setdefault(pivot_model, []).append(cost)
-        return result, cost
+    def call(model, prompt, completion):  # what one live call leaves with DSPy's usage tracker
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        dspy.settings.usage_tracker.add_usage(model, usage)
 
-    monkeypatch.setattr("experiments.tasks.compare_pivots.pivot_cost", spy)
-    config = compare_config(isolated, {"rules": False}, pivots=("qwen2.5-0.5b",), limit=2)
-    runner.run_experiment(config, progress=False)
-    assert set(seen) == {"dummy/qwen2.5-0.5b"}
-    assert all(c["cached_calls"] == 0 for c in seen["dummy/qwen2.5-0.5b"])
+    def case(judge):
+        call("m", 8, 2)  # seed selection
+        call("m", 15, 5)  # the proposal
+        return judge(question="q")
+
+    same = MeteredJudge(lambda **kwargs: call("m", 90, 10) or "verdict", "m")
+    result, cost = pivot_cost("m", "m", lambda: case(same))
+    assert result == "verdict"
+    assert (cost["tokens"], cost["prompt_tokens"], cost["completion_tokens"]) == (30, 23, 7)
+    other = MeteredJudge(lambda **kwargs: call("j", 90, 10) or "verdict", "j")
+    _, cost = pivot_cost("m", "j", lambda: case(other))
+    assert (cost["tokens"], cost["cached_calls"]) == (30, 0)
+    # A judge called outside a pivot's block (calibration) spends on nobody's account.
+    assert same(question="q") == "verdict"
 
 
 def test_the_read_share_per_pivot_is_prediction_powered_from_the_pivot_sheets(isolated, scripted):
