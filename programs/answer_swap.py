@@ -65,9 +65,10 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/29"
-# Who makes the new answer: the pivot (every kind of answer; a date or a quantity at a code-made `distance` when
-# one is set) or code alone (dates, quantities and made-up people; other seeds are level_unreachable).
+VERSION = "answer_swap/30"
+# Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
+# and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
+# quantities and made-up people; other seeds are level_unreachable).
 WRITERS = ("pivot", "rules")
 # A phrase left that ties the passage to the old answer (experiments/cues.py): recorded on the case, or the case
 # refused. A cue makes a harder conflict, not an invalid text, so it is kept unless the user asks otherwise.
@@ -251,14 +252,23 @@ class AnswerSwap(dspy.Module):
         # A code-made distance moves dates and quantities; a year inside a title ("Cactus Flower ( 1969 )") is
         # part of a name, which the pivot writes.
         numeric = old is None or old.kind in ("date", "quantity")
+        out = None
         if self.writer == "rules" or (
             numeric and self.distance != "proposed" and shifted_answers(answers[0], self.distance, question, question)
         ):
             out = self._swap_at_distance(question, context, answers)
-        elif self.typed:
-            out = self._propose_of_kind(question, context, answers, old)
-        else:
-            out = self._propose_untyped(question, context, answers)
+        elif self.typed and self.distance != "proposed" and old is not None and old.kind == "person":
+            # A person the pivot names is most often a famous one, whose known life then clashes with the passage
+            # ("Tom Cruise ( born May 30 , 2000 )"; read invalid); a made-up name of the passage's sex does not.
+            # The pivot names only the people code cannot (no sex to go by, a name of another script).
+            made = self._swap_at_distance(question, context, answers)
+            out = None if made.rejection == "level_unreachable" else made
+        if out is None:
+            out = (
+                self._propose_of_kind(question, context, answers, old)
+                if self.typed
+                else self._propose_untyped(question, context, answers)
+            )
         return dspy.Prediction(**{**dict(out.items()), "kind": old.kind if old else None})
 
     def _propose_of_kind(self, question: str, context: str, answers: list[str], old: Typed | None) -> dspy.Prediction:

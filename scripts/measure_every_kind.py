@@ -1,6 +1,6 @@
 """Coverage and blind-read validity of an answer-swap run, by the old answer's kind.
 
-    python3 scripts/measure_every_kind.py RUN_DIR [--readers reader-a reader-b]
+    python3 scripts/measure_every_kind.py RUN_DIR [RUN_DIR ...] [--readers reader-a reader-b]
 
 Counts seeds on rows no tracked file quotes (rows read or used before are left out), how many got a new answer
 (reachable) and how many were accepted, per reading group of the old answer's kind (`answer_kind` on the case);
@@ -65,16 +65,16 @@ def kappa(pairs: list[tuple[bool, bool]]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("run", type=Path)
+    parser.add_argument("runs", type=Path, nargs="+", help="run folders over disjoint rows, counted together")
     parser.add_argument("--readers", nargs="*", default=None)
     args = parser.parse_args()
-    records = RunStore(args.run.name, root=args.run.parent).records()
+    records = [r for run in args.runs for r in RunStore(run.name, root=run.parent).records()]
     quoted = quoted_text()
     fresh = [r for r in records if r["question"].lower().strip() not in quoted]
     selected = [r for r in fresh if r["status"] != "rejected:seed_not_selected"]
     reachable = [r for r in selected if r.get("context")]
     accepted = [r for r in selected if r["status"] == "accepted"]
-    print(f"# {args.run.name}\n")
+    print(f"# {' + '.join(run.name for run in args.runs)}\n")
     print(f"{len(records)} seeds past the filters, {len(records) - len(fresh)} on rows tracked files quote (left out)")
     print(f"selected {len(selected)}; reachable {share(len(reachable), len(selected))}")
     print(f"accepted {share(len(accepted), len(selected))}")
@@ -93,7 +93,10 @@ def main() -> None:
         print(f"- {status}: {n}")
     cues = sum(bool(r.get("cues")) for r in accepted)
     print(f"\naccepted with a pool cue recorded: {cues} of {len(accepted)}")
-    read = readings(run_key(args.run))
+    read: dict[str, dict] = defaultdict(dict)
+    for run in args.runs:
+        for reader, verdicts in readings(run_key(run)).items():
+            read[reader].update(verdicts)
     readers = args.readers or sorted(read)
     ids = {r["id"]: r for r in accepted}
     for reader in readers:

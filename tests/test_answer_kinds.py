@@ -95,7 +95,8 @@ def test_the_pivot_is_asked_for_the_kind_and_a_refused_kind_is_asked_again():
         adapter=dspy.JSONAdapter(),
     )
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=3, distance="near")(
+        # `proposed`: at a code-made distance a person is given a made-up name without asking the pivot.
+        out = AnswerSwap(max_attempts=3, distance="proposed")(
             question="who won the first indianapolis 500", context=CONTEXT, answers=["Ray Harroun"]
         )
     assert [(p["proposal"], p["problem"]) for p in out.proposals] == [
@@ -224,3 +225,13 @@ def test_a_places_name_part_takes_the_whole_new_name():
     assert replace_forms("Song by Stephen Foster . Foster wrote it .", ["Stephen Foster"], "Jo Rowling").text == (
         "Song by Jo Rowling . Rowling wrote it ."
     )
+
+
+def test_at_a_code_made_distance_a_person_gets_a_made_up_name_and_the_pivot_is_not_asked():
+    lm = dspy.utils.DummyLM([{"wrong_answer": "Tom Cruise"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=3, distance="near")(
+            question="who won the first indianapolis 500", context=CONTEXT, answers=["Ray Harroun"]
+        )
+    assert out.rejection is None and out.kind == "person" and not lm.history
+    assert out.proposals[-1]["answer_type"] == "made_up_name" and out.new_answer != "Tom Cruise"
