@@ -2,6 +2,9 @@
 
     python3 scripts/measure_every_kind.py RUN_DIR [RUN_DIR ...] [--readers reader-a reader-b]
 
+A reader written `a+b` pools two readers who read disjoint sheets (one reader per run folder). NQ holds some
+rows twice under other ids (the same question and passage): each is counted once, at its first run folder.
+
 Counts seeds on rows no tracked file quotes (rows read or used before are left out), how many got a new answer
 (reachable) and how many were accepted, per reading group of the old answer's kind (`answer_kind` on the case);
 then, for each reader of the independent reading (docs/reviews/independent_reading.jsonl), the valid share of
@@ -68,14 +71,23 @@ def main() -> None:
     parser.add_argument("runs", type=Path, nargs="+", help="run folders over disjoint rows, counted together")
     parser.add_argument("--readers", nargs="*", default=None)
     args = parser.parse_args()
-    records = [r for run in args.runs for r in RunStore(run.name, root=run.parent).records()]
+    records, seen = [], set()
+    for run in args.runs:
+        for r in RunStore(run.name, root=run.parent).records():
+            key = (r["question"], r.get("original_context") or r.get("context") or "")
+            if key not in seen:
+                seen.add(key)
+                records.append(r)
     quoted = quoted_text()
     fresh = [r for r in records if r["question"].lower().strip() not in quoted]
     selected = [r for r in fresh if r["status"] != "rejected:seed_not_selected"]
     reachable = [r for r in selected if r.get("context")]
     accepted = [r for r in selected if r["status"] == "accepted"]
     print(f"# {' + '.join(run.name for run in args.runs)}\n")
-    print(f"{len(records)} seeds past the filters, {len(records) - len(fresh)} on rows tracked files quote (left out)")
+    print(
+        f"{len(records)} seeds past the filters (NQ rows repeated under another id counted once), "
+        f"{len(records) - len(fresh)} on rows tracked files quote (left out)"
+    )
     print(f"selected {len(selected)}; reachable {share(len(reachable), len(selected))}")
     print(f"accepted {share(len(accepted), len(selected))}")
     not_code = [r for r in accepted if r.get("answer_kind") not in ("date", "quantity", "person")]
@@ -97,6 +109,9 @@ def main() -> None:
     for run in args.runs:
         for reader, verdicts in readings(run_key(run)).items():
             read[reader].update(verdicts)
+    for pooled in [x for x in args.readers or [] if "+" in x]:
+        for name in pooled.split("+"):
+            read[pooled].update(read.get(name, {}))
     readers = args.readers or sorted(read)
     ids = {r["id"]: r for r in accepted}
     for reader in readers:
