@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import dspy
 
-from experiments.errors import error_status
 from experiments.lm.registry import ResolvedLM
-from experiments.readers import readers_for
+from experiments.target_panel import TargetPanel
 from experiments.task_registry import Attack
 from experiments.validation import validate
 from metrics.attack import attack_score, is_valid
-from metrics.scores import score_record
 from programs.judge import CaseJudge
-from programs.target_reader import TargetReader
 
 # 2: a bootstrapping trace holding a reply the program threw away scores 0 (`Attack.every_reply_used`).
 METRIC_VERSION = "attack_metric/2"
@@ -51,16 +48,16 @@ class AttackScorer:
     ):
         self.judge_lm, self.targets, self.strength, self.setting = judge_lm, targets, strength, setting
         self.judge = CaseJudge()
-        self.readers: dict[str, TargetReader] = readers_for(targets, [])
+        self.panel = TargetPanel(targets, setting)
 
     def prepare(self, examples: list) -> None:
         """Keep base-model demonstrations out of the seeds under attack."""
-        self.readers = readers_for(self.targets, examples)
+        self.panel.prepare(examples)
 
     def assess(self, case: dict, targets: list[ResolvedLM] | None = None) -> dict:
         [case] = validate(self.judge_lm, self.judge, [case])
         asked = self.targets if targets is None else targets
-        answers = {t.config.label: self._ask_both(t, case) for t in asked} if is_valid(case) else {}
+        answers = self.panel.ask(case, asked) if is_valid(case) else {}
         wrong = [not a["perturbed_correct"] for a in answers.values() if a["perturbed_correct"] is not None]
         return {
             **case,
@@ -68,37 +65,6 @@ class AttackScorer:
             "valid": is_valid(case),
             "attack_score": attack_score(is_valid(case), wrong, self.strength),
         }
-
-    def _ask_both(self, target: ResolvedLM, case: dict) -> dict:
-        out = {}
-        for variant, context, answers in (
-            ("perturbed", case["context"], case["answers"]),
-            ("original", case["original_context"], case["original_answers"]),
-        ):
-            prediction, correct = self._ask(target, case, variant, context, answers)
-            out[variant] = prediction
-            out[f"{variant}_correct"] = correct
-        return out
-
-    def _ask(self, target: ResolvedLM, case: dict, variant: str, context: str, answers: list[str]):
-        try:
-            with dspy.context(lm=target.lm, adapter=target.adapter()):
-                answer = self.readers[target.config.label](
-                    setting=self.setting, question=case["question"], context=context
-                ).answer
-        except Exception as exc:  # noqa: BLE001 - a target's failure is that answer's error, not the run's
-            return error_status(exc), None
-        scored = score_record(
-            {
-                "task": case.get("task", ""),
-                "variant": variant,
-                "prediction": answer,
-                "answers": answers,
-                "question": case["question"],
-                "status": "ok",
-            }
-        )
-        return answer, bool(scored["task_correct"])
 
 
 class AttackMetric:

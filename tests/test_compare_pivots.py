@@ -453,7 +453,7 @@ def test_every_generator_with_a_pivot_step_is_compared_on_its_own_cases(isolated
 def test_a_multiple_choice_case_is_scored_by_option_against_its_closed_book_original():
     import dspy
 
-    from experiments.tasks.target_panel import TargetPanel
+    from experiments.target_panel import TargetPanel
 
     case = {
         "task": "counterfactual",

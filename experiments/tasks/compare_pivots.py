@@ -40,7 +40,7 @@ from experiments.tasks.pivot_generators import (
     rules_options,
     shared_retrievers,
 )
-from experiments.tasks.target_panel import TargetPanel
+from experiments.target_panel import TargetPanel
 from metrics.attack import attack_score, flat_metrics, is_valid
 
 

@@ -1,5 +1,5 @@
 """Every target asked one generated case, perturbed and original, in one prompt setting: what a pivot comparison
-scores attack success and flips from.
+scores attack success and flips from, and what the attack metric scores a valid case by.
 
 A multiple-choice case (counterfactual) keeps its options, so its answers are scored by option; its original is
 the question without a passage, as the generator's closed-book twin has it.
@@ -35,8 +35,8 @@ class TargetPanel:
         """Keep base-model demonstrations out of the seeds under attack."""
         self.readers = readers_for(self.targets, examples)
 
-    def ask(self, case: dict) -> dict[str, dict]:
-        return {t.config.label: self._both(t, case) for t in self.targets}
+    def ask(self, case: dict, targets: list[ResolvedLM] | None = None) -> dict[str, dict]:
+        return {t.config.label: self._both(t, case) for t in (self.targets if targets is None else targets)}
 
     def _both(self, target: ResolvedLM, case: dict) -> dict:
         context, answers, label = original_of(case)
