@@ -61,6 +61,12 @@ def scripted_roles(monkeypatch):
     # The scripted pivot proposes one made-up name for every seed, whatever its kind: the kind check
     # (tests/test_answer_kinds.py) would refuse most, and these tests are about compiling, not typing.
     monkeypatch.setattr("programs.answer_swap.kind_problem", lambda *args: None)
+    # Nor the pronoun and head checks: the one scripted name has no first name the lists know, and a scripted
+    # swap leaves the old head noun in its passage. And code makes no name, so that the pivot names the people
+    # (answer_swap/30 makes them up in code where it can): its proposal step is what these tests compile.
+    monkeypatch.setattr("programs.answer_swap.person_gender", lambda *args: None)
+    monkeypatch.setattr("programs.answer_swap.made_up_names", lambda *args: iter(()))
+    monkeypatch.setattr("programs.answer_swap.heads_left", lambda *args, **kwargs: [])
 
     def build_lms(run):
         lm = scripted_lm(runner.load_data(run.config).examples, run.config.task)
