@@ -27,6 +27,7 @@ from experiments import task_registry
 from experiments.config import ConfigError
 from experiments.errors import error_status, error_text
 from experiments.lm.registry import ResolvedLM
+from experiments.target_panel import TargetPanel
 from experiments.tasks import pivot_figures, pivot_reads, pivot_report
 from experiments.tasks.pivot_generators import (
     RULES,
@@ -40,7 +41,6 @@ from experiments.tasks.pivot_generators import (
     rules_options,
     shared_retrievers,
 )
-from experiments.target_panel import TargetPanel
 from metrics.attack import attack_score, flat_metrics, is_valid
 
 
