@@ -54,6 +54,12 @@ def roles(monkeypatch):
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
     monkeypatch.setattr(ResolvedLM, "usage", lambda self: {"calls": len(self.lm.history)})
+    # The comparison compiles the pivot's proposal step: as in tests/test_optimize.py, code makes no name (so the
+    # pivot names the people) and the scripted swaps pass the kind, pronoun and head checks.
+    monkeypatch.setattr("programs.answer_swap.kind_problem", lambda *args: None)
+    monkeypatch.setattr("programs.answer_swap.person_gender", lambda *args: None)
+    monkeypatch.setattr("programs.answer_swap.made_up_names", lambda *args: iter(()))
+    monkeypatch.setattr("programs.answer_swap.heads_left", lambda *args, **kwargs: [])
 
 
 def compare_config(tmp_path, **options):
