@@ -1,7 +1,11 @@
 """What a run was started on, kept beside its checkpoint (`runs/<run-id>/inputs.json`): the data file's content
-hash and the resolved config's digest. A run resumed on an edited data file would hold records of the old rows
-beside records of the new ones, with nothing to tell them apart; so a resume compares the data and refuses a
-change. (A changed config is refused before this, by its keys: experiments.resolved_run.)
+hash, the resolved config's digest and the keys it was made from. A run resumed on an edited data file, or on an
+edited `runs/<run-id>/config.json`, would hold records of the old rows or settings beside records of the new
+ones, with nothing to tell them apart; so a resume compares both and refuses a change.
+
+(A config given on the command line that differs from the run's is refused before this, by its keys:
+experiments.resolved_run. That check reads the run's config.json, so an edit of that file itself is caught
+only here, against what the run started with.)
 """
 
 from __future__ import annotations
@@ -50,12 +54,55 @@ def check_data(store: RunStore, path: Path, sha256: str) -> None:
     )
 
 
-def record(store: RunStore, source: str, path: Path, sha256: str, config_digest: str) -> None:
+def _keys(data: dict, prefix: str = "") -> dict:
+    """A config's settings by dotted key ("data.limit"), as the changed ones are named."""
+    out = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.update(_keys(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _changed(then: dict, now: dict) -> str:
+    def value(config: dict, key: str) -> str:
+        return json.dumps(config[key]) if key in config else "unset"
+
+    then, now = _keys(then), _keys(now)
+    differ = sorted(k for k in then.keys() | now.keys() if then.get(k) != now.get(k))
+    shown = ", ".join(f"{k}: {value(then, k)} then, {value(now, k)} now" for k in differ[:3])
+    return shown + (f" and {len(differ) - 3} more" if len(differ) > 3 else "")
+
+
+def check_config(store: RunStore, identity: dict, digest: str) -> None:
+    """Refuse to add to a run whose config changed since it started (`identity`: the config's settings as its
+    digest hashes them, experiments.config.ExperimentConfig.identity)."""
+    stored = stored_inputs(store)
+    if stored is None or stored.get("config_sha256") in (None, digest):
+        return
+    if "config" in stored:
+        what = _changed(stored["config"], identity)
+    else:  # kept before the keys were: only the digests can be compared
+        what = f"its digest was {stored['config_sha256'][:12]}…, it is {digest[:12]}… now"
+    finished = len(store.finished_ids())
+    raise RunStoreError(
+        f"{_path(store)}: the config changed since run {store.run_id!r} started ({what}), and {finished} "
+        f"finished cases were made with it as it was; start a new run with `reeval run <its config> --fresh`, "
+        f"or put {store.dir / 'config.json'} back as it was to resume"
+    )
+
+
+def record(store: RunStore, source: str, path: Path, sha256: str, identity: dict, digest: str) -> None:
     """Write what the run starts on; a run begun before these were kept records them on its next invocation."""
     target = _path(store)
     if target.exists():
         return
     if store.cases_path.exists():
         logger.info("run %s: recording its data's sha256 %s…: it had none from before", store.run_id, sha256[:12])
-    inputs = {"data": {"source": source, "path": str(path), "sha256": sha256}, "config_sha256": config_digest}
+    inputs = {
+        "data": {"source": source, "path": str(path), "sha256": sha256},
+        "config_sha256": digest,
+        "config": identity,
+    }
     target.write_text(json.dumps(inputs, indent=2, sort_keys=True), encoding="utf-8")

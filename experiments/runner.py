@@ -190,6 +190,8 @@ def _prepare(resolved: ResolvedRun) -> _Run:
     # Everything that can refuse the run comes before its config is written: a run refused before its first
     # case leaves no runs/<id>/ behind (the lock takes away a folder holding only what a start writes) and,
     # tracking starting after this, no MLflow run.
+    identity, digest = config.identity(), config.digest()
+    run_inputs.check_config(store, identity, digest)  # before the data: an edited limit reads other rows
     data = load_data(config)
     if not is_run_source(config.data.source):  # a case set grows as its run goes on; a file is edited
         run_inputs.check_data(store, data.path, data.sha256)
@@ -211,7 +213,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         judge_params = resolve_params(lms["judge"], v.judge_params, resolved.judged_task, v.judge_method)
     task, run_judge = build_task(resolved, lms, judge_params)
     store.write_config(logged_config)
-    run_inputs.record(store, config.data.source, data.path, data.sha256, config.digest())
+    run_inputs.record(store, config.data.source, data.path, data.sha256, identity, digest)
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=resolved.retry_errors)

@@ -58,3 +58,39 @@ def test_a_run_from_before_the_inputs_were_kept_records_them_on_resume(isolated,
     assert again.exit_code == 0, again.output
     assert "0 new cases" in again.stdout
     assert json.loads((store.dir / "inputs.json").read_text())["data"]["path"] == str(data)
+
+
+def test_a_run_resumed_on_an_edited_config_is_refused(isolated, monkeypatch):
+    """`reeval resume` reads the run's own config.json: an edit of that file is caught against inputs.json."""
+    config_path = seed_config(isolated)
+    config = load_config(config_path)
+    store = RunStore(RunStore.new_id(config.name, config.digest()))
+    scripted_lms(monkeypatch)
+    assert run(config_path).exit_code == 0
+    inputs = json.loads((store.dir / "inputs.json").read_text())
+    assert inputs["config"] == config.identity()
+
+    stored = json.loads((store.dir / "config.json").read_text())
+    stored["data"]["limit"] = 8
+    (store.dir / "config.json").write_text(json.dumps(stored))
+    before = store.cases_path.read_bytes()
+    line = only_line(invoke("resume", store.run_id, "--log-level", "WARNING"))
+    assert line == (
+        f"{store.dir / 'inputs.json'}: the config changed since run {store.run_id!r} started (data.limit: 6 then, "
+        "8 now), and 6 finished cases were made with it as it was; start a new run with `reeval run <its config> "
+        f"--fresh`, or put {store.dir / 'config.json'} back as it was to resume"
+    )
+
+    # Inputs kept before the config's keys were: the digests say that it changed, not what.
+    (store.dir / "inputs.json").write_text(json.dumps({k: v for k, v in inputs.items() if k != "config"}))
+    line = only_line(invoke("resume", store.run_id, "--log-level", "WARNING"))
+    assert f"started (its digest was {config.digest()[:12]}…, it is " in line
+    assert store.cases_path.read_bytes() == before  # nothing added to the run
+    assert_each_case_once(store.cases_path)
+
+    stored["data"]["limit"] = 6
+    (store.dir / "config.json").write_text(json.dumps(stored))
+    again = invoke("resume", store.run_id, "--log-level", "WARNING")
+    assert again.exit_code == 0, again.output
+    assert "0 new cases" in again.stdout
+    assert_each_case_once(store.cases_path)
