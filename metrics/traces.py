@@ -106,8 +106,9 @@ _CODE = re.compile(r"\b(?:code|ISO|abbreviation|abbreviated|abbr\.?|symbol|ticke
 
 
 def _parenthetical(text: str, start: int) -> str | None:
-    """The bracketed text opening right after `start` (nested brackets included), or None."""
-    m = re.match(r"\s*\(", text[start:])
+    """The bracketed text opening right after `start` (nested brackets included), or None. A closing quote
+    between comes first: a title's gloss follows its quotes ("`` Auld Lang Syne '' ( Scots pronunciation …")."""
+    m = re.match(r"(?:\s*(?:''|\"|”|’|'))?\s*\(", text[start:])
     if not m:
         return None
     depth, i = 0, start + m.end() - 1

@@ -250,6 +250,38 @@ def inside_names(original: str, spans: Iterable[tuple[int, int, str]], answers: 
     return found
 
 
+# Capitalised at a sentence's start or as a title's opening, without being a name's word.
+_NOT_NAME_WORDS = frozenset(
+    "the a an this that these those his her its their in on at by for from with after before during when while "
+    "since as of and or but".split()
+)
+
+
+def split_names(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
+    """Replaced spans of a name that were one part of a longer name in the original: "Colts" in "Indianapolis
+    Colts" (the swap leaves "Indianapolis Chicago Bears"), "Nevada" in "University of Nevada". A name word
+    right before the span (not opening its sentence), or a name word and "of" before it, or a name word right
+    after it. Spans with digits are dates and numbers, whose neighbours are months and units."""
+    sentence_starts = {s for s, _ in _sentences(original)}
+    found = []
+    for start, end, _ in spans:
+        word = original[start:end]
+        if re.search(r"\d", word) or not word[:1].isupper():
+            continue
+        before = re.search(r"([A-Z][\w'’.&-]*)\s+(?:of\s+(?:the\s+)?)?$", original[:start])
+        after = re.match(r"\s+([A-Z][\w'’.&-]*)", original[end:])
+        name_before = (
+            before is not None
+            and before.start(1) not in sentence_starts
+            and before.group(1).casefold() not in _NOT_NAME_WORDS
+            and not re.search(r"[.!?:;]\s*$", original[: before.start(1)])
+        )
+        name_after = after is not None and after.group(1).casefold() not in _NOT_NAME_WORDS
+        if name_before or name_after:
+            found.append(original[max(0, start - 25) : min(len(original), end + 25)].strip())
+    return found
+
+
 def ordinals_of(text: str, answers: Iterable[str]) -> list[str]:
     """Ordinals of an old count left in the text: "now in its fifth edition" beside a count swapped from 5
     to 4 still says 5."""

