@@ -61,10 +61,12 @@ def endpoint_of(model: str, api_base: str | None) -> str:
 
 @dataclass
 class CallScope:
-    """One top-level LM call: its endpoint (None for a local model) and how many lookups answered."""
+    """One top-level LM call: its endpoint (None for a local model), how many lookups answered and the usage
+    their stored replies took when made."""
 
     endpoint: str | None = None
     hits: int = 0
+    hit_usages: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -192,6 +194,7 @@ def install() -> None:
         scope = _CALL.get()
         if found is not None and scope is not None:
             scope.hits += 1
+            scope.hit_usages.append(stored_usage(found))
         replayed = _REPLAYED.get()
         if found is not None and replayed is not None:
             replayed.usages.append(stored_usage(found))

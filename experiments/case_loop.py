@@ -6,7 +6,8 @@ from __future__ import annotations
 from tqdm.auto import tqdm
 
 from experiments.config import ExperimentConfig
-from experiments.errors import check_budget
+from experiments.errors import SpendCapReached, check_budget
+from experiments.lm.spend import SpendCapHit
 from experiments.run_store import RunStore
 
 
@@ -18,10 +19,13 @@ def map_cases(
     records_so_far: list[dict] = list(earlier)
     # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
     with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar:
-        for records in executor.map(todo):
-            store.append(records)
-            records_so_far.extend(records)
-            bar.update(1)
-            bar.set_postfix(status=records[-1]["status"][:24])
-            check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget, total)
+        try:
+            for records in executor.map(todo):
+                store.append(records)
+                records_so_far.extend(records)
+                bar.update(1)
+                bar.set_postfix(status=records[-1]["status"][:24])
+                check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget, total)
+        except SpendCapHit as hit:  # the case it interrupted is not recorded: a resume does it
+            raise SpendCapReached(f"{hit}; {len(records_so_far)} of {total} cases finished and saved") from None
     check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget, total)

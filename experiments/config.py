@@ -108,6 +108,13 @@ class RunConfig(Strict):
     )
     ray: RayConfig = Field(RayConfig(), description="the Ray cluster and its actors, with executor: ray")
     autolog_traces: bool = Field(False, description="record every DSPy call as an MLflow trace (large stores)")
+    max_cost: float | None = Field(
+        None,
+        gt=0,
+        description="stop the run before a provider request could take its spending past this many dollars "
+        "(retries counted; finished cases are saved; resume with a higher cap). Every provider model needs a "
+        "price: LiteLLM's cost map or its `price`",
+    )
 
     def core_split(self) -> CoreSplit:
         """Contexts and threads of each local model in the process that decodes: here, one context per
@@ -118,7 +125,7 @@ class RunConfig(Strict):
 
 
 # How a run is executed, not what it computes: changing these resumes the same run.
-EXECUTION_KEYS = frozenset({"threads", "local_contexts", "executor", "ray"})
+EXECUTION_KEYS = frozenset({"threads", "local_contexts", "executor", "ray", "max_cost"})
 
 # Tasks that evaluate a file row for row as published (their task class says evaluates_files_as_given):
 # data.reeval_filters defaults to off for them. Listed here because the run id (digest) depends on it
@@ -227,6 +234,11 @@ class ExperimentConfig(Strict):
 
     @model_validator(mode="after")
     def _executor_supports_task(self) -> ExperimentConfig:
+        if self.run.executor == "ray" and self.run.max_cost is not None:
+            raise ValueError(
+                "run.max_cost needs run.executor: local (Ray actors send their requests from other processes, "
+                "where this process's cap cannot stop them)"
+            )
         if self.run.executor == "ray" and self.task == "optimize":
             raise ValueError(
                 "run.executor: ray cannot run task optimize (its programs are compiled in one "
@@ -258,6 +270,11 @@ class ExperimentConfig(Strict):
         identity = self.model_dump(mode="json", exclude_defaults=True, exclude={"run": set(EXECUTION_KEYS)})
         if not identity.get("run"):
             identity.pop("run", None)
+        # What a model costs changes no answer: a price given later resumes the same run.
+        for entries in identity.get("models", {}).values():
+            for entry in entries if isinstance(entries, list) else [entries]:
+                if isinstance(entry, dict):
+                    entry.pop("price", None)
         data = identity.get("data", {})
         # Stored configs from before the filters' default depended on the task say `true`: the same run.
         if data.get("reeval_filters") is not None and data["reeval_filters"] == self._filters_by_default():

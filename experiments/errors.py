@@ -109,6 +109,10 @@ class ErrorBudgetExceeded(RuntimeError):
         self.kinds = kinds or {}
 
 
+class SpendCapReached(RuntimeError):
+    """A run stopped before a request could take its spending past run.max_cost (experiments/lm/spend.py)."""
+
+
 def error_kinds(records: list[dict]) -> dict[str, int]:
     """{"error:<kind>": n}, most frequent first."""
     counts: dict[str, int] = {}

@@ -58,6 +58,7 @@ USER_ERRORS: tuple[str, ...] = (
     "experiments.lm.roster:ModelIntegrityError",
     "experiments.compiled:CompiledProgramNotFound",
     "experiments.errors:ErrorBudgetExceeded",
+    "experiments.errors:SpendCapReached",
     "experiments.judging.params:JudgeParamsError",
     "experiments.judging.rejudge:RejudgeError",
     "experiments.reproduce:InputChanged",

@@ -21,13 +21,14 @@ from experiments.data.errors import DataError
 from experiments.data.files import content_sha256
 from experiments.data.loaders import load_multiple_choice, load_qa
 from experiments.data.registry import resolve_dataset
-from experiments.errors import ErrorBudgetExceeded, budget_rule
+from experiments.errors import ErrorBudgetExceeded, SpendCapReached, budget_rule
 from experiments.executors import WorkerSpec, build_lms, build_task, make_executor, merge_usage, role_lms
 from experiments.external_cases import load_external_cases
 from experiments.filters import apply_reeval_filters
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, resolve_params
 from experiments.lm.context_limits import warn_long_prompts
+from experiments.lm.usage import run_cost
 from experiments.resolved_run import ResolvedRun, resolve_run
 from experiments.run_store import RunStore
 from experiments.splits import select_split
@@ -97,7 +98,7 @@ def run(resolved: ResolvedRun) -> RunResult:
 def _run(resolved: ResolvedRun) -> RunResult:
     config = resolved.config
     run = _prepare(resolved)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     with _tracked(config, run) as parent:
         if config.run.autolog_traces:
             import mlflow
@@ -125,7 +126,7 @@ def _run(resolved: ResolvedRun) -> RunResult:
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
         summary = run.task.summarize(records)
         seconds = time.perf_counter() - started
-        metrics = _metrics(run, summary, records, calibration, seconds)
+        metrics = _metrics(run, summary, records, calibration, seconds, time.process_time() - cpu_started)
         _log_outputs(config, run, records, metrics)
     run.store.close()
     errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
@@ -152,7 +153,7 @@ def _map_all(resolved: ResolvedRun, run: _Run, started: float) -> None:
             finally:
                 tracking.log_params(executor.describe())
                 merge_usage(run.lms, executor.usage())
-    except ErrorBudgetExceeded:
+    except (ErrorBudgetExceeded, SpendCapReached) as stop:
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
         stopped = {
             **status_counts(records, "error"),
@@ -161,7 +162,7 @@ def _map_all(resolved: ResolvedRun, run: _Run, started: float) -> None:
             **_usage_metrics(run.lms),
         }
         tracking.log_metrics({tracking.metric_name(k): v for k, v in stopped.items()})
-        mlflow.set_tag("reeval.stopped", "error_budget")
+        mlflow.set_tag("reeval.stopped", "spend_cap" if isinstance(stop, SpendCapReached) else "error_budget")
         run.store.close()
         raise
 
@@ -257,13 +258,19 @@ def _tracked(config: ExperimentConfig, run: _Run):
 
 
 def _metrics(
-    run: _Run, summary: dict[str, float], records: list[dict], calibration: dict[str, float], seconds: float
+    run: _Run,
+    summary: dict[str, float],
+    records: list[dict],
+    calibration: dict[str, float],
+    seconds: float,
+    cpu_seconds: float,
 ) -> dict[str, float]:
     """The task's `summary` of the records, their errors, the judge's calibration, the time and the models' use."""
     metrics = dict(summary)
     metrics.update(status_counts(records, "error"))
     metrics.update(calibration)
     metrics["wall_seconds"] = seconds
+    metrics["cpu_seconds"] = round(cpu_seconds, 3)  # this process's: local models decode in it
     metrics.update(_usage_metrics(run.lms))
     return {tracking.metric_name(k): v for k, v in metrics.items()}  # model ids may hold refused characters
 
@@ -303,6 +310,7 @@ def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metri
 
 
 def _usage_metrics(lms: dict) -> dict[str, float]:
-    return {
-        f"lm.{label}.{key}": value for label, resolved_lm in role_lms(lms) for key, value in resolved_lm.usage().items()
-    }
+    usages = {label: resolved_lm.usage() for label, resolved_lm in role_lms(lms)}
+    return {f"lm.{label}.{key}": value for label, usage in usages.items() for key, value in usage.items()} | run_cost(
+        usages
+    )

@@ -86,8 +86,8 @@ class ResolvedLM:
 
     def usage(self) -> dict[str, float]:
         """Calls, tokens, seconds (and for providers cost and failed calls) spent since the LM was built."""
-        if self.engine is not None:
-            return self.engine.stats.as_dict()
+        if self.engine is not None:  # runs in this process: CPU time, no dollars
+            return {**self.engine.stats.as_dict(), "cost_usd": 0.0}
         meter = getattr(self.lm, "meter", None)  # a MeteredLM; test doubles have none
         return meter.as_dict() if meter is not None else {}
 
@@ -108,7 +108,7 @@ def build_lm(config: LMConfig, role: str, split: CoreSplit | None = None) -> Res
 
         extra = {"api_base": config.api_base} if config.api_base else {}
         extra["timeout"] = config.timeout if config.timeout is not None else DEFAULT_TIMEOUT
-        lm = MeteredLM(config.name, num_retries=config.num_retries, **decoding, **extra)
+        lm = MeteredLM(config.name, num_retries=config.num_retries, price=config.price, **decoding, **extra)
         return ResolvedLM(role, config, lm, None)
     spec = get_spec(config.name)
     # A missing or corrupt weights file fails the run here, with its own message, not as one error per case

@@ -11,6 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
+from experiments.lm.prices import Price
 from experiments.lm.roster import get_spec
 from experiments.secrets import is_secret_name
 
@@ -45,6 +46,11 @@ class LMConfig(BaseModel):
     n_ctx: int = Field(8192, ge=256, description="local models: llama.cpp context length in tokens")
     cache: bool = Field(True, description="answer repeated calls from the call cache (~/.cache/reeval)")
     adapter: Literal["json", "chat"] = Field("json", description="how DSPy formats prompts and parses replies")
+    price: Price | None = Field(
+        None,
+        description="dollars per million prompt and completion tokens, for a provider or server model LiteLLM's "
+        "cost map lacks (default: the map's price; a local model costs none); not part of the run's identity",
+    )
     label: str | None = Field(
         None,
         min_length=1,

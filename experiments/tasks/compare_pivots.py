@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from experiments import task_registry
 from experiments.config import ConfigError
 from experiments.errors import error_status, error_text
+from experiments.lm.prices import Price
 from experiments.lm.registry import ResolvedLM
 from experiments.target_panel import TargetPanel
 from experiments.tasks import pivot_figures, pivot_reads, pivot_report
@@ -233,7 +234,7 @@ class ComparePivotsTask:
         same = pivot_figures.identical(by_row)
         per_row = {}
         for name, rows in by_row.items():
-            row = pivot_figures.row_figures(rows, targets, self._model(name))
+            row = pivot_figures.row_figures(rows, targets, *self._model(name))
             if isinstance(self.rows[name][0], RulesPivot):  # code alone: no LM to pay
                 row.update(dollars=0.0, dollars_per_valid=0.0 if row["valid"] else None)
             row["identical"] = same[name]
@@ -241,9 +242,12 @@ class ComparePivotsTask:
             per_row[name] = row
         return per_row, pivot_figures.pairs(by_row, targets)
 
-    def _model(self, name: str) -> str | None:
+    def _model(self, name: str) -> tuple[str | None, Price | None]:
+        """The row's model as its price is looked up (a roster name costs nothing), and its config's price."""
         pivot = self.rows[name][0]
-        return pivot.lm.model if pivot.lm is not None else None
+        if pivot.lm is None:
+            return None, None
+        return pivot.config.name, getattr(pivot.config, "price", None)
 
     def summarize(self, records: list[dict]) -> dict[str, float]:
         per_row, pairs = self.figures(records, getattr(self, "run_dir", None))

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from experiments.lm.prices import Price, dollars
 from experiments.tasks.pivot_generators import is_attack
-from experiments.tasks.pivot_prices import dollars
 from metrics.attack import attack_summary, is_valid
 from metrics.intervals import rate_with_ci
 from metrics.pivot_pairs import identical_shares, pairwise
@@ -36,8 +36,11 @@ def _rate(flags: list) -> float:
     return sum(decided) / len(decided) if decided else float("nan")
 
 
-def row_figures(records: list[dict], targets: list[str], model: str | None = None) -> dict[str, Any]:
-    """One row's funnel, validity, success per target and cost (in dollars too where `model` has a price)."""
+def row_figures(
+    records: list[dict], targets: list[str], model: str | None = None, price: Price | None = None
+) -> dict[str, Any]:
+    """One row's funnel, validity, success per target and cost (in dollars too where `model` has a price: the
+    config's `price`, LiteLLM's map, or none for a local model)."""
     made = generated(records)
     selected = {r["seed_id"] for r in made}
     reachable = {r["seed_id"] for r in made if r.get("status") != UNREACHABLE}
@@ -49,6 +52,7 @@ def row_figures(records: list[dict], targets: list[str], model: str | None = Non
         model,
         sum(r.get("pivot_prompt_tokens", 0) for r in records),
         sum(r.get("pivot_completion_tokens", 0) for r in records),
+        price,
     )
     return {
         "summary": attack_summary(made, targets),
