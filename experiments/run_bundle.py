@@ -15,6 +15,7 @@ import json
 import tarfile
 from pathlib import Path
 
+from experiments import run_lock
 from experiments.failures import UserError
 from experiments.run_lock import LOCK_FILE
 from experiments.run_store import RunStore, is_run_id
@@ -66,18 +67,25 @@ def unpack(bundle: Path, root: Path) -> tuple[str, int]:
             if m.isfile() and m.name.endswith("cases.jsonl"):
                 incoming += sum(1 for line in io.TextIOWrapper(tar.extractfile(m), encoding="utf-8") if line.strip())
         target = root / run_id
-        if target.exists():
-            here = _cases(p for p in target.rglob("cases.jsonl") if ".superseded-" not in str(p))
-            if here >= incoming:
-                raise BundleError(
-                    f"runs/{run_id} already holds {here} cases, the bundle {incoming}: it is not behind; "
-                    "move it away to restore the bundle"
-                )
-            config = target / "config.json"
-            if config.exists():
-                packed = json.load(tar.extractfile(f"{run_id}/config.json"))
-                if json.loads(config.read_text(encoding="utf-8")) != packed:
-                    raise BundleError(f"runs/{run_id} holds another config than the bundle: move it away first")
-        root.mkdir(parents=True, exist_ok=True)
-        tar.extractall(root, filter="data")
+        existed = target.exists()  # before the lock makes the folder
+        # Checked and replaced under the run's lock: a run still writing there would have its checkpoint replaced.
+        with run_lock.hold(target):
+            _restore(tar, root, run_id, incoming, existed)
     return run_id, incoming
+
+
+def _restore(tar: tarfile.TarFile, root: Path, run_id: str, incoming: int, existed: bool) -> None:
+    target = root / run_id
+    if existed:
+        here = _cases(p for p in target.rglob("cases.jsonl") if ".superseded-" not in str(p))
+        if here >= incoming:
+            raise BundleError(
+                f"runs/{run_id} already holds {here} cases, the bundle {incoming}: it is not behind; "
+                "move it away to restore the bundle"
+            )
+        config = target / "config.json"
+        if config.exists():
+            packed = json.load(tar.extractfile(f"{run_id}/config.json"))
+            if json.loads(config.read_text(encoding="utf-8")) != packed:
+                raise BundleError(f"runs/{run_id} holds another config than the bundle: move it away first")
+    tar.extractall(root, filter="data")

@@ -1,5 +1,6 @@
 """One writer per run folder: an invocation that writes into `runs/<run-id>/` (run, resume, reproduce, rejudge,
-accept, a bench and each of its stages) holds that folder's lock until it ends.
+accept, unpack, an export into the folder, a bench and each of its stages) holds that folder's lock until it ends.
+A Ray actor writes into it only for the driver that holds it (`check_held_by`).
 
 Two invocations of one config at once each appended every case, so the checkpoint held every case twice and
 both summaries counted them twice. The lock is an OS file lock (`flock`, through filelock): the kernel drops it
@@ -18,7 +19,7 @@ import shutil
 import socket
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
@@ -72,15 +73,17 @@ def holder(folder: Path) -> dict:
     return {}
 
 
-def _busy(folder: Path) -> RunBusy:
+def _who(folder: Path) -> str:
     owner = holder(folder)
     if owner:
-        who = f"pid {owner.get('pid')} on {owner.get('host')}, since {owner.get('started')}: {owner.get('command')}"
-    else:
-        who = "another process"
+        return f"pid {owner.get('pid')} on {owner.get('host')}, since {owner.get('started')}: {owner.get('command')}"
+    return "another process"
+
+
+def _busy(folder: Path) -> RunBusy:
     return RunBusy(
-        f"{folder}: in use by {who}; a run folder takes one writer at a time: wait for that one to end, or stop it "
-        "(its finished cases are saved) and run the same command again"
+        f"{folder}: in use by {_who(folder)}; a run folder takes one writer at a time: wait for that one to end, or "
+        "stop it (its finished cases are saved) and run the same command again"
     )
 
 
@@ -137,3 +140,64 @@ def _remove_if_only_started(folder: Path) -> None:
         return
     if left <= START_FILES:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_folders_above(path: Path, root: Path) -> list[Path]:
+    """The run folders under `root` that `path` lies in, outermost first (a bench's, then its stage's): each one
+    that holds what a start writes first (its lock file or config.json)."""
+    try:
+        parts = path.resolve().relative_to(root.resolve()).parts
+    except ValueError:
+        return []
+    above = [root.resolve().joinpath(*parts[:i]) for i in range(1, len(parts))]
+    return [f for f in above if (f / LOCK_FILE).exists() or (f / "config.json").exists()]
+
+
+@contextmanager
+def hold_all(folders: list[Path]):
+    """Each of `folders` locked, outermost first (the order a bench and its stages lock in)."""
+    with ExitStack() as stack:
+        for folder in folders:
+            stack.enter_context(hold(folder))
+        yield
+
+
+def owner() -> dict:
+    """This process as a lock's holder names itself (what a Ray actor is told its driver is)."""
+    return {"pid": os.getpid(), "host": socket.gethostname()}
+
+
+def check_held_by(folder: Path, driver: dict) -> None:
+    """Refuse to write into `folder` from a process working for `driver` (a Ray actor, on the driver's machine or
+    one that shares its file system) unless the driver holds its lock now: an actor left running by a driver
+    that died would otherwise write beside the run that took the folder over. A folder not on this machine's
+    file system is another machine's copy, none of this run's."""
+    if not (folder / LOCK_FILE).exists():
+        return
+    locked = _locked(folder)
+    if locked and {k: holder(folder).get(k) for k in driver} == driver:
+        return
+    served = f"the run's process this worker serves (pid {driver.get('pid')} on {driver.get('host')})"
+    if locked:
+        raise RunBusy(f"{folder}: in use by {_who(folder)}, not by {served}; this worker writes nothing there")
+    raise RunBusy(
+        f"{folder}: {served} no longer holds it; this worker writes nothing there: run the same command again "
+        "(finished cases are saved)"
+    )
+
+
+def _locked(folder: Path) -> bool:
+    """Whether some process holds `folder`'s lock now: a probe that takes the lock and at once lets it go, as
+    its own file descriptor (not filelock's per-path instance, which this process may hold itself)."""
+    import fcntl
+
+    fd = os.open(folder / LOCK_FILE, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)

@@ -176,3 +176,118 @@ def test_rejudge_and_accept_are_refused_while_another_process_writes_the_run(iso
         holder_process.wait(timeout=60)
     assert line.startswith(f"{folder}: in use by pid {holder_process.pid} on "), line
     assert (folder / "cases.jsonl").read_text() == '{"id": "a", "status": "accepted"}\n'
+
+
+def _held_by_another_process(folder):
+    """A real second process holding `folder`'s lock (the Popen; kill it when done)."""
+    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def test_an_export_into_a_run_folder_and_an_unpack_over_it_wait_for_its_writer(isolated):
+    from experiments.run_bundle import pack
+    from tests.test_cli_errors import invoke
+    from tests.test_export import _config, _swap, _write_run
+
+    folder = _write_run(isolated / "runs", "swap-run", _config("answer_swap"), [_swap(1, "accepted")])
+    pack("swap-run", isolated / "swap-run.tar.gz")
+    (folder / "cases.jsonl").write_text("")  # behind the bundle: an unpack would restore it
+    out = folder / "export"
+    holding = _held_by_another_process(folder)
+    try:
+        exported = only_line(invoke("export", "swap-run", "--out", str(out)))
+        unpacked = only_line(invoke("unpack", str(isolated / "swap-run.tar.gz")))
+    finally:
+        holding.kill()
+        holding.wait(timeout=60)
+    for line in (exported, unpacked):
+        assert line.startswith(f"{folder}: in use by pid {holding.pid} on "), line
+    assert not out.exists() and (folder / "cases.jsonl").read_text() == ""
+
+    assert invoke("unpack", str(isolated / "swap-run.tar.gz")).exit_code == 0
+    assert len(RunStore("swap-run").records()) == 1
+    assert invoke("export", "swap-run", "--out", str(out)).exit_code == 0
+    assert (out / "README.md").exists()
+
+
+class _Preparing:
+    """A task whose prepare() writes into the run folder, as an optimisation's compiled programs do."""
+
+    def __init__(self, lms, options):
+        pass
+
+    def prepare(self, examples, run_dir):
+        (run_dir / "prepared").write_text(str(os.getpid()))
+
+
+def _no_lms(run):
+    return {}
+
+
+def _worker_spec(folder, driver=None):
+    from types import SimpleNamespace
+
+    from experiments.executors.worker import WorkerSpec
+
+    run = SimpleNamespace(
+        task=SimpleNamespace(cls=_Preparing), options=None, config=SimpleNamespace(validation=SimpleNamespace())
+    )
+    run.config.validation.acceptance = "none"
+    spec = WorkerSpec(run, None, [], str(folder), _no_lms)
+    return spec if driver is None else WorkerSpec(run, None, [], str(folder), _no_lms, driver)
+
+
+ACTOR = textwrap.dedent("""
+    import pickle, sys
+    spec = pickle.loads(open(sys.argv[1], "rb").read())
+    spec.build()
+    print("built")
+""")
+
+
+def _actor(spec, tmp_path) -> subprocess.CompletedProcess:
+    """`spec` built in a process of its own, as a Ray actor builds it."""
+    import pickle
+
+    path = tmp_path / "spec.pickle"
+    path.write_bytes(pickle.dumps(spec))
+    return subprocess.run([sys.executable, "-c", ACTOR, str(path)], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_a_ray_actor_writes_into_the_run_folder_only_for_the_driver_that_holds_it(tmp_path):
+    folder = tmp_path / "run"
+    with hold(folder):  # this process is the driver
+        built = _actor(_worker_spec(folder), tmp_path)
+        assert built.returncode == 0, built.stderr
+        assert int((folder / "prepared").read_text()) not in (os.getpid(), 0)  # the actor's write
+    (folder / "prepared").unlink()
+
+    # The driver has ended (its lock is gone): its actor writes nothing.
+    left = _actor(_worker_spec(folder), tmp_path)
+    assert left.returncode != 0
+    assert left.stderr.strip().splitlines()[-1] == (
+        f"experiments.run_lock.RunBusy: {folder}: the run's process this worker serves (pid {os.getpid()} on "
+        f"{socket.gethostname()}) no longer holds it; this worker writes nothing there: run the same command "
+        "again (finished cases are saved)"
+    )
+
+    # Another invocation took the folder over: the old driver's actor writes nothing beside it.
+    holding = _held_by_another_process(folder)
+    try:
+        taken = _actor(_worker_spec(folder), tmp_path)
+        served = _actor(_worker_spec(folder, {"pid": holding.pid, "host": socket.gethostname()}), tmp_path)
+    finally:
+        holding.kill()
+        holding.wait(timeout=60)
+    assert taken.returncode != 0
+    assert f"{folder}: in use by pid {holding.pid} on " in taken.stderr
+    assert f", not by the run's process this worker serves (pid {os.getpid()} on " in taken.stderr
+    assert served.returncode == 0, served.stderr
+    assert (folder / "prepared").exists()
+
+
+def test_an_actor_on_a_machine_without_the_run_folder_checks_nothing(tmp_path):
+    from experiments.run_lock import check_held_by
+
+    check_held_by(tmp_path / "elsewhere", {"pid": 1, "host": "another-host"})

@@ -11,9 +11,10 @@ import logging
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from experiments import run_lock
 from experiments.errors import error_record
 from experiments.lm.registry import build_lm
 from experiments.resolved_run import ResolvedRun
@@ -30,12 +31,16 @@ class WorkerSpec:
     examples: list  # the run's seeds, for tasks whose prepare() looks at them (demonstration pools)
     run_dir: str
     build_lms: Callable  # build_lms below; tests swap in fakes
+    driver: dict = field(default_factory=run_lock.owner)  # the process that made the spec and holds run_dir
 
     def build(self) -> tuple[dict, object]:
         """The run's models and task in this process (models load on their first call)."""
         lms = self.build_lms(self.run)
         task, _ = build_task(self.run, lms, self.judge_params)
         if hasattr(task, "prepare"):
+            # prepare() may write into the run folder (an optimisation's compiled programs): only while the
+            # driver this actor serves still holds it.
+            run_lock.check_held_by(Path(self.run_dir), self.driver)
             task.prepare(self.examples, Path(self.run_dir))
         return lms, task
 

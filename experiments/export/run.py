@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from experiments import run_lock
 from experiments.export.card import render_card, task_text
 from experiments.export.croissant import CroissantInputs, validate_croissant, write_croissant
 from experiments.export.faitheval_layout import folder_name, write_faitheval
@@ -198,6 +199,12 @@ def export_run(
     run_id, root = run_location(run_id, runs_root or runs_dir())
     out = Path(out)
     _check_out(out)
+    # An export into a run's folder (runs/<id>/export/) writes there: only while no run, resume or rejudge does.
+    with run_lock.hold_all(run_lock.run_folders_above(out, runs_root or runs_dir())):
+        return _export(run_id, root, out, cases, layout)
+
+
+def _export(run_id: str, root: Path, out: Path, cases: str, layout: str) -> ExportResult:
     sets = select_case_sets(run_id, cases, root)
     scrubber = Scrubber(machine_paths((root,)))
     made = _made_by_us(out)
