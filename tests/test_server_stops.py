@@ -49,3 +49,57 @@ def test_a_run_whose_server_stopped_answering_ends_in_one_line(isolated, monkeyp
         f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI) stopped answering (cannot connect); finished cases "
         "are saved: start it again (docs/guides/tracking.md), then run the same command again"
     )
+
+
+def test_a_tracking_server_killed_mid_run_loses_no_case_and_is_waited_on_briefly(isolated, monkeypatch):
+    """A real `mlflow server` (sqlite behind it) killed with SIGKILL while the run's cases are made: the cases go
+    on (they need no server), every one is saved, and the run's closing requests give up within seconds of the
+    last case. With the server back, the same command completes the interrupted MLflow run."""
+    from contextlib import ExitStack
+
+    from experiments.config_loader import load_config
+    from experiments.run_store import RunStore
+    from tests.run_faults import CASES, assert_each_case_once, scripted_lms, seed_config, start_child, wait_for_cases
+    from tests.test_cli_errors import run
+    from tests.tracking_server import mlflow_server
+
+    for name in tracking.SERVER_RETRIES:
+        _unset(monkeypatch, name)
+    config_path = seed_config(isolated)
+    config = load_config(config_path)
+    store = RunStore(RunStore.new_id(config.name, config.digest()))
+    backend, artifacts, port = f"sqlite:///{isolated / 'server.db'}", isolated / "artifacts", free_port()
+    with ExitStack() as server:
+        uri = server.enter_context(mlflow_server(backend, artifacts, port=port))
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        child = start_child(config_path, delay=0.3)
+        try:
+            wait_for_cases(child, store.cases_path, 1)
+            server.close()  # SIGKILL to the server and its worker
+            wait_for_cases(child, store.cases_path, CASES)
+            cases_done = time.monotonic()
+            _, stderr = child.communicate(timeout=600)
+            waited = time.monotonic() - cases_done
+        finally:
+            child.kill()
+    assert child.returncode == 2, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI) stopped answering (cannot connect); finished cases "
+        "are saved: start it again (docs/guides/tracking.md), then run the same command again"
+    )
+    # Three retries per request, about 10 s each, for the run's closing requests (it was over four minutes).
+    assert waited < 120, f"{waited:.0f} s after the last case"
+    assert_each_case_once(store.cases_path)
+
+    with mlflow_server(backend, artifacts, port=port):
+        scripted_lms(monkeypatch)
+        again = run(config_path)
+        assert again.exit_code == 0, again.output
+        assert "0 new cases" in again.stdout
+
+        from experiments.tracking import find_runs
+
+        assert [r.info.status for r in find_runs(store.run_id)] == ["FINISHED"]  # the interrupted one, completed
+    assert_each_case_once(store.cases_path)
+    print(f"waited {waited:.1f} s after the last case")

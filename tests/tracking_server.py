@@ -137,13 +137,14 @@ def postgres(bindir: Path, account: pwd.struct_passwd | None, database: str = "m
 
 
 @contextmanager
-def mlflow_server(backend_uri: str, artifacts: Path, timeout: float = 180.0):
-    """`mlflow server` on 127.0.0.1:<free port>, serving artifacts from `artifacts`; yields its URL once
-    /health answers (within `timeout` seconds, else fails with the end of its log). The bound is wide: its
-    69 schema migrations and two imports of MLflow took over 90 s on 2 cores shared with a dozen jobs."""
+def mlflow_server(backend_uri: str, artifacts: Path, timeout: float = 180.0, port: int | None = None):
+    """`mlflow server` on 127.0.0.1:`port` (default: a free one), serving artifacts from `artifacts`; yields its
+    URL once /health answers (within `timeout` seconds, else fails with the end of its log). The bound is wide:
+    its 69 schema migrations and two imports of MLflow took over 90 s on 2 cores shared with a dozen jobs.
+    Leaving the block kills it (SIGKILL), as a crash or an OOM kill would."""
     import requests
 
-    port = free_port()
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     log_path = artifacts.parent / "mlflow-server.log"
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"} | SERVER_ENV
