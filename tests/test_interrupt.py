@@ -60,3 +60,42 @@ def test_a_second_signal_while_stopping_is_not_raised_again(capsys):
         "reeval: stopped by SIGINT; finished cases are saved: run the same command again to resume",
         "reeval: SIGTERM: already stopping",
     ]
+
+
+def test_a_second_ctrl_c_while_the_run_stops_prints_no_stray_exception(isolated, monkeypatch):
+    """The second SIGINT arrives just after the first one's line, while MLflow and SQLAlchemy close the run
+    (where a KeyboardInterrupt only printed "Exception ignored … KeyboardInterrupt")."""
+    config_path = seed_config(isolated)
+    config = load_config(config_path)
+    store = RunStore(RunStore.new_id(config.name, config.digest()))
+    child = start_child(config_path, delay=0.4)
+    message = "reeval: stopped by SIGINT; finished cases are saved: run the same command again to resume"
+    try:
+        wait_for_cases(child, store.cases_path, 2)
+        child.send_signal(signal.SIGINT)
+        seen = []
+        for line in child.stderr:  # universal newlines: the progress bar's "\r" ends a line too
+            seen.append(line.rstrip("\n"))
+            if line.rstrip("\n") == message:
+                try:
+                    child.send_signal(signal.SIGINT)
+                except ProcessLookupError:
+                    pass  # it had already ended
+                break
+        rest = child.stderr.read()
+        child.wait(timeout=600)
+    finally:
+        child.kill()
+    stderr = "\n".join(seen) + "\n" + rest
+    assert message in seen, stderr
+    assert child.returncode == 128 + signal.SIGINT, stderr
+    assert "Exception ignored" not in stderr and "Traceback" not in stderr, stderr
+    assert "KeyboardInterrupt" not in stderr, stderr
+    assert "reeval: SIGINT: already stopping" in stderr.splitlines(), stderr  # it came while the run stopped
+    stopped_at = len(store.records())
+
+    scripted_lms(monkeypatch)
+    result = run(config_path)
+    assert result.exit_code == 0, result.output
+    assert f"{CASES - stopped_at} new cases" in result.stdout
+    assert_each_case_once(store.cases_path)
