@@ -103,3 +103,38 @@ def test_a_tracking_server_killed_mid_run_loses_no_case_and_is_waited_on_briefly
         assert [r.info.status for r in find_runs(store.run_id)] == ["FINISHED"]  # the interrupted one, completed
     assert_each_case_once(store.cases_path)
     print(f"waited {waited:.1f} s after the last case")
+
+
+@pytest.mark.parametrize("server", ["down", "hangs"])
+def test_a_run_on_a_tracking_server_that_is_down_or_hangs_leaves_nothing_behind(isolated, monkeypatch, server):
+    """Refused before its first case, a new run leaves no runs/<id>/ folder; a run with finished cases keeps
+    each of them once."""
+    import socket
+
+    from tests.run_faults import assert_each_case_once, only_line, scripted_lms, seed_config
+    from tests.test_cli_errors import run
+
+    config_path = seed_config(isolated)
+    scripted_lms(monkeypatch)
+    finished = run(config_path, "--fresh")  # on the test's own sqlite store: a run with every case finished
+    assert finished.exit_code == 0, finished.output
+    (kept,) = [p.parent for p in (isolated / "runs").rglob("cases.jsonl")]
+    before = (kept / "cases.jsonl").read_bytes()
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        if server == "hangs":
+            listening.listen(1)  # connections queue and are never answered
+        uri = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        monkeypatch.setattr(tracking, "SERVER_TIMEOUT", 1.0)
+        reason = "cannot connect" if server == "down" else "no answer in 1 s"
+        expected = (
+            f"MLflow tracking server {uri} (MLFLOW_TRACKING_URI): {reason}. Start it (docs/guides/tracking.md) or "
+            "unset MLFLOW_TRACKING_URI to track into mlruns/mlflow.db."
+        )
+        assert only_line(run(config_path)) == expected
+        assert sorted(p.name for p in (isolated / "runs").iterdir()) == [kept.name]  # no new folder
+        assert only_line(run(config_path, "--resume", kept.name)) == expected
+    assert (kept / "cases.jsonl").read_bytes() == before
+    assert_each_case_once(kept / "cases.jsonl")
