@@ -29,6 +29,7 @@ models_app = typer.Typer(help="The local model roster.", invoke_without_command=
 app.add_typer(models_app, name="models")
 console = Console()
 err = Console(stderr=True)
+CONFIRM_ABOVE = 1.0  # dollars: a provider run estimated above this asks first
 
 
 @app.callback()
@@ -49,6 +50,15 @@ TyperOption.display_type_rich = _flag_type
 LogLevel = Annotated[str, typer.Option("--log-level", "-l", help="DEBUG, INFO, WARNING or ERROR")]
 RayAddress = Annotated[
     str | None, typer.Option(help="join this Ray cluster (host:port of `ray start --head`); implies --executor ray")
+]
+MaxCost = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        min_open=True,
+        help="override run.max_cost: stop before a provider request could take the run's spending past this "
+        "many dollars (retries counted); finished cases are saved",
+    ),
 ]
 
 
@@ -137,6 +147,19 @@ def run(
     ] = False,
     executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
     ray_address: RayAddress = None,
+    max_cost: MaxCost = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="run without the estimate and its question (a provider run estimated above --confirm-above "
+            "asks first, and without a terminal is refused unless --yes)",
+        ),
+    ] = False,
+    confirm_above: Annotated[
+        float, typer.Option(min=0.0, help="dollars above which a provider run asks before it starts")
+    ] = CONFIRM_ABOVE,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Run an experiment. Re-running the same config resumes it."""
@@ -144,7 +167,7 @@ def run(
     _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
     if resume:
-        _resume(resume, retry_errors, executor, ray_address)
+        _resume(resume, retry_errors, executor, ray_address, max_cost)
         return
     overrides = {}
     if limit is not None:
@@ -157,12 +180,16 @@ def run(
         overrides["models.pivot.name"] = pivot
     if executor is not None or ray_address is not None:
         overrides["run.executor"] = executor or "ray"  # an address means a cluster
+    if max_cost is not None:
+        overrides["run.max_cost"] = max_cost
     from experiments.config_loader import load_config
     from experiments.launch import run_experiment
 
     cfg = load_config(config, overrides)
     if target:
         cfg = _only_targets(cfg, target)
+    if not yes:
+        _confirm_spend(cfg, confirm_above)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
 
 
@@ -217,16 +244,25 @@ def _check_executor_options(executor: str | None, ray_address: str | None) -> No
         raise UserError("--ray-address joins a Ray cluster: it goes with --executor ray, not local")
 
 
-def _resume(run_id: str, retry_errors: bool, executor: str | None = None, ray_address: str | None = None) -> None:
+def _resume(
+    run_id: str,
+    retry_errors: bool,
+    executor: str | None = None,
+    ray_address: str | None = None,
+    max_cost: float | None = None,
+) -> None:
     from experiments.config_loader import config_from_dict
     from experiments.launch import run_experiment
 
     store = RunStore(run_id)
-    if executor is None and ray_address is None:
+    if executor is None and ray_address is None and max_cost is None:
         cfg = config_from_dict(store.read_config(), store.dir / "config.json", hint=STORED_CONFIG_HINT)
-    else:  # how a run executes is not part of its identity
+    else:  # how a run executes (and what it may spend) is not part of its identity
         raw = store.read_config()
-        raw.setdefault("run", {})["executor"] = executor or "ray"
+        if executor is not None or ray_address is not None:
+            raw.setdefault("run", {})["executor"] = executor or "ray"
+        if max_cost is not None:
+            raw.setdefault("run", {})["max_cost"] = max_cost
         cfg = config_from_dict(raw, store.dir / "config.json")
     _print_result(run_experiment(cfg, run_id=run_id, retry_errors=retry_errors, ray_address=ray_address))
 
@@ -237,13 +273,73 @@ def resume_cmd(
     retry_errors: bool = False,
     executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
     ray_address: RayAddress = None,
+    max_cost: MaxCost = None,
     log_level: LogLevel = "INFO",
 ) -> None:
-    """Finish an interrupted run without redoing finished cases."""
+    """Finish an interrupted run without redoing finished cases (a run stopped at its spend cap: with a higher
+    --max-cost)."""
     _setup_logging(log_level)
     _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
-    _resume(run_id, retry_errors, executor, ray_address)
+    _resume(run_id, retry_errors, executor, ray_address, max_cost)
+
+
+def _print_estimate(est) -> None:
+    from experiments.estimate import rows
+
+    header, body = rows(est)
+    table = Table(title=f"estimate for {est.config}")
+    for column in header:
+        table.add_column(column, overflow="fold", justify="left" if column in ("stage", "model") else "right")
+    for row in body:
+        table.add_row(*row)
+    console.print(table)
+    console.print(est.source(), markup=False, highlight=False, soft_wrap=True)
+
+
+def _confirm_spend(cfg, threshold: float) -> None:
+    """A run on a priced provider model shows its estimate first, and asks when it is above `threshold`
+    dollars. Without a terminal (a script, CI) nobody can answer: the run is refused unless --yes."""
+    import os
+
+    from experiments.estimate import estimate
+    from experiments.lm.prices import is_priced
+
+    priced = [e for e in cfg.models.entries().values() if "/" in e.name and is_priced(e.name, e.price)]
+    if not priced:
+        return  # local models and unpriced servers: no dollars to ask about
+    est = estimate(cfg)
+    _print_estimate(est)
+    if est.dollars is None or est.dollars <= threshold:
+        return
+    question = f"estimated ${est.dollars:.2f} is above ${threshold:.2f} (--confirm-above)"
+    if not sys.stdin.isatty() or os.environ.get("CI"):
+        raise UserError(f"{question}; no terminal to ask: pass --yes to run it, or --max-cost to cap it")
+    if not typer.confirm(f"{question}; run it?", default=False):
+        raise typer.Exit(2)
+
+
+@app.command()
+def estimate(
+    config: Annotated[str, typer.Argument(help="experiment YAML")],
+    pilot: Annotated[int, typer.Option(min=1, help="cases the pilot runs (scratch stores, the real call cache)")] = 5,
+    limit: Annotated[int | None, typer.Option(min=0, help="override data.limit")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the estimate as JSON")] = False,
+    log_level: LogLevel = "WARNING",
+) -> None:
+    """Calls, tokens, dollars and time a config will take, per stage and model, from a short pilot."""
+    _setup_logging(log_level)
+    import json
+
+    from experiments.config_loader import load_config
+    from experiments.estimate import estimate as make_estimate
+
+    cfg = load_config(config, {"data.limit": limit} if limit is not None else None)
+    est = make_estimate(cfg, pilot)
+    if as_json:
+        typer.echo(json.dumps(est.as_dict(), indent=1))
+        return
+    _print_estimate(est)
 
 
 @app.command()
@@ -391,6 +487,7 @@ def show(
     console.print(table)
     if hidden:
         console.print(f"{hidden} more metrics (every figure of the evaluation report): reeval show {run_id} --all")
+    console.print(_spent(latest.data.metrics), markup=False, highlight=False)
     params = latest.data.params
     for key in ("task", "data.source", "data.limit", "models.pivot.name", "lm.pivot.file_sha256"):
         if key in params:
@@ -401,6 +498,23 @@ def show(
     if latest.data.tags.get(PROMPTS_TAG):
         console.print(f"prompts (Prompt Registry): {latest.data.tags[PROMPTS_TAG]}", markup=False, highlight=False)
     _print_validity(latest.data.tags.get("reeval.run_id", run_id), latest.data.metrics, log=False)
+
+
+def _spent(metrics: dict[str, float]) -> str:
+    """What a run spent, in one line: dollars (where every model that answered has a price) and time."""
+    unpriced = sorted(
+        k[len("lm.") : -len(".calls")]
+        for k, v in metrics.items()
+        if k.startswith("lm.") and k.endswith(".calls") and v and k[: -len("calls")] + "cost_usd" not in metrics
+    )
+    if "cost_usd" in metrics:
+        money = f"${metrics['cost_usd']:.4f}"
+    else:
+        money = f"dollars unknown (no price: {', '.join(unpriced)})" if unpriced else "dollars not recorded"
+    times = [
+        f"{metrics[k]:.1f} s {name}" for k, name in (("wall_seconds", "wall"), ("cpu_seconds", "CPU")) if k in metrics
+    ]
+    return f"spent: {money}" + (f" · {' · '.join(times)}" if times else "")
 
 
 def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:

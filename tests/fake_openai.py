@@ -6,7 +6,9 @@ scripted fault applies to the request: `rate_limit` (429 with Retry-After: 0), `
 half), `empty` (a 200 with no body), `echo_auth` (a 500 whose message repeats the request's
 Authorization header, as a careless proxy might), `echo_key` (a 200 whose answer text repeats
 that header) or `unparseable` (a 200 whose answer is prose, not the JSON the adapter asked for).
-`report_usage=False` leaves the usage block out of every reply, as some servers do. Faults are
+`report_usage=False` leaves the usage block out of every reply, as some servers do; `count_tokens=True` reports
+tokens counted from the request's messages and the reply (a token per four characters, four more per message),
+so that longer prompts cost more, as they do at a provider. Faults are
 scripted per request: the first key of `faults` that the request's last message contains pops its
 next fault. Past `max_requests` every request gets a 400, which no client retries, so a test
 always stops.
@@ -68,9 +70,12 @@ class FakeOpenAI:
         hang: float = 2.0,
         max_requests: int = 200,
         report_usage: bool = True,
+        count_tokens: bool = False,
     ):
         self.reply = reply
         self.report_usage = report_usage
+        self.count_tokens = count_tokens
+        self.usages: list[dict] = []  # the usage block of every reply, in order
         self.faults = {key: list(seq) for key, seq in (faults or {}).items()}
         self.default = default
         self.hang = hang
@@ -132,7 +137,9 @@ class FakeOpenAI:
             "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
         }
         if self.report_usage:
-            reply["usage"] = USAGE
+            reply["usage"] = counted_usage(body["messages"], content) if self.count_tokens else USAGE
+            with self._lock:
+                self.usages.append(reply["usage"])
         payload = json.dumps(reply)
         if fault == "truncated":
             return Response(payload[: len(payload) // 2], media_type="application/json")
@@ -164,6 +171,12 @@ class FakeOpenAI:
 
     def requests_with(self, text: str) -> list[Seen]:
         return [s for s in self.seen if text in s.prompt]
+
+
+def counted_usage(messages: list[dict], content: str) -> dict:
+    prompt = sum(4 + len(str(m.get("content", ""))) // 4 for m in messages)
+    completion = 1 + len(content) // 4
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def replies_from(answers: dict[str, dict]) -> Callable[[str], str]:
