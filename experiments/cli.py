@@ -14,6 +14,7 @@ from rich.logging import RichHandler
 from rich.table import Table
 from typer.core import TyperOption
 
+from experiments import run_lock
 from experiments.config import ConfigError
 from experiments.failures import ReportingGroup, UserError
 from experiments.lm.offline import apply_offline_defaults
@@ -54,8 +55,6 @@ RayAddress = Annotated[
 MaxCost = Annotated[
     float | None,
     typer.Option(
-        min=0.0,
-        min_open=True,
         help="override run.max_cost: stop before a provider request could take the run's spending past this "
         "many dollars (retries counted); finished cases are saved",
     ),
@@ -757,22 +756,24 @@ def report(
     from experiments.report import write_report
     from experiments.tracking import checkpoint_here, find_runs, git_state, setup_mlflow
 
-    checkpoint_here(run_id)  # made on another machine: a team tracking server has its checkpoint
     store = RunStore(run_id)
-    store.require_cases()
-    records = [r for r in store.records() if "target" in r]
-    if not records:
-        raise UserError(
-            f"{store.cases_path}: {run_id!r} has no evaluation records; `reeval report` is for "
-            "runs of a task: evaluate config (whose data.source may name this run)"
+    # It may fetch the checkpoint into runs/<id>/ and writes its report there: one writer at a time.
+    with run_lock.hold(store.dir):
+        checkpoint_here(run_id)  # made on another machine: a team tracking server has its checkpoint
+        store.require_cases()
+        records = [r for r in store.records() if "target" in r]
+        if not records:
+            raise UserError(
+                f"{store.cases_path}: {run_id!r} has no evaluation records; `reeval report` is for "
+                "runs of a task: evaluate config (whose data.source may name this run)"
+            )
+        path = write_report(
+            records,
+            out or store.dir / "report",
+            title=f"reeval — {run_id}",
+            run_info={"run_id": run_id, **git_state(), "nli_backend": "none (entailment not computed)"},
+            validity=_report_validity(store),
         )
-    path = write_report(
-        records,
-        out or store.dir / "report",
-        title=f"reeval — {run_id}",
-        run_info={"run_id": run_id, **git_state(), "nli_backend": "none (entailment not computed)"},
-        validity=_report_validity(store),
-    )
     runs = find_runs(run_id)
     if runs:
         mlflow = setup_mlflow()

@@ -175,3 +175,44 @@ def test_a_cap_needs_a_price_for_every_provider_model(provider_env):
         with pytest.raises(Exception, match="run.max_cost: no price for models.pivot"):
             run_experiment(config, progress=False)
         assert not server.seen
+
+
+def test_the_command_line_estimates_asks_and_stops_at_the_cap_in_one_line(provider_env, monkeypatch):
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    monkeypatch.delenv("CI", raising=False)  # no terminal is what refuses here, not CI
+    with FakeOpenAI(reply=lambda prompt: "{}", count_tokens=True, max_requests=400) as server:
+        config = provider_config(provider_env, server, "answer_swap", limit=8, options={"distance": "proposed"})
+        script(server, config)
+        path = str(provider_env / "answer_swap.yaml")
+        run_id = RunStore.new_id(config.name, config.digest())
+
+        estimated = CliRunner().invoke(app, ["estimate", path, "--json"])
+        assert estimated.exit_code == 0, estimated.output
+        figures = json.loads(estimated.stdout)
+        assert figures["cases"] == 8 and figures["pilot_cases"] == 5 and figures["dollars"] > 0
+        assert [line["stage"] for line in figures["lines"]] == ["generate"]
+        assert not RunStore(run_id).dir.exists()  # the pilot ran in scratch stores
+
+        # Without a terminal nobody can answer: above the threshold the run is refused unless --yes.
+        refused = CliRunner().invoke(app, ["run", path, "--confirm-above", "0", "--log-level", "WARNING"])
+        assert refused.exit_code == 2, refused.output
+        assert "above $0.00 (--confirm-above)" in refused.stderr and "--yes" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1 and not RunStore(run_id).cases_path.exists()
+
+        capped = CliRunner().invoke(app, ["run", path, "--yes", "--max-cost", "0.000001", "--log-level", "ERROR"])
+        assert capped.exit_code == 2, capped.output
+        line = capped.stderr.strip().splitlines()[-1]  # after the progress bar's lines
+        assert "spend cap $0.0000 reached (run.max_cost)" in line and "Traceback" not in capped.stderr
+        # The pilot's five cases come from the call cache at no cost; the first request past them is refused.
+        assert "5 of 8 cases finished and saved" in line
+        assert f"reeval resume {run_id} --max-cost 2e-06" in line
+
+        finished = CliRunner().invoke(app, ["resume", run_id, "--max-cost", "1", "--log-level", "ERROR"])
+        assert finished.exit_code == 0, finished.output
+        shown = CliRunner().invoke(app, ["show", run_id])
+        assert "spent: $" in shown.stdout and "cost_usd" in shown.stdout
+    seeds = [r["seed_id"] for r in RunStore(run_id).records()]
+    assert len(seeds) == len(set(seeds)) == 8
