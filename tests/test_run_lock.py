@@ -158,8 +158,8 @@ def test_a_lock_file_removed_under_a_waiting_process_is_not_taken(tmp_path):
         assert holder(folder)["pid"] == os.getpid()
 
 
-@pytest.mark.parametrize("command", ["rejudge", "accept"])
-def test_rejudge_and_accept_are_refused_while_another_process_writes_the_run(isolated, command):
+@pytest.mark.parametrize("command", ["rejudge", "accept", "report"])
+def test_rejudge_accept_and_report_are_refused_while_another_process_writes_the_run(isolated, command):
     from tests.test_cli_errors import invoke
 
     folder = isolated / "runs" / "judged"
