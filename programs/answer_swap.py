@@ -55,7 +55,7 @@ from programs.person_names import (
     name_gender,
     person_gender,
 )
-from programs.place_bank import other_places
+from programs.place_bank import country_traces, other_places
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from programs.timeline import shift_timeline, year_of
@@ -92,6 +92,7 @@ TRACE_KINDS = (
     "letter_count",
     "inside_name",
     "split_name",
+    "country",
     "head",
     "remainder",
     "elapsed_years",
@@ -163,6 +164,7 @@ def swap_checks(
         "letter_count": bool(letter_counts(original, spans)),
         "inside_name": bool(inside_names(original, spans, golds)),
         "split_name": kind not in (None, "person", "date", "quantity") and bool(split_names(original, spans)),
+        "country": any(country_traces(edited, gold) for gold in golds),
         "head": bool(heads_left(edited, golds, keep=[new])),
         "remainder": any(remainder(edited, gold, new) for gold in golds),
         "elapsed_years": any(elapsed_years(edited, gold, new) for gold in golds),

@@ -43,6 +43,19 @@ _UNSUPPORTED = (
 )
 _PLACES["unsupported"] = _UNSUPPORTED
 _PLACE = re.compile(r"\b(" + "|".join(_PLACES.values()) + r")\b")
+
+
+def nation_words(name: str) -> list[str]:
+    """The other words of the nation `name` belongs to ("American", "U.S." for "United States"), as patterns."""
+    for locale, names in _PLACES.items():
+        if locale == "unsupported":  # many nations in one pattern
+            continue
+        words = names.split("|")
+        if any(re.fullmatch(w, name) for w in words):
+            return [w for w in words if not re.fullmatch(w, name)]
+    return []
+
+
 _MALE = re.compile(r"\b(?:he|him|his|himself|actor|king|husband|father|son|brother|boy|man|mr)\b", re.IGNORECASE)
 _FEMALE = re.compile(
     r"\b(?:she|her|hers|herself|actress|queen|wife|mother|daughter|sister|girl|woman|mrs|ms)\b", re.IGNORECASE

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
+from programs.person_names import nation_words
+
 # A city smaller than this is too often a village that shares a famous name ("Paradise", "Hollywood").
 MIN_CITY_POPULATION = 100_000
 CANDIDATES = 12
@@ -141,3 +143,21 @@ def other_places(answer: str, key: str) -> Iterator[str]:
         names = _order([c["name"] for c in near[: 2 * CANDIDATES]], key)
     # A name of several types or cities would be read as whichever the reader knows best.
     yield from [n for n in names if place_of(n) is not None and n.isascii()][:CANDIDATES]
+
+
+def country_traces(text: str, answer: str) -> list[str]:
+    """What is left of a country in `text` that its name's forms do not cover: its people's and its short names
+    ("American", "U.S.", "USA" for "the United States"), where the person-name locales know them, and its
+    three-letter code."""
+    place = place_of(answer)
+    if place is None or place.type != "country":
+        return []
+    record = _data()[0][place.code]
+    patterns = [*nation_words(place.name), re.escape(record["iso3"]), r"\.".join(record["iso"]) + r"\."]
+    found = []
+    for pattern in patterns:
+        # "North American" names a continent's people, not the United States'.
+        m = re.search(rf"(?<![\w.])(?<!North )(?<!South )(?<!Latin )(?<!Central )(?:{pattern})(?!\w)", text)
+        if m:
+            found.append(m.group())
+    return list(dict.fromkeys(found))

@@ -6,7 +6,7 @@ import pytest
 
 from metrics.word_traces import split_names
 from programs.answer_swap import AnswerSwap
-from programs.place_bank import other_places, place_of
+from programs.place_bank import country_traces, other_places, place_of
 
 
 @pytest.mark.parametrize(
@@ -96,3 +96,10 @@ def test_a_kind_the_pivot_does_not_write_is_unreached_without_a_call():
     assert out.proposals == [{"proposal": "", "answer_type": out.kind, "problem": "kind_not_written"}]
     with pytest.raises(ValueError, match="pivot_kinds"):
         AnswerSwap(pivot_kinds=["colour"])
+
+
+def test_a_countrys_people_and_short_names_left_are_traces():
+    left = "The final will be in Guatemala , the U.S. team hosts the USA fans . American fans cheer ."
+    assert country_traces(left, "the United States") == ["American", "U.S.", "USA"]
+    assert country_traces("Malaysia has the most Muslims .", "Indonesia") == []
+    assert country_traces("Rabat is in Morocco .", "Casablanca") == []  # a city's: its country is no trace
