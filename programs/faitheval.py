@@ -26,14 +26,15 @@ from metrics.checks import (
 )
 from metrics.evidence_checks import competing_candidates, names_beside, restating_sentences
 from metrics.normalize import answer_tokens
-from metrics.surface_forms import answer_kind, units_of
-from metrics.traces import coarse_dates, date_year_left, descriptions_left
+from metrics.surface_forms import answer_kind, find_forms, units_of
+from metrics.traces import coarse_dates, date_year_left, descriptions_left, gloss_traces
 from metrics.word_traces import derived_words
 from programs.answer_kinds import TYPE_NOUN_KINDS, type_in
 from programs.answer_swap import AnswerSwap
 from programs.context_enrich import FETCH_FACTOR, clean_passages, placed
 from programs.entity_tagger import tagger as default_tagger
 from programs.person_names import is_first_name, person_gender
+from programs.place_bank import PLACE_NOUNS, country_traces, place_of
 from programs.retries import retry_config
 from programs.sentences import split_sentences
 from programs.span_edit import replace_forms
@@ -45,7 +46,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/25"
+VERSION = "faitheval/26"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -140,7 +141,18 @@ def mask_noun(question: str, context: str, answers: list[str], tagger) -> str | 
     if re.match(r"\s*(?:who|whom|whose)\b", question, re.IGNORECASE) and person_gender(context, answers[0]):
         return "person"  # a "who" answer the passage calls he or she, whatever the tagger reads ("Hirschman")
     typed = type_in(tagger(), context, answers, question, is_first_name)
-    return MASK_NOUNS.get(typed.kind) if typed is not None else None
+    if typed is None:
+        return None
+    place = place_of(answers[0]) if typed.kind == "place" else None
+    # "the country" says what "the place" leaves open, and no more than the question already asks.
+    return PLACE_NOUNS[place.type] if place is not None else MASK_NOUNS.get(typed.kind)
+
+
+def glosses_left(original: str, edited: str, answers: list[str]) -> list[str]:
+    """The glosses that followed the answer in the original (its pronunciation, its own script, a code) still in
+    the edited text: "A place ( / ˈstiːviə / ) is a sweetener" says the name aloud."""
+    ends = [f.end for answer in answers for f in find_forms(original, answer)]
+    return list(dict.fromkeys(body for _, body in gloss_traces(original, ends) if body.strip() and body in edited))
 
 
 def masked(text: str, answers: list[str], noun: str) -> str:
@@ -261,6 +273,8 @@ class Unanswerable(dspy.Module):
             "old_answer_trace:date_year": not date_year_left(edited, answers, question, dated=False),
             "old_answer_trace:coarse_date": not coarse_dates(edited, answers, question),
             "old_answer_trace:derived_word": not derived_words(edited, answers, common=True),
+            "old_answer_trace:gloss": not glosses_left(context, edited, answers),
+            "old_answer_trace:country": not any(country_traces(edited, a) for a in answers),
             "lure_answers_question": not lures_answering(edited, question, answers),
             "rest_kept": len(rest) >= self.min_kept * len(context),
         }

@@ -23,6 +23,8 @@ from programs.person_names import nation_words
 # A city smaller than this is too often a village that shares a famous name ("Paradise", "Hollywood").
 MIN_CITY_POPULATION = 100_000
 CANDIDATES = 12
+# What each type is called where a name is masked by its kind (programs/faitheval.py).
+PLACE_NOUNS = {"country": "country", "us_state": "state", "city": "city"}
 
 
 @dataclass(frozen=True)

@@ -460,3 +460,24 @@ def test_an_answer_that_is_no_name_is_dropped_under_mask():
     )
     assert out.rejection is None and "1932" not in out.context and "opened" not in out.context
     assert out.edits[0]["to"] is None
+
+
+def test_a_mask_leaves_no_gloss_of_the_name_and_calls_a_known_place_by_its_type():
+    from programs.faitheval import glosses_left
+
+    sweet = "Stevia ( / ˈstiːviə / ) is a sweetener made from a plant . Stevia is sold in shops . It is sweet ."
+    out = Unanswerable(removal="mask", lures="keep")(
+        question="what is the sweetener made from the plant", context=sweet, answers=["Stevia"]
+    )
+    assert glosses_left(sweet, "A place ( / ˈstiːviə / ) is a sweetener .", ["Stevia"]) == [" / ˈstiːviə / "]
+    assert out.rejection in ("old_answer_trace:gloss", "answer_is_subject"), out.rejection
+    film = "The film is set in Casablanca , a port . Casablanca was in French Morocco then . The cast loved it ."
+    out = Unanswerable(removal="mask", lures="keep")(
+        question="where was the film set", context=film, answers=["Casablanca"]
+    )
+    assert out.rejection is None and out.context.startswith("The film is set in a city , a port . The city was in")
+    country = "Indonesia has the most Muslims of any country . Indonesian Islam is mostly Sunni . It lies in Asia ."
+    out = Unanswerable(removal="mask", lures="keep")(
+        question="which country has the most muslims", context=country, answers=["Indonesia"]
+    )
+    assert out.rejection == "old_answer_trace:derived_word" and out.context.startswith("A country has the most")
