@@ -25,13 +25,17 @@ def _mkdocs_available() -> bool:
     return True
 
 
-@pytest.mark.skipif(
+_needs_mkdocs = pytest.mark.skipif(
     not _mkdocs_available() and os.environ.get("CI") != "true",
     reason="mkdocs is not installed (pip install -e '.[dev]'); runs under CI=true",
 )
-def test_the_documentation_site_builds_strictly(tmp_path):
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site built once with `mkdocs build --strict`, for every test that reads the built pages."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONPATH": str(ROOT)}
-    site = tmp_path / "site"
+    site = tmp_path_factory.mktemp("docs") / "site"
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=ROOT,
@@ -41,14 +45,23 @@ def test_the_documentation_site_builds_strictly(tmp_path):
         timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    yield site
+    shutil.rmtree(site)
+
+
+@_needs_mkdocs
+def test_the_documentation_site_builds_strictly(site):
     for page in (
         "index.html",
         "tutorial/index.html",
+        "quickstart/index.html",
+        "troubleshooting/index.html",
         "reference/cli/index.html",
         "reference/config/index.html",
         "results/index.html",
         "reviews/index.html",
         "changelog/index.html",
+        "contributing/index.html",
     ):
         assert (site / page).exists(), page
     cli = (site / "reference/cli/index.html").read_text(encoding="utf-8")
@@ -60,7 +73,63 @@ def test_the_documentation_site_builds_strictly(tmp_path):
     assert "answer_swap/19" in changelog and 'href="../results/strength/"' in changelog  # CHANGELOG.md, links rewritten
     _images_resolve(site)
     _no_unknown_tags(site)
-    shutil.rmtree(site)
+
+
+# What makes a browser fetch something as a page loads: a stylesheet, script, image, frame, media or
+# preload link, and a stylesheet's url() and @import. A link the reader clicks (<a href>) is no request.
+_FETCHED = re.compile(
+    r"<(?:link|script|img|iframe|source|video|audio|embed|object)\b[^>]*?\s(?:src|href|data|srcset)=\"([^\"]+)\"",
+    re.I,
+)
+_CSS_FETCHED = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])([^'")\s]+)""", re.I)
+
+
+def _other_host(url: str) -> bool:
+    return bool(re.match(r"(?:[a-z][a-z0-9+.-]*:)?//", url, re.I))
+
+
+@_needs_mkdocs
+def test_no_built_page_fetches_from_another_host(site):
+    """The site is read offline: no theme font from Google Fonts, no script or stylesheet from a CDN."""
+    remote = []
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        remote += [f"{page.relative_to(site)}: {url}" for url in _FETCHED.findall(text) if _other_host(url)]
+    for sheet in sorted(site.rglob("*.css")):
+        text = sheet.read_text(encoding="utf-8")
+        remote += [f"{sheet.relative_to(site)}: {url}" for url in _CSS_FETCHED.findall(text) if _other_host(url)]
+    assert not remote, "\n".join(sorted(set(remote)))
+
+
+@pytest.mark.browser
+@_needs_mkdocs
+def test_no_built_page_requests_another_host_in_chromium(site):
+    """What a browser really asks for, the theme's scripts included (they load a polyfill, mermaid or a
+    repository's star count from the network only on conditions this site never meets)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    from tests.browser import chromium_page, require_chromium, running_server
+
+    require_chromium()
+    app = Starlette(routes=[Mount("/", StaticFiles(directory=site, html=True))])
+    pages = sorted(p.relative_to(site).parent.as_posix() for p in site.rglob("index.html"))
+    elsewhere, failed = [], []
+    with running_server(app) as base, chromium_page() as page:
+        # Refused at once rather than left to time out: the test runs offline too.
+        page.route(
+            "**/*",
+            lambda route: route.continue_() if route.request.url.startswith(base) else route.abort(),
+        )
+        page.on("request", lambda r: elsewhere.append(r.url) if not r.url.startswith(base) else None)
+        for path in pages:
+            url = f"{base}/" if path == "." else f"{base}/{path}/"
+            response = page.goto(url, wait_until="load")
+            if response is None or not response.ok:
+                failed.append(url)
+    assert not failed, failed
+    assert not elsewhere, sorted(set(elsewhere))
 
 
 def _images_resolve(site: Path) -> None:
@@ -151,6 +220,7 @@ def _site_pages() -> dict[str, str]:
     sys.path.insert(0, str(ROOT / "docs" / "hooks"))
     try:
         import changelog
+        import contributing
         import reference
     finally:
         sys.path.remove(str(ROOT / "docs" / "hooks"))
@@ -167,6 +237,7 @@ def _site_pages() -> dict[str, str]:
     pages["reference/cli.md (generated)"] = reference.cli_page()
     pages["reference/config.md (generated)"] = reference.config_page()
     pages["CHANGELOG.md"] = changelog.page_text()
+    pages["CONTRIBUTING.md"] = contributing.page_text()
     return pages
 
 
@@ -220,3 +291,54 @@ def test_at_most_three_comment_lines_above_a_version():
                 if above > 3:
                     long.append(f"{path.relative_to(ROOT)}: {above} comment lines above VERSION")
     assert not long, long
+
+
+def _program_versions() -> dict[str, int]:
+    """The code's current version of each versioned program (`VERSION = "answer_swap/31"` and the like),
+    read from the source so that no model library is imported."""
+    versions = {}
+    for path in [*ROOT.joinpath("programs").rglob("*.py"), *ROOT.joinpath("experiments").rglob("*.py")]:
+        for name, number in re.findall(
+            r'^[A-Z_]*VERSION = "([a-z_]+)/([0-9]+)"', path.read_text(encoding="utf-8"), re.M
+        ):
+            versions[name] = max(versions.get(name, 0), int(number))
+    return versions
+
+
+def test_no_page_names_a_program_version_the_code_does_not_have():
+    """A guide, the concepts, the tutorial or the README that names `answer_swap/40` while the code is at
+    `/31` describes a program nobody can run. Results pages, the changelog and the archived runs record
+    what was measured at a version and are left out; an older version named elsewhere is history
+    ("since `/29`"), which the check allows."""
+    versions = _program_versions()
+    assert {"answer_swap", "faitheval", "context_enrich"} <= set(versions), versions
+    mention = re.compile(r"\b(" + "|".join(sorted(versions, key=len, reverse=True)) + r")/([0-9]+)\b")
+    pages = {
+        name: text
+        for name, text in {**_site_pages(), "README.md": (ROOT / "README.md").read_text(encoding="utf-8")}.items()
+        if not name.startswith(("docs/results/", "CHANGELOG"))
+    }
+    ahead = [
+        f"{name}: {program}/{number} (the code: {program}/{versions[program]})"
+        for name, text in pages.items()
+        for program, number in mention.findall(text)
+        if int(number) > versions[program]
+    ]
+    assert not ahead, "\n".join(sorted(set(ahead)))
+
+
+def test_the_tutorial_says_which_version_it_was_recorded_at():
+    """The tutorial shows recorded output. It names the generator version it was recorded at, and while
+    the code is at a later version it says so above the first output, so that a reader who gets other
+    cases knows why; once it is recorded again at the current version the warning goes."""
+    text = (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    versions = _program_versions()
+    recorded = re.findall(r"[Rr]ecorded at `([a-z_]+)/([0-9]+)`", text)
+    assert recorded, "docs/tutorial.md: no 'recorded at `<program>/<version>`'"
+    behind = sorted({f"{p}/{n}" for p, n in recorded if int(n) < versions.get(p, 0)})
+    warned = re.search(r'^!!! warning "Recorded at `', text, re.M)
+    if behind:
+        assert warned, f"docs/tutorial.md was recorded at {behind}; the code is newer and the page does not say so"
+        assert warned.start() < text.index("```"), "the warning comes before the first command"
+    else:
+        assert not warned, "docs/tutorial.md is recorded at the current version: its warning is out of date"
