@@ -180,7 +180,8 @@ def estimate(config: ExperimentConfig, pilot: int = DEFAULT_PILOT) -> Estimate:
 
 def rows(est: Estimate) -> tuple[list[str], list[list[str]]]:
     """The estimate as a table: a row per stage and model, and the total."""
-    header = ["stage", "model", "calls/case", "calls", "prompt tokens", "completion tokens", "dollars", "time"]
+    # Within 80 columns: "prompt" and "completion" count tokens.
+    header = ["stage", "model", "calls/case", "calls", "prompt", "completion", "dollars", "time"]
 
     def money(value: float | None) -> str:
         return "no price" if value is None else f"${value:.4f}"
