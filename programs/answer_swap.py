@@ -55,7 +55,7 @@ from programs.person_names import (
     name_gender,
     person_gender,
 )
-from programs.place_bank import country_traces, other_places
+from programs.place_bank import cities_within, country_traces, other_places
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from programs.timeline import shift_timeline, year_of
@@ -67,7 +67,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/31"
+VERSION = "answer_swap/32"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -93,6 +93,7 @@ TRACE_KINDS = (
     "inside_name",
     "split_name",
     "country",
+    "city_within",
     "head",
     "remainder",
     "elapsed_years",
@@ -165,6 +166,7 @@ def swap_checks(
         "inside_name": bool(inside_names(original, spans, golds)),
         "split_name": kind not in (None, "person", "date", "quantity") and bool(split_names(original, spans)),
         "country": any(country_traces(edited, gold) for gold in golds),
+        "city_within": any(cities_within(edited, gold) for gold in golds),
         "head": bool(heads_left(edited, golds, keep=[new])),
         "remainder": any(remainder(edited, gold, new) for gold in golds),
         "elapsed_years": any(elapsed_years(edited, gold, new) for gold in golds),
@@ -369,6 +371,16 @@ class AnswerSwap(dspy.Module):
     ) -> str | None:
         """Why the proposal cannot stand in the old answer's place, read in the edited passage."""
         if any(generic_name(run) for run in {proposal, *name_runs(proposal)}):
+            return "proposal_placeholder"
+        who = (old is not None and old.kind == "person") or re.match(r"\s*(?:who|whom|whose)\b", question, re.I)
+        if (
+            who
+            and len(proposal.split()) == 1
+            and is_first_name(proposal)
+            and not (len(answers[0].split()) == 1 and is_first_name(answers[0]))
+        ):
+            # A bare first name stands in for anyone ("the rider of a pale horse is John", "Jack" in a cast
+            # list; read invalid), unless the old answer is a bare first name too.
             return "proposal_placeholder"
         bare = re.sub(r"['’]s\b", "", proposal)  # "Hanuman's family" names the question's Hanuman
         if name_part_in(question, bare):

@@ -34,7 +34,7 @@ from programs.answer_swap import AnswerSwap
 from programs.context_enrich import FETCH_FACTOR, clean_passages, placed
 from programs.entity_tagger import tagger as default_tagger
 from programs.person_names import is_first_name, person_gender
-from programs.place_bank import PLACE_NOUNS, country_traces, place_of
+from programs.place_bank import PLACE_NOUNS, cities_within, country_traces, place_of
 from programs.retries import retry_config
 from programs.sentences import split_sentences
 from programs.span_edit import replace_forms
@@ -46,7 +46,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/26"
+VERSION = "faitheval/27"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -275,6 +275,7 @@ class Unanswerable(dspy.Module):
             "old_answer_trace:derived_word": not derived_words(edited, answers, common=True),
             "old_answer_trace:gloss": not glosses_left(context, edited, answers),
             "old_answer_trace:country": not any(country_traces(edited, a) for a in answers),
+            "old_answer_trace:city_within": not any(cities_within(edited, a) for a in answers),
             "lure_answers_question": not lures_answering(edited, question, answers),
             "rest_kept": len(rest) >= self.min_kept * len(context),
         }

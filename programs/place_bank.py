@@ -163,3 +163,30 @@ def country_traces(text: str, answer: str) -> list[str]:
         if m:
             found.append(m.group())
     return list(dict.fromkeys(found))
+
+
+@cache
+def _cities_within() -> dict[tuple[str, str], list[str]]:
+    """(type, code) → the large cities inside that country or US state."""
+    _, _, cities = _data()
+    within: dict[tuple[str, str], list[str]] = {}
+    for c in cities.values():
+        if c["population"] < MIN_CITY_POPULATION or not c["name"].isascii():
+            continue
+        within.setdefault(("country", c["countrycode"]), []).append(c["name"])
+        if c["countrycode"] == "US":
+            within.setdefault(("us_state", c["admin1code"]), []).append(c["name"])
+    return within
+
+
+def cities_within(text: str, answer: str) -> list[str]:
+    """Large cities of the country or US state `answer` may name, left in `text`: "outside of Seattle" beside
+    Washington moved to another state, "Jakarta" beside Indonesia moved to Malaysia. Every reading of a name of
+    several types counts ("Washington": the state's cities)."""
+    readings = [p for p in _index().get(_key(answer), []) if p.type in ("country", "us_state")]
+    found = []
+    for place in readings:
+        for city in _cities_within().get((place.type, place.code), []):
+            if _key(city) != _key(answer) and re.search(rf"(?<!\w){re.escape(city)}(?!\w)", text):
+                found.append(city)
+    return list(dict.fromkeys(found))

@@ -6,7 +6,7 @@ import pytest
 
 from metrics.word_traces import split_names
 from programs.answer_swap import AnswerSwap
-from programs.place_bank import country_traces, other_places, place_of
+from programs.place_bank import cities_within, country_traces, other_places, place_of
 
 
 @pytest.mark.parametrize(
@@ -103,3 +103,25 @@ def test_a_countrys_people_and_short_names_left_are_traces():
     assert country_traces(left, "the United States") == ["American", "U.S.", "USA"]
     assert country_traces("Malaysia has the most Muslims .", "Indonesia") == []
     assert country_traces("Rabat is in Morocco .", "Casablanca") == []  # a city's: its country is no trace
+
+
+def test_a_city_of_the_old_country_or_state_left_is_a_trace():
+    assert cities_within("the family lives outside of Seattle in New York", "Washington") == ["Seattle"]
+    assert cities_within("Malaysia has the most Muslims ; the capital is Jakarta .", "Indonesia") == ["Jakarta"]
+    assert cities_within("Malaysia has the most Muslims .", "Indonesia") == []
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="which country has the largest muslim population",
+        context="Indonesia has the largest Muslim population . Its capital Jakarta is on Java .",
+        answers=["Indonesia"],
+    )
+    assert out.rejection == "old_answer_trace:city_within"
+
+
+def test_a_bare_first_name_for_a_person_is_a_placeholder():
+    context = "In Revelation the rider of a pale horse is Death , and Hades follows him ."
+    lm = dspy.utils.DummyLM([{"wrong_answer": "John"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1, writer="pivot", distance="proposed")(
+            question="who is the rider of the pale horse", context=context, answers=["Death"]
+        )
+    assert out.proposals[0]["proposal"] == "John" and out.proposals[0]["problem"] == "proposal_placeholder"
