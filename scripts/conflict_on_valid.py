@@ -4,6 +4,7 @@
     python3 scripts/measure_acceptance.py import OUT_DIR/sheet-1.key.json VERDICTS.txt --reader NAME
     python3 scripts/conflict_on_valid.py [--run docs/reviews/knowledge-conflict-9eb7a0a1c6]
     python3 scripts/conflict_on_valid.py --run RUN_A --run RUN_B   # several runs pooled, one swap per seed
+    python3 scripts/conflict_on_valid.py --run RUN_A --run RUN_B --by-kind   # the open-book table per answer kind
 
 Reads archived knowledge-conflict runs: each one's answer-swap stage's cases and the report's classified
 answers (report/conflict_answers.jsonl), restricted to the seeds the target knows. Several runs are pooled
@@ -175,12 +176,42 @@ def write_sheet(cases: list[dict], level: dict[str, dict], out_dir: Path, size: 
     print(f"{len(drawn)} of {len(kept)} unread known-seed swaps passing today's checks, on {parts} sheets in {out_dir}")
 
 
+@cache
+def _kind_group(question: str, context: str, answers: tuple[str, ...]) -> str:
+    """The reading group of the old answer's kind, read where it stands in its passage (programs/answer_kinds.py)."""
+    from programs.answer_kinds import type_in
+    from programs.entity_tagger import tagger
+    from programs.person_names import is_first_name
+
+    typed = type_in(tagger(), context, list(answers), question, is_first_name)
+    return typed.group if typed is not None else "untyped"
+
+
+def by_kind(cases: list[dict], answers: list[dict], level: dict[str, dict], setting: str = "open_book") -> None:
+    """Evidence / memory / other per answer-kind group, on every accepted swap and on the swaps read valid."""
+    record = {r["id"]: r for r in cases}
+    rows = [a for a in answers if a["setting"] == setting and a.get("label") in LABELS]
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for a in rows:
+        r = record[a["case_id"]]
+        groups[_kind_group(r["question"], r["original_context"], tuple(r["original_answers"]))].append(a)
+    print(f"\n{setting}: answer kind | swaps | n | " + " | ".join(LABELS))
+    print("---|---|---|" + "---|" * len(LABELS))
+    for group, members in sorted(groups.items()):
+        valid = [
+            a for a in members if level[a["case_id"]]["checks"] is None and level[a["case_id"]]["verdict"] == "valid"
+        ]
+        print(f"{group} | every accepted swap | " + share_row(members))
+        print(f"{group} | read valid | " + share_row(valid))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", type=Path, action="append", help="a run directory (repeat to pool several)")
     parser.add_argument("--sheet", type=Path, help="write a blind sheet of --size swaps passing today's checks")
     parser.add_argument("--size", type=int, default=60)
     parser.add_argument("--parts", type=int, default=2)
+    parser.add_argument("--by-kind", action="store_true", help="the open-book table per answer-kind group too")
     args = parser.parse_args()
     runs = args.run or [ROOT / "docs" / "reviews" / "knowledge-conflict-9eb7a0a1c6"]
     cases, answers, level = pooled_swaps(runs)
@@ -220,6 +251,8 @@ def main() -> None:
                 f"{setting} | valid, prediction-powered (judge P(valid) rectified by the reading) | {n} | "
                 + " | ".join(f"{p:.2f} [{lo:.2f}, {hi:.2f}]" for p, lo, hi in (est[label] for label in LABELS))
             )
+    if args.by_kind:
+        by_kind(cases, answers, level)
 
 
 if __name__ == "__main__":
