@@ -257,16 +257,25 @@ _NOT_NAME_WORDS = frozenset(
 )
 
 
-def split_names(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
+_SAINT = re.compile(r"\b(?:St\.|Saint|San|Santa|Sant'|São)\s+$")
+
+
+def split_names(original: str, spans: Iterable[tuple[int, int, str]], person: bool = False) -> list[str]:
     """Replaced spans of a name that were one part of a longer name in the original: "Colts" in "Indianapolis
     Colts" (the swap leaves "Indianapolis Chicago Bears"), "Nevada" in "University of Nevada". A name word
     right before the span (not opening its sentence), or a name word and "of" before it, or a name word right
-    after it. Spans with digits are dates and numbers, whose neighbours are months and units."""
+    after it. Spans with digits are dates and numbers, whose neighbours are months and units. A person's name may
+    follow a title ("President Lincoln"), so for a person only a saint's title counts ("St. Florian" made
+    "St. Erich Wende")."""
     sentence_starts = {s for s, _ in _sentences(original)}
     found = []
     for start, end, _ in spans:
         word = original[start:end]
         if re.search(r"\d", word) or not word[:1].isupper():
+            continue
+        if person:
+            if _SAINT.search(original[:start]):
+                found.append(original[max(0, start - 25) : min(len(original), end + 25)].strip())
             continue
         before = re.search(r"([A-Z][\w'’.&-]*)\s+(?:of\s+(?:the\s+)?)?$", original[:start])
         after = re.match(r"\s+([A-Z][\w'’.&-]*)", original[end:])

@@ -125,3 +125,27 @@ def test_a_bare_first_name_for_a_person_is_a_placeholder():
             question="who is the rider of the pale horse", context=context, answers=["Death"]
         )
     assert out.proposals[0]["proposal"] == "John" and out.proposals[0]["problem"] == "proposal_placeholder"
+
+
+def test_a_saints_title_before_a_replaced_name_is_a_split_name_but_another_title_is_not():
+    text = "The church was built to St. Florian 's design , and President Lincoln opened it ."
+    florian, lincoln = text.index("Florian"), text.index("Lincoln")
+    assert split_names(text, [(florian, florian + len("Florian"), "X")], person=True)
+    assert not split_names(text, [(lincoln, lincoln + len("Lincoln"), "X")], person=True)
+
+
+def test_a_person_code_cannot_name_is_unreached_at_a_code_made_distance():
+    # No pronoun or noun gives the person's sex: no made-up name fits, and the pivot's famous names read invalid.
+    context = "The award was won by Morgan Quinlan in 1998 , the first to win it twice ."
+    lm = dspy.utils.DummyLM([{"wrong_answer": "Tom Cruise"}], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1, distance="near", writer="pivot")(
+            question="who won the award in 1998", context=context, answers=["Morgan Quinlan"]
+        )
+        proposed = AnswerSwap(max_attempts=1, distance="proposed", writer="pivot")(
+            question="who won the award in 1998", context=context, answers=["Morgan Quinlan"]
+        )
+    assert out.kind == "person" and out.rejection == "level_unreachable"
+    assert out.proposals[-1]["problem"] == "kind_not_written"
+    # `distance: proposed` has the pivot write every kind: it is asked, once.
+    assert proposed.proposals[0]["proposal"] == "Tom Cruise" and len(lm.history) == 1
