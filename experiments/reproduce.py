@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 # Timing and bookkeeping fields differ between any two runs by design (a reproduction runs with the LM
 # cache off, so the calls the cache answered differ too).
 VOLATILE_FIELDS = {"seconds", "attempt", "batch_size", "error", "pivot_seconds", "pivot_cached_calls"}
-VOLATILE_METRICS = ("wall_seconds", "seconds_per_case", ".seconds", "run.resumed_cases", ".cached_calls")
+VOLATILE_METRICS = ("wall_seconds", "cpu_seconds", "seconds_per_case", ".seconds", "run.resumed_cases", "cached_")
 
 
 class InputChanged(RuntimeError):

@@ -226,9 +226,10 @@ class AnswerSwap(dspy.Module):
         tagger: Callable[[], Tagger] | None = default_tagger,
         cue_finder: Callable[[str, str, str, list[str], str], list[str]] | None = None,
         cues: str = "keep",
-        pivot_kinds: Iterable[str] = PIVOT_KINDS,
+        pivot_kinds: Iterable[str] | None = None,
     ):
         super().__init__()
+        pivot_kinds = PIVOT_KINDS if pivot_kinds is None else tuple(pivot_kinds)
         unknown = set(pivot_kinds) - set(KINDS)
         if unknown:
             raise ValueError(f"pivot_kinds: each one of {KINDS}, got {sorted(unknown)}")

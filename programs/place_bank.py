@@ -144,7 +144,8 @@ def other_places(answer: str, key: str) -> Iterator[str]:
         # The cities closest in size, in an order spread by the seed.
         names = _order([c["name"] for c in near[: 2 * CANDIDATES]], key)
     # A name of several types or cities would be read as whichever the reader knows best.
-    yield from [n for n in names if place_of(n) is not None and n.isascii()][:CANDIDATES]
+    # A district's registry name ("Paris 18 Buttes-Montmartre") or one in another script is no name a passage uses.
+    yield from [n for n in names if place_of(n) is not None and re.fullmatch(r"[A-Za-z][A-Za-z .'-]*", n)][:CANDIDATES]
 
 
 def country_traces(text: str, answer: str) -> list[str]:

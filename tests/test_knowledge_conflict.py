@@ -305,13 +305,15 @@ def test_the_full_runs_archived_answers_retabled_under_the_current_checks():
     """scripts/reclassify_conflict.py on the archived full run (qwen2.5-1.5b): 13 answers the full-match rule
     left as "other" are placed, and the swaps answer_swap/15 rejects (5 with a word derived from the old
     answer, two of them answered from memory open-book; one whose parts still add up to the old total, under
-    answer_swap/22; 5 whose old head noun is left, under answer_swap/29, one of them answered from memory)
-    leave the open-book memory share at 1 of 156."""
+    answer_swap/22; 5 whose old head noun is left, under answer_swap/29, one of them answered from memory; 2
+    with a country's people or short names left and 1 with a city of the old country left, under
+    answer_swap/31-32) leave the open-book memory share at 1 of 153."""
     run = Path(__file__).resolve().parents[1] / "docs" / "reviews" / "knowledge-conflict-9eb7a0a1c6"
     records = [json.loads(line) for line in (run / "report" / "conflict_answers.jsonl").read_text().splitlines()]
     stage = run / "conflict.generate.answer_swap.qwen2.5-1.5b" / "cases.jsonl"
     rows, changed, dropped = retable(records, [stage])
     assert changed[("other", "evidence")] == 9 and changed[("other", "memory")] == 4
     assert dropped["old_answer_trace:derived_word"] == 5 and dropped["old_answer_trace:head"] == 5
+    assert dropped["old_answer_trace:country"] == 2 and dropped["old_answer_trace:city_within"] == 1
     open_book = next(r for r in rows if (r["task"], r["seeds"], r["setting"]) == ("answer_swap", "known", "open_book"))
-    assert (open_book["n"], open_book["memory"]) == (156, 1)
+    assert (open_book["n"], open_book["memory"]) == (153, 1)

@@ -11,6 +11,7 @@ import pytest
 
 from programs.answer_swap import AnswerSwap
 from programs.name_ladder import NameLadder
+from programs.place_bank import place_of
 
 
 def encode(texts):
@@ -81,7 +82,9 @@ def test_a_person_swap_at_a_distance_uses_the_bank_and_an_empty_bank_is_counted(
         out = AnswerSwap(distance="near", writer="rules", name_distance="near", name_candidates=ladder)(
             question="where does the film Alpha take place", context="Alpha is set in Paris .", answers=["Paris"]
         )
-        assert out.rejection == "level_unreachable"
+        # A place is no person: the name ladder is not asked; a French city of the GeoNames bank is (answer_swap/31).
+        assert out.rejection is None and out.proposals[-1]["answer_type"] == "place_bank"
+        assert place_of(out.new_answer).code == "FR" and out.new_answer.replace(" ", "").isalpha()
     assert not lm.history  # no proposal call at a name distance
 
 

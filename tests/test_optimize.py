@@ -12,6 +12,7 @@ from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
 from metrics.attack import attack_score, attack_summary, is_valid, setting_score
+from programs.answer_kinds import KINDS
 from programs.answer_swap import AnswerSwap
 from tests.test_tasks_end_to_end import FORMAT_ANSWERS, scripted_lm
 
@@ -67,6 +68,8 @@ def scripted_roles(monkeypatch):
     monkeypatch.setattr("programs.answer_swap.person_gender", lambda *args: None)
     monkeypatch.setattr("programs.answer_swap.made_up_names", lambda *args: iter(()))
     monkeypatch.setattr("programs.answer_swap.heads_left", lambda *args, **kwargs: [])
+    # The pivot writes for every kind here, people too (by default it names none: answer_swap/33).
+    monkeypatch.setattr("programs.answer_swap.PIVOT_KINDS", KINDS)
 
     def build_lms(run):
         lm = scripted_lm(runner.load_data(run.config).examples, run.config.task)
@@ -272,6 +275,8 @@ def scripted_pivots(monkeypatch):
         }
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
+    # Every seed code does not make is the pivot's to write, whatever its kind (the silent pivot writes none).
+    monkeypatch.setattr("programs.answer_swap.PIVOT_KINDS", KINDS)
     return dspy
 
 

@@ -17,6 +17,7 @@ from experiments.review.sample import open_sample
 from experiments.review.verdict_log import VerdictLog
 from experiments.run_store import RunStore
 from experiments.validity import run_validity
+from programs.answer_kinds import KINDS
 from tests.test_tasks_end_to_end import FORMAT_ANSWERS
 
 KNOWN_SHARE = 3  # every seed but each third is known to the optimisation target
@@ -60,6 +61,7 @@ def roles(monkeypatch):
     monkeypatch.setattr("programs.answer_swap.person_gender", lambda *args: None)
     monkeypatch.setattr("programs.answer_swap.made_up_names", lambda *args: iter(()))
     monkeypatch.setattr("programs.answer_swap.heads_left", lambda *args, **kwargs: [])
+    monkeypatch.setattr("programs.answer_swap.PIVOT_KINDS", KINDS)  # by default the pivot names no people
 
 
 def compare_config(tmp_path, **options):

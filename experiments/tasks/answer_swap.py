@@ -103,12 +103,13 @@ class AnswerSwapTask(JudgedTask):
             "x1.1, mid ±5 / x1.5, far ±25 / x3, extreme ±100 / x10; 'proposed' lets the pivot write those too "
             "(and sets writer: pivot)",
         )
-        pivot_kinds: list[Literal[KINDS]] = Field(  # type: ignore[valid-type]
-            list(PIVOT_KINDS),
+        pivot_kinds: list[Literal[KINDS]] | None = Field(  # type: ignore[valid-type]
+            None,
             description="at a code-made distance, the old answers' kinds the pivot writes a new answer for where "
             "code makes none (writer: pivot); a seed of another kind is rejected:level_unreachable. By default not "
             "'person', 'thing', 'phrase' or 'group', whose pivot-written swaps read valid 59%, 27%, 0% and 20% of "
-            "the time on fresh rows. 'distance: proposed' has the pivot write every kind",
+            "the time on fresh rows (unset: " + ", ".join(PIVOT_KINDS) + "). 'distance: proposed' has the pivot write "
+            "every kind",
         )
         name_distance: Literal["made_up", "near", "far"] = Field(
             "made_up",
