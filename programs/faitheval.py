@@ -28,7 +28,7 @@ from metrics.evidence_checks import competing_candidates, names_beside, restatin
 from metrics.normalize import answer_tokens
 from metrics.surface_forms import answer_kind, find_forms, units_of
 from metrics.traces import coarse_dates, date_year_left, descriptions_left, gloss_traces
-from metrics.word_traces import derived_words
+from metrics.word_traces import derived_words, split_names
 from programs.answer_kinds import TYPE_NOUN_KINDS, type_in
 from programs.answer_swap import AnswerSwap
 from programs.context_enrich import FETCH_FACTOR, clean_passages, placed
@@ -46,7 +46,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/27"
+VERSION = "faitheval/28"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -213,6 +213,11 @@ class Unanswerable(dspy.Module):
             # The rest of an article describes its subject: without the name it still says who or what it is.
             return dspy.Prediction(rejection="answer_is_subject", context=None, edits=[], checks={})
         if noun is not None:
+            replaced = replace_forms(context, answers, _MARK, whole_name=True).replacements
+            if split_names(context, [(r.start, r.end, r.new) for r in replaced], person=noun == "person"):
+                # A mask inside a longer name breaks it ("Rocket an organisation", "St. The person 's design").
+                rejection = "old_answer_trace:split_name"
+                return dspy.Prediction(rejection=rejection, context=None, edits=[], checks={rejection: False})
             return self._finish(question, context, answers, *self._masked(question, sentences, answers, carrying, noun))
         removed = set(carrying)
         if self.removal == "window":

@@ -481,3 +481,23 @@ def test_a_mask_leaves_no_gloss_of_the_name_and_calls_a_known_place_by_its_type(
         question="which country has the most muslims", context=country, answers=["Indonesia"]
     )
     assert out.rejection == "old_answer_trace:derived_word" and out.context.startswith("A country has the most")
+
+
+@pytest.mark.parametrize(
+    "context, question, answers",
+    [
+        (
+            "Over the next four years , St. Florian 's design was built . Friedrich St. Florian was its architect .",
+            "who designed the memorial",
+            ["Friedrich St. Florian"],
+        ),
+        (
+            "The character first met Rocket Raccoon in 1976 . Raccoon then joined the team .",
+            "what animal is rocket in guardians of the galaxy",
+            ["Raccoon"],
+        ),
+    ],
+)
+def test_a_mask_inside_a_longer_name_is_refused(context, question, answers):
+    out = Unanswerable(removal="mask", lures="keep")(question=question, context=context, answers=answers)
+    assert out.rejection == "old_answer_trace:split_name" and out.context is None
