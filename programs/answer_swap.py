@@ -379,6 +379,7 @@ class AnswerSwap(dspy.Module):
         """Why the proposal cannot stand in the old answer's place, read in the edited passage."""
         if any(generic_name(run) for run in {proposal, *name_runs(proposal)}):
             return "proposal_placeholder"
+        # A person by the tagger's reading, or a "who" answer.
         who = (old is not None and old.kind == "person") or re.match(r"\s*(?:who|whom|whose)\b", question, re.I)
         if (
             who
@@ -408,9 +409,7 @@ class AnswerSwap(dspy.Module):
         # says; a name whose sex the lists cannot tell ("Taylor Swift") would be left with "his" or "her" that
         # may not fit, so it is refused where the passage says one.
         said = person_gender(context, answers[0])
-        if said is not None and (
-            (old is not None and old.kind == "person") or re.match(r"\s*(?:who|whom|whose)\b", question, re.I)
-        ):
+        if said is not None and who:
             given = name_gender(proposal)
             if given != said:
                 return "proposal_gender_mismatch" if given is not None else "proposal_gender_unknown"

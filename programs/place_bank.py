@@ -64,6 +64,7 @@ def _index() -> dict[str, list[Place]]:
     return found
 
 
+@cache  # read for every namesake and candidate; a city's is a scan of the GeoNames cities
 def _population_of(place: Place) -> int:
     countries, _, cities = _data()
     if place.type == "country":

@@ -219,9 +219,8 @@ def _site_pages() -> dict[str, str]:
     hooks generate, and the changelog."""
     sys.path.insert(0, str(ROOT / "docs" / "hooks"))
     try:
-        import changelog
-        import contributing
         import reference
+        import root_pages
     finally:
         sys.path.remove(str(ROOT / "docs" / "hooks"))
 
@@ -236,8 +235,8 @@ def _site_pages() -> dict[str, str]:
     }
     pages["reference/cli.md (generated)"] = reference.cli_page()
     pages["reference/config.md (generated)"] = reference.config_page()
-    pages["CHANGELOG.md"] = changelog.page_text()
-    pages["CONTRIBUTING.md"] = contributing.page_text()
+    for source in root_pages.PAGES.values():
+        pages[source.name] = root_pages.page_text(source)
     return pages
 
 
