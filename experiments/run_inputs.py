@@ -38,12 +38,13 @@ def stored_inputs(store: RunStore) -> dict | None:
         ) from None
 
 
-def check_data(store: RunStore, path: Path, sha256: str) -> None:
-    """Refuse to add to a run whose data file changed since it started."""
+def check_data(store: RunStore, path: Path, sha256: str, key: str = "data") -> None:
+    """Refuse to add to a run whose data file changed since it started (`key`: which of its data files, as
+    `record` named it: a bench also reads `options.counterfactual_data`)."""
     stored = stored_inputs(store)
-    if stored is None or stored.get("data", {}).get("sha256") in (None, sha256):
+    if stored is None or stored.get(key, {}).get("sha256") in (None, sha256):
         return
-    then = stored["data"]
+    then = stored[key]
     moved = f" (at {then.get('path')})" if then.get("path") != str(path) else ""
     finished = len(store.finished_ids())
     raise RunStoreError(
@@ -93,16 +94,18 @@ def check_config(store: RunStore, identity: dict, digest: str) -> None:
     )
 
 
-def record(store: RunStore, source: str, path: Path, sha256: str, identity: dict, digest: str) -> None:
-    """Write what the run starts on; a run begun before these were kept records them on its next invocation."""
+def record(store: RunStore, identity: dict, digest: str, data: dict[str, tuple[str, Path, str]]) -> None:
+    """Write what the run starts on; a run begun before these were kept records them on its next invocation.
+    `data`: the data files it reads, by config key ("data", and a bench's "options.counterfactual_data"), each as
+    (source, path, sha256)."""
     target = _path(store)
     if target.exists():
         return
     if store.cases_path.exists():
-        logger.info("run %s: recording its data's sha256 %s…: it had none from before", store.run_id, sha256[:12])
+        logger.info("run %s: recording its data's sha256: it had none from before", store.run_id)
     inputs = {
-        "data": {"source": source, "path": str(path), "sha256": sha256},
         "config_sha256": digest,
         "config": identity,
+        **{key: {"source": src, "path": str(p), "sha256": sha} for key, (src, p, sha) in data.items()},
     }
     target.write_text(json.dumps(inputs, indent=2, sort_keys=True), encoding="utf-8")

@@ -214,7 +214,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         judge_params = resolve_params(lms["judge"], v.judge_params, resolved.judged_task, v.judge_method)
     task, run_judge = build_task(resolved, lms, judge_params)
     store.write_config(logged_config)
-    run_inputs.record(store, config.data.source, data.path, data.sha256, identity, digest)
+    run_inputs.record(store, identity, digest, {"data": (config.data.source, data.path, data.sha256)})
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=resolved.retry_errors)

@@ -208,6 +208,35 @@ def test_kill_between_and_within_stages_resumes_without_redoing(world, isolated)
     assert cost["evaluate.qwen2.5-0.5b"]["ran"] is True
 
 
+def test_a_bench_resumed_on_an_edited_data_file_is_refused_and_keeps_what_it_made(world, isolated):
+    """A stage's own inputs name its seeds by id: without the run's data check, a stage left unfinished would
+    take the edited rows beside the old ones."""
+    from experiments.run_store import RunStoreError
+
+    config = bench_config(isolated, cache=False)
+    world["qwen2.5-0.5b"].interrupt_after = 2
+    with pytest.raises(KeyboardInterrupt):
+        launch.run_experiment(config, progress=False)
+    store = RunStore(RunStore.new_id(config.name, config.digest()))
+    inputs = json.loads((store.dir / "inputs.json").read_text())
+    assert set(inputs) == {"config", "config_sha256", "data", "options.counterfactual_data"}
+    asked = RunStore(f"{store.run_id}/evaluate.qwen2.5-0.5b").cases_path.read_bytes()
+    world["qwen2.5-0.5b"].interrupt_after = None
+    for name in ("seeds.jsonl", "questions.jsonl"):
+        path = isolated / name
+        kept = path.read_text()
+        path.write_text(kept.replace("who", "which person", 1).replace("Which", "What", 1))
+        with pytest.raises(RunStoreError) as refused:
+            launch.run_experiment(config, progress=False)
+        message = str(refused.value)
+        assert message.startswith(f"{store.dir / 'inputs.json'}: the data changed since run {store.run_id!r} started")
+        assert f"{path} has sha256 " in message and "--fresh" in message
+        assert RunStore(f"{store.run_id}/evaluate.qwen2.5-0.5b").cases_path.read_bytes() == asked
+        path.write_text(kept)
+    result = launch.run_experiment(config, progress=False)  # put back as it was: the bench resumes
+    assert result.metrics["stages_reused"] == 6
+
+
 class Tracked:
     """A fake model's context that writes its loads' calls and its close into the bench's event list."""
 

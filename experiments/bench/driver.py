@@ -23,7 +23,7 @@ import logging
 import time
 from functools import partial
 
-from experiments import run_lock, tracking
+from experiments import run_inputs, run_lock, tracking
 from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
@@ -39,6 +39,7 @@ from experiments.bench.seeds import SeedStage
 from experiments.bench.sharing import Plan, plan
 from experiments.bench.stages import StageRunner, clean_metrics, digest, in_order, run_cases
 from experiments.bench.summary import stage_rows, task_rows, validity_figure
+from experiments.case_sets import is_run_source
 from experiments.config import DataConfig, ExperimentConfig
 from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, judge_from, resolve_params
@@ -116,6 +117,13 @@ class Bench:
                 )
         self.stages: StageRunner | None = None
         self.placement = Placement(config.run, self.labelled, build_lm, run.ray_address)
+
+    def loaded_data(self) -> dict:
+        """The data files read, by config key, each as (source, loaded data or None)."""
+        return {
+            "data": (self.config.data.source, self.nq),
+            "options.counterfactual_data": (self.cf_data.source, self.arc),
+        }
 
     @property
     def labelled(self) -> dict:
@@ -404,10 +412,23 @@ class Bench:
 
 def staged_run(driver, run: ResolvedRun):
     """A run of stages (`driver`: the bench or a class built on it); its config is written only once the driver
-    has loaded everything it needs."""
-    with run_lock.hold(RunStore(run.run_id).dir):
+    has loaded everything it needs. A stage's own inputs digest names its seeds by id, so a data file edited
+    between two invocations would mix old and new rows in a stage left unfinished: the run's inputs are checked
+    as a single run's are (experiments.run_inputs)."""
+    store = RunStore(run.run_id)
+    with run_lock.hold(store.dir):
+        identity, config_digest = run.config.identity(), run.config.digest()
+        run_inputs.check_config(store, identity, config_digest)
         stages = driver(run)
-        RunStore(run.run_id).write_config(run.config.model_dump(mode="json"))
+        data = {
+            key: (source, loaded.path, loaded.sha256)
+            for key, (source, loaded) in stages.loaded_data().items()
+            if loaded is not None and not is_run_source(source)
+        }
+        for key, (_, path, sha256) in data.items():
+            run_inputs.check_data(store, path, sha256, key)
+        store.write_config(run.config.model_dump(mode="json"))
+        run_inputs.record(store, identity, config_digest, data)
         return stages.run()
 
 

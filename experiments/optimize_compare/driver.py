@@ -70,6 +70,9 @@ class Comparison:
         self.groups = {g: names for g, names in self.groups.items() if names}
         self.stages: StageRunner | None = None
 
+    def loaded_data(self) -> dict:
+        return {"data": (self.config.data.source, self.data)}
+
     @property
     def labelled(self) -> dict:
         return {"pivot": self.lms["pivot"], "judge": self.lms["judge"]} | {

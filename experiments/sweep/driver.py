@@ -88,6 +88,9 @@ class StrengthSweep:
         if not self.bench.nq.examples:
             raise BenchConfigError("options.known_by / answer_kinds: no seed of the data is left to sweep")
 
+    def loaded_data(self) -> dict:
+        return self.bench.loaded_data()
+
     def generate(self, seeds: dict[str, list[dict]]) -> tuple[dict, dict, dict]:
         b, o = self.bench, self.options
         generation, validity, cases = {}, {}, {}
