@@ -69,3 +69,21 @@ def test_labels_alike_up_to_the_column_width_are_never_cut_to_one_string(isolate
     cells.append(current)
     assert cells == list(LABELS)
     assert all(f"acc.{label}.open_book" in text for label in LABELS)  # the metrics table keeps them whole too
+
+
+def test_validity_figures_naming_labels_alike_are_never_cut_to_one_string(monkeypatch):
+    from experiments.validity import render
+
+    # Two figures that differ only after the label: cut at the column's width, both would end in "…".
+    figures = [
+        f"attack success on valid cases, {LABELS[0]}.open_book.{decoding} — prediction-powered"
+        for decoding in ("greedy", "sampled")
+    ]
+    rows = [{"figure": f, "estimate": 0.5, "low": 0.1, "high": 0.9, "n": 10, "note": ""} for f in figures]
+    monkeypatch.setattr(render, "validity_rows", lambda rv: rows)
+    console = Console(width=80, record=True)
+    console.print(render.rich_table(SimpleNamespace(run_id="r")))
+    text = console.export_text()
+    assert "…" not in text
+    column = "".join(line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│"))
+    assert all(f.replace(" ", "") in column.replace(" ", "") for f in figures)

@@ -139,7 +139,9 @@ def rich_table(rv: RunValidity):
         ("n", "right"),
         ("note", "left"),
     ):
-        table.add_column(column, justify=justify)
+        # Figures name targets by label, and labels may differ only at their end (two servers of one model):
+        # folded, a long figure stays whole; cut with an ellipsis, two could read the same.
+        table.add_column(column, justify=justify, overflow="fold")
     for row in validity_rows(rv):
         ci = "—" if row["low"] is None or math.isnan(row["low"]) else f"[{row['low']:.3f}, {row['high']:.3f}]"
         table.add_row(row["figure"], _fmt(row["estimate"]), ci, _fmt(row["n"]), row.get("note") or "")
