@@ -782,54 +782,69 @@ def report(
     console.print(f"report: {path}")
 
 
+# The options of `reeval review`, named so the command's signature reads as the steps it offers.
+ReviewAnnotator = Annotated[
+    str | None, typer.Option(help="your name; verdicts go to runs/<run-id>/review/<name>.jsonl (A-Z a-z 0-9 _ . -)")
+]
+ReviewSample = Annotated[
+    int | None,
+    typer.Option(
+        help="cases to review, drawn once per run (default 40); an existing sample of another size is an error"
+    ),
+]
+ReviewSeed = Annotated[int | None, typer.Option(help="seed of the sample draw (default 0)")]
+ReviewPort = Annotated[int, typer.Option(help="port of the review page")]
+ReviewHost = Annotated[str, typer.Option(help="address to bind; the default serves this machine only")]
+ExportLabelStudio = Annotated[
+    Path | None,
+    typer.Option(help="write the sample as Label Studio tasks to this JSON file (+ a labeling config beside it)"),
+]
+ImportLabelStudio = Annotated[
+    Path | None,
+    typer.Option(
+        help="read a Label Studio JSON export back as verdicts (annotator name from --annotator, "
+        "default 'label-studio')"
+    ),
+]
+SheetOut = Annotated[
+    Path | None,
+    typer.Option(
+        help="write the sample as a blind plain-text sheet for a reader without the page (the key mapping "
+        "its numbers to case ids goes to <sheet>.key.json beside it, not for the reader)"
+    ),
+]
+AcceptedOnly = Annotated[
+    bool,
+    typer.Option(
+        help="with --sheet: draw --sample cases (default 40) uniformly among the accepted ones instead of "
+        "the review sample; their verdicts stay outside the validity figures"
+    ),
+]
+ImportSheet = Annotated[
+    Path | None,
+    typer.Option(help="read a reader's verdict lines on a sheet ('N | valid|invalid|unsure | reason') back"),
+]
+SheetKey = Annotated[Path | None, typer.Option(help="with --import-sheet: the sheet's key (<sheet>.key.json)")]
+ReviewerKind = Annotated[
+    str, typer.Option(help="with --import-sheet: who the reader is, recorded in review/reviewers.json")
+]
+
+
 @app.command()
 def review(
     run_id: Annotated[str, typer.Argument(help="reeval run id (a folder under runs/)")],
-    annotator: Annotated[
-        str | None, typer.Option(help="your name; verdicts go to runs/<run-id>/review/<name>.jsonl (A-Z a-z 0-9 _ . -)")
-    ] = None,
-    sample: Annotated[
-        int | None,
-        typer.Option(
-            help="cases to review, drawn once per run (default 40); an existing sample of another size is an error"
-        ),
-    ] = None,
-    seed: Annotated[int | None, typer.Option(help="seed of the sample draw (default 0)")] = None,
-    port: Annotated[int, typer.Option(help="port of the review page")] = 8765,
-    host: Annotated[str, typer.Option(help="address to bind; the default serves this machine only")] = "127.0.0.1",
-    export_label_studio: Annotated[
-        Path | None,
-        typer.Option(help="write the sample as Label Studio tasks to this JSON file (+ a labeling config beside it)"),
-    ] = None,
-    import_label_studio: Annotated[
-        Path | None,
-        typer.Option(
-            help="read a Label Studio JSON export back as verdicts (annotator name from --annotator, "
-            "default 'label-studio')"
-        ),
-    ] = None,
-    sheet: Annotated[
-        Path | None,
-        typer.Option(
-            help="write the sample as a blind plain-text sheet for a reader without the page (the key mapping "
-            "its numbers to case ids goes to <sheet>.key.json beside it, not for the reader)"
-        ),
-    ] = None,
-    accepted_only: Annotated[
-        bool,
-        typer.Option(
-            help="with --sheet: draw --sample cases (default 40) uniformly among the accepted ones instead of "
-            "the review sample; their verdicts stay outside the validity figures"
-        ),
-    ] = False,
-    import_sheet: Annotated[
-        Path | None,
-        typer.Option(help="read a reader's verdict lines on a sheet ('N | valid|invalid|unsure | reason') back"),
-    ] = None,
-    key: Annotated[Path | None, typer.Option(help="with --import-sheet: the sheet's key (<sheet>.key.json)")] = None,
-    reviewer_kind: Annotated[
-        str, typer.Option(help="with --import-sheet: who the reader is, recorded in review/reviewers.json")
-    ] = "independent reader, blind",
+    annotator: ReviewAnnotator = None,
+    sample: ReviewSample = None,
+    seed: ReviewSeed = None,
+    port: ReviewPort = 8765,
+    host: ReviewHost = "127.0.0.1",
+    export_label_studio: ExportLabelStudio = None,
+    import_label_studio: ImportLabelStudio = None,
+    sheet: SheetOut = None,
+    accepted_only: AcceptedOnly = False,
+    import_sheet: ImportSheet = None,
+    key: SheetKey = None,
+    reviewer_kind: ReviewerKind = "independent reader, blind",
     log_level: LogLevel = "INFO",
 ) -> None:
     """Review a run's sampled cases blind in the browser (v valid, i invalid, u unsure, n note, arrows move).
@@ -837,49 +852,65 @@ def review(
     Without the page: --sheet writes the cases as a blind text sheet for a reader, --import-sheet reads the
     reader's verdict lines back."""
     _setup_logging(log_level)
-    from experiments.review.label_studio import export_label_studio as write_tasks
-    from experiments.review.label_studio import import_label_studio as read_export
-    from experiments.review.sample import open_sample, sampled_records
-    from experiments.review.server import ReviewSession, serve
-    from experiments.review.verdict_log import check_annotator
-
     steps = {
         "--export-label-studio": export_label_studio,
         "--import-label-studio": import_label_studio,
         "--sheet": sheet,
         "--import-sheet": import_sheet,
     }
-    given = [name for name, value in steps.items() if value]
-    if len(given) > 1:
-        raise UserError(f"{' and '.join(given)} are separate steps: give one")
-    if accepted_only and not sheet:
-        raise UserError("--accepted-only chooses the cases of a --sheet: give --sheet OUT.md too")
-    if key and not import_sheet:
-        raise UserError("--key goes with --import-sheet (the verdicts it maps to cases)")
+    _check_review_steps(steps, accepted_only, key)
     store = RunStore(run_id)
     store.require_cases()
     if sheet:
         _write_sheet(store, sheet, accepted_only, sample, seed)
-        return
-    if import_sheet:
+    elif import_sheet:
         _import_sheet(store, import_sheet, key, annotator, reviewer_kind, sample, seed)
+    elif export_label_studio or import_label_studio:
+        _label_studio(store, export_label_studio, import_label_studio, annotator, sample, seed)
+    else:
+        _serve_review(run_id, annotator, sample, seed, host, port)
+
+
+def _check_review_steps(steps: dict[str, Path | None], accepted_only: bool, key: Path | None) -> None:
+    """Refused before the run is read: one step per invocation, and the options that only go with another."""
+    given = [name for name, value in steps.items() if value]
+    if len(given) > 1:
+        raise UserError(f"{' and '.join(given)} are separate steps: give one")
+    if accepted_only and not steps["--sheet"]:
+        raise UserError("--accepted-only chooses the cases of a --sheet: give --sheet OUT.md too")
+    if key and not steps["--import-sheet"]:
+        raise UserError("--key goes with --import-sheet (the verdicts it maps to cases)")
+
+
+def _label_studio(
+    store, out: Path | None, export: Path | None, annotator: str | None, sample: int | None, seed: int | None
+) -> None:
+    """The review sample written as Label Studio tasks (`out`), or a Label Studio `export` read back as verdicts."""
+    from experiments.review.label_studio import export_label_studio as write_tasks
+    from experiments.review.label_studio import import_label_studio as read_export
+    from experiments.review.sample import open_sample, sampled_records
+    from experiments.review.verdict_log import check_annotator
+
+    records = store.records()
+    drawn, _ = open_sample(store.dir / "review", records, store.run_id, size=sample, seed=seed)
+    if out:
+        tasks, config = write_tasks(sampled_records(drawn, records), out)
+        console.print(f"Label Studio tasks: {tasks}\nlabeling config: {config}")
         return
-    if export_label_studio or import_label_studio:
-        records = store.records()
-        drawn, _ = open_sample(store.dir / "review", records, run_id, size=sample, seed=seed)
-        if export_label_studio:
-            tasks, config = write_tasks(sampled_records(drawn, records), export_label_studio)
-            console.print(f"Label Studio tasks: {tasks}\nlabeling config: {config}")
-        else:
-            counts = read_export(
-                import_label_studio,
-                store.dir / "review",
-                check_annotator(annotator or "label-studio"),
-                sample_ids=[c["id"] for c in drawn["cases"]],
-            )
-            for name, n in sorted(counts.items()):
-                console.print(f"{n} verdict(s) appended to {store.dir / 'review' / (name + '.jsonl')}")
-        return
+    counts = read_export(
+        export,
+        store.dir / "review",
+        check_annotator(annotator or "label-studio"),
+        sample_ids=[c["id"] for c in drawn["cases"]],
+    )
+    for name, n in sorted(counts.items()):
+        console.print(f"{n} verdict(s) appended to {store.dir / 'review' / (name + '.jsonl')}")
+
+
+def _serve_review(run_id: str, annotator: str | None, sample: int | None, seed: int | None, host: str, port: int):
+    """The review page, served until Ctrl+C."""
+    from experiments.review.server import ReviewSession, serve
+
     if not annotator:
         raise UserError("--annotator NAME is required to review (it names your verdict file)")
     session = ReviewSession.open(run_id, annotator, size=sample, seed=seed)

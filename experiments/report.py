@@ -509,32 +509,77 @@ def _overview(scored: list[dict]) -> dict[str, Any]:
     }
 
 
-def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
-    """The report's tables as the template shows them: `tables` and `metric_sections`."""
-    group = [("target", "target"), ("setting", "setting"), ("decoding", "decoding")]
-    acc_cols = [*group, ("variant", "variant"), ("rate", label), ("ci", "95% CI"), ("n", "n"), ("errors", "errors")]
-    drop_cols = [
-        ("task", "task"),
-        *group,
-        ("original", "original"),
-        ("perturbed", "perturbed"),
-        ("drop", "drop"),
-        ("ci", "95% CI of drop"),
-        ("n", "paired seeds"),
-        ("errors", "errored pairs"),
-    ]
-    norm_cols = [
-        ("task", "task"),
-        *group,
-        ("rate", "normalised accuracy"),
-        ("ci", "95% CI"),
-        ("n", "n"),
-        ("originals_right", "originals right"),
-        ("originals", "originals scored"),
-        ("errors", "errors"),
-    ]
+_GROUP = [("target", "target"), ("setting", "setting"), ("decoding", "decoding")]
+_DROP_COLUMNS = [
+    ("task", "task"),
+    *_GROUP,
+    ("original", "original"),
+    ("perturbed", "perturbed"),
+    ("drop", "drop"),
+    ("ci", "95% CI of drop"),
+    ("n", "paired seeds"),
+    ("errors", "errored pairs"),
+]
+_NORMALISED_COLUMNS = [
+    ("task", "task"),
+    *_GROUP,
+    ("rate", "normalised accuracy"),
+    ("ci", "95% CI"),
+    ("n", "n"),
+    ("originals_right", "originals right"),
+    ("originals", "originals scored"),
+    ("errors", "errors"),
+]
+_RANK_COLUMNS = [
+    ("setting", "setting"),
+    ("decoding", "decoding"),
+    ("target", "target"),
+    ("original", "original acc."),
+    ("perturbed", "perturbed acc."),
+    ("rank_original", "rank before"),
+    ("rank_perturbed", "rank after"),
+    ("change", "rank change"),
+]
+_SYCOPHANCY_COLUMNS = [
+    ("task", "task"),
+    ("target", "target"),
+    ("decoding", "decoding"),
+    ("open_book", "open book"),
+    ("task_instruction", "with task instruction"),
+    ("change", "change"),
+    ("ci", "95% CI"),
+    ("n", "seeds"),
+    ("errors", "errors"),
+]
+_TRANSFER_COLUMNS = [
+    ("generator", "generator"),
+    ("target", "target"),
+    ("value", "perturbed acc."),
+    ("ci", "95% CI"),
+    ("n", "n"),
+    ("drop", "drop vs original"),
+    ("self_attack", "self-attack"),
+    ("errors", "errors"),
+]
+_ERROR_COLUMNS = [
+    ("target", "target"),
+    ("setting", "setting"),
+    ("decoding", "decoding"),
+    ("records", "records"),
+    ("errors", "errors"),
+    ("kinds", "kinds"),
+]
+
+
+def _accuracy_columns(label: str) -> list[tuple[str, str]]:
+    """The accuracy table's columns; the rate is headed by the report's metric."""
+    return [*_GROUP, ("variant", "variant"), ("rate", label), ("ci", "95% CI"), ("n", "n"), ("errors", "errors")]
+
+
+def _transfer_rows(tables: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per generator × target cell of the transfer matrix, with its drop from the original."""
     transfer = tables["transfer"]
-    transfer_rows = [
+    return [
         {
             "generator": g,
             "target": t,
@@ -544,46 +589,11 @@ def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
         for g in transfer["rows"]
         for t in transfer["cols"]
     ]
-    rank_cols = [
-        ("setting", "setting"),
-        ("decoding", "decoding"),
-        ("target", "target"),
-        ("original", "original acc."),
-        ("perturbed", "perturbed acc."),
-        ("rank_original", "rank before"),
-        ("rank_perturbed", "rank after"),
-        ("change", "rank change"),
-    ]
-    syc_cols = [
-        ("task", "task"),
-        ("target", "target"),
-        ("decoding", "decoding"),
-        ("open_book", "open book"),
-        ("task_instruction", "with task instruction"),
-        ("change", "change"),
-        ("ci", "95% CI"),
-        ("n", "seeds"),
-        ("errors", "errors"),
-    ]
-    transfer_cols = [
-        ("generator", "generator"),
-        ("target", "target"),
-        ("value", "perturbed acc."),
-        ("ci", "95% CI"),
-        ("n", "n"),
-        ("drop", "drop vs original"),
-        ("self_attack", "self-attack"),
-        ("errors", "errors"),
-    ]
-    error_cols = [
-        ("target", "target"),
-        ("setting", "setting"),
-        ("decoding", "decoding"),
-        ("records", "records"),
-        ("errors", "errors"),
-        ("kinds", "kinds"),
-    ]
-    metric_sections = [
+
+
+def _metric_sections(tables: Mapping[str, Any], acc_cols: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """One accuracy table per metric, each headed by that metric's label."""
+    return [
         {
             "label": LABELS.get(m, m),
             "table": _table(
@@ -601,16 +611,21 @@ def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
         }
         for m, rows in tables["per_metric"].items()
     ]
+
+
+def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
+    """The report's tables as the template shows them: `tables` and `metric_sections`."""
+    acc_cols = _accuracy_columns(label)
     return {
-        "metric_sections": metric_sections,
+        "metric_sections": _metric_sections(tables, acc_cols),
         "tables": {
             "accuracy": _table(tables["accuracy"], acc_cols, empty="No scored records."),
             "paired_drop": _table(
-                tables["paired_drop"], drop_cols, empty="No seed has an original and a perturbed result."
+                tables["paired_drop"], _DROP_COLUMNS, empty="No seed has an original and a perturbed result."
             ),
-            "normalised": _table(tables["normalised"], norm_cols, empty="No paired seeds."),
-            "transfer": _table(transfer_rows, transfer_cols, empty="No generated perturbed cases."),
-            "ranks": _table(tables["ranks"], rank_cols, empty="No targets to rank."),
+            "normalised": _table(tables["normalised"], _NORMALISED_COLUMNS, empty="No paired seeds."),
+            "transfer": _table(_transfer_rows(tables), _TRANSFER_COLUMNS, empty="No generated perturbed cases."),
+            "ranks": _table(tables["ranks"], _RANK_COLUMNS, empty="No targets to rank."),
             "by_source": _table(
                 tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]], empty="No data."
             ),
@@ -621,9 +636,9 @@ def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
             ),
             "sycophancy": _table(
                 tables["sycophancy"],
-                syc_cols,
+                _SYCOPHANCY_COLUMNS,
                 empty="No seed was evaluated both open-book and with the task instruction.",
             ),
-            "errors": _table(tables["errors"], error_cols, empty="No records."),
+            "errors": _table(tables["errors"], _ERROR_COLUMNS, empty="No records."),
         },
     }

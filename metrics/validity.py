@@ -332,7 +332,6 @@ def stratified_ratio(
     """
     ppi_py = _import_ppi()
     z = _z(alpha)
-    ci_alpha = 2 * (1 - NormalDist().cdf(z))
     n_pop, n_lab, undefined = _too_few(
         labelled, population, "no evaluated cases", "fewer than 2 reviewed, evaluated cases with a human decision in "
     )
@@ -348,47 +347,69 @@ def stratified_ratio(
     if sum(share * v.sum() for share, v, *_ in strata) == 0:
         note = "no reviewed case was judged valid by the humans"
         return _undefined("ppi", n_lab, n_pop, note), _undefined("classical", n_lab, n_pop, note)
+    ratio = _StratifiedRatio(ppi_py, strata, z, n_lab, n_pop)
+    return ratio.estimate([1.0] * len(strata), "ppi"), ratio.estimate([0.0] * len(strata), "classical")
 
-    def parts(lams):
+
+@dataclass
+class _StratifiedRatio:
+    """The ratio estimator of ``stratified_ratio`` over its strata, each a row
+    (population share, V, F, prediction of the reviewed cases, F, prediction of every case)."""
+
+    ppi_py: Any
+    strata: list[tuple]
+    z: float
+    n_lab: int
+    n_pop: int
+
+    def parts(self, lams: Sequence[float]) -> tuple[float, float]:
+        """The PPI numerator mean(V F) and denominator mean(V), strata combined by population share."""
         num = den = 0.0
-        for (share, v, f, p, f_all, p_all), lam in zip(strata, lams, strict=True):
-            num += share * float(np.ravel(ppi_py.ppi_mean_pointestimate(v * f, p * f, p_all * f_all, lam=lam))[0])
-            den += share * float(np.ravel(ppi_py.ppi_mean_pointestimate(v, p, p_all, lam=lam))[0])
+        for (share, v, f, p, f_all, p_all), lam in zip(self.strata, lams, strict=True):
+            num += share * float(np.ravel(self.ppi_py.ppi_mean_pointestimate(v * f, p * f, p_all * f_all, lam=lam))[0])
+            den += share * float(np.ravel(self.ppi_py.ppi_mean_pointestimate(v, p, p_all, lam=lam))[0])
         return num, den
 
-    def linearised(theta, den, share_row):
+    @staticmethod
+    def linearised(theta: float, den: float, share_row: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Z, its prediction on the reviewed cases and on every case: the delta method's linear ratio."""
         _, v, f, p, f_all, p_all = share_row
         return (v * f - theta * v) / den, (p * f - theta * p) / den, (p_all * f_all - theta * p_all) / den
 
-    def estimate(lams, method):
-        num, den = parts(lams)
+    def estimate(self, lams: list[float], method: str) -> Estimate:
+        num, den = self.parts(lams)
         if den <= 0:
-            return _undefined(method, n_lab, n_pop, "the estimated share of valid cases is not positive")
+            return _undefined(method, self.n_lab, self.n_pop, "the estimated share of valid cases is not positive")
         theta = num / den
         if method == "ppi":  # PPI++'s lambda for the linearised ratio, then the estimate again
-            lams = [power_tuning(*linearised(theta, den, row)) for row in strata]
-            num, den = parts(lams)
+            lams = [power_tuning(*self.linearised(theta, den, row)) for row in self.strata]
+            num, den = self.parts(lams)
             if den <= 0:
-                return _undefined(method, n_lab, n_pop, "the estimated share of valid cases is not positive")
+                return _undefined(method, self.n_lab, self.n_pop, "the estimated share of valid cases is not positive")
             theta = num / den
+        var, note = self.variance(theta, den, lams, method)
+        mean_lam = sum(row[0] * lam for row, lam in zip(self.strata, lams, strict=True))
+        return _interval(theta, var, self.z, self.n_lab, self.n_pop, method, mean_lam, note)
+
+    def variance(self, theta: float, den: float, lams: list[float], method: str) -> tuple[float, str]:
+        """The ratio's delta-method variance, strata added with squared shares, and a note when it is floored."""
+        ci_alpha = 2 * (1 - NormalDist().cdf(self.z))
         var = 0.0
-        for row, lam in zip(strata, lams, strict=True):
-            zl, zhat, zhat_all = linearised(theta, den, row)
-            low, high = (float(np.ravel(b)[0]) for b in ppi_py.ppi_mean_ci(zl, zhat, zhat_all, alpha=ci_alpha, lam=lam))
-            se = (high - low) / (2 * z)
+        for row, lam in zip(self.strata, lams, strict=True):
+            zl, zhat, zhat_all = self.linearised(theta, den, row)
+            bounds = self.ppi_py.ppi_mean_ci(zl, zhat, zhat_all, alpha=ci_alpha, lam=lam)
+            low, high = (float(np.ravel(b)[0]) for b in bounds)
+            se = (high - low) / (2 * self.z)
             var += row[0] ** 2 * se**2
         note = ""
-        valid_f = np.concatenate([row[2][row[1] == 1] for row in strata])
+        valid_f = np.concatenate([row[2][row[1] == 1] for row in self.strata])
         if valid_f.size and np.all(valid_f == valid_f[0]) and (method == "classical" or var <= 1e-15):
             # Every reviewed valid case agrees (all failed, or none did): the classical CLT variance
             # is 0, so floor it as for a rate; PPI only when its variance is 0 too.
             k = int(valid_f.sum())
-            var = max(var, _wilson_floor_se(k, valid_f.size, z) ** 2)
+            var = max(var, _wilson_floor_se(k, valid_f.size, self.z) ** 2)
             note = "every reviewed valid case had the same outcome: interval floored at Wilson's bound"
-        mean_lam = sum(row[0] * lam for row, lam in zip(strata, lams, strict=True))
-        return _interval(theta, var, z, n_lab, n_pop, method, mean_lam, note)
-
-    return estimate([1.0] * len(strata), "ppi"), estimate([0.0] * len(strata), "classical")
+        return var, note
 
 
 # --------------------------------------------------------------------------------------------
@@ -544,7 +565,15 @@ def validity_figures(
         )
         fig.judge_precision, fig.judge_recall, fig.judge_kappa = agree["precision"], agree["recall"], agree["kappa"]
 
-    # (a) share of judge-accepted cases that are valid
+    fig.accepted_valid_ppi, fig.accepted_valid_classical = _accepted_valid_share(accepted, decided, by_id, alpha)
+    fig.attack_success.update(_attack_success(failures or {}, decided, by_id, alpha))
+    return fig
+
+
+def _accepted_valid_share(
+    accepted: Sequence[JudgedCase], decided: Mapping[str, bool], by_id: Mapping[str, JudgedCase], alpha: float
+) -> tuple[Estimate, Estimate]:
+    """(PPI, classical) share of judge-accepted cases that are valid."""
     pop_preds: dict[str, list[float]] = {}
     for c in accepted:
         pop_preds.setdefault(c.stratum, []).append(c.prediction)
@@ -553,10 +582,18 @@ def validity_figures(
         c = by_id[i]
         if c.accepted:
             lab.setdefault(c.stratum, []).append((float(v), c.prediction))
-    fig.accepted_valid_ppi, fig.accepted_valid_classical = stratified_rate(lab, pop_preds, alpha=alpha)
+    return stratified_rate(lab, pop_preds, alpha=alpha)
 
-    # (b) attack success on valid accepted cases, per target x setting x decoding
-    for key, failed in sorted((failures or {}).items()):
+
+def _attack_success(
+    failures: Mapping[str, Mapping[str, bool]],
+    decided: Mapping[str, bool],
+    by_id: Mapping[str, JudgedCase],
+    alpha: float,
+) -> dict[str, dict[str, Estimate]]:
+    """Attack success on valid accepted cases, per target x setting x decoding: (PPI, classical) each."""
+    success = {}
+    for key, failed in sorted(failures.items()):
         pop_rows: dict[str, list[tuple[float, float]]] = {}
         lab_rows: dict[str, list[tuple[float, float, float]]] = {}
         for case_id, fail in failed.items():
@@ -567,5 +604,5 @@ def validity_figures(
             if case_id in decided:
                 lab_rows.setdefault(c.stratum, []).append((float(decided[case_id]), float(fail), c.prediction))
         ppi, classical = stratified_ratio(lab_rows, pop_rows, alpha=alpha)
-        fig.attack_success[key] = {"ppi": ppi, "classical": classical}
-    return fig
+        success[key] = {"ppi": ppi, "classical": classical}
+    return success

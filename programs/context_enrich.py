@@ -292,78 +292,104 @@ class ContextEnrich(dspy.Module):
         known_wrong: list[str] | None = None,
         title: str = "",
     ) -> dspy.Prediction:
-        if self.evidence == "passage":
-            kept = KeptEvidence(" ".join(context.split()), False, None, len(split_sentences(context)))
-        else:
-            picked = self.select_sentence(question=question, evidence=context, answer=answers[0]).sentence
-            kept = kept_evidence(context, str(picked), question, answers, answer_start, title)
+        kept = self._kept(question, context, answers, answer_start, title)
         if kept.problem:
             return dspy.Prediction(rejection=kept.problem, copies=[], sentence=None, sentence_fallback=True)
         sentence, fallback = kept.text, kept.fallback
-        copies = []
-        for focus in FOCUSES:
-            query = question if focus == "question" else context
-            fetched = self.retriever.search(
-                query, k=self.k * FETCH_FACTOR, exclude_texts=[context], exclude_answers=answers
-            )
-            hits, skipped = clean_passages(fetched, question, answers, self.k)
-            skipped_ids = [h.id for h in skipped]
-            if not hits:
-                copies.append(
-                    {
-                        "focus": focus,
-                        "context": None,
-                        "background": None,
-                        "merge": "none",
-                        "retrieved": [],
-                        "skipped": skipped_ids,
-                        "checks": {},
-                        "rejection": "background_has_other_candidate",
-                    }
-                )
-                continue
-            names = question_names(question, context)
-            if self.background == "passages":
-                units = []
-                drops = []
-                for hit in hits:
-                    found = background_drops(hit.text, sentence, question, answers, names)
-                    drops += found
-                    units.append(without(hit.text, found))
-                units = [u for u in units if u.strip()]
-                background, joiner = "\n\n".join(units), "\n\n"
-            else:
-                background = complete_sentences(
-                    str(self.condense(question=question, passages=[h.text for h in hits]).background)
-                )
-                drops = background_drops(background, sentence, question, answers, names)
-                background = without(background, drops)
-                units, joiner = [s.text for s in split_sentences(background)], " "
-            merge, merged, checks = "code", None, {}
-            if self.lm_merge:
-                merged = str(self.merge(background=background, key_sentence=sentence).passage)
-                checks = enrich_checks(merged, sentence, answers, known_wrong or [], question)
-                merge = "lm" if failed_check(checks) is None else f"code (lm merge failed: {failed_check(checks)})"
-            if merge != "lm":
-                merged = (
-                    evidence_first(background, sentence)
-                    if self.position == "first" and joiner == " "
-                    else placed(units, sentence, self.position, joiner)
-                )
-                checks = enrich_checks(merged, sentence, answers, known_wrong or [], question, self.position)
-            copies.append(
-                {
-                    "focus": focus,
-                    "context": merged,
-                    "background": background,
-                    "merge": merge,
-                    "retrieved": [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in hits],
-                    "skipped": skipped_ids,
-                    "background_dropped": [{"rule": rule, "sentence": text} for rule, text in drops],
-                    "checks": checks,
-                    "rejection": failed_check(checks),
-                }
-            )
+        copies = [self._copy(focus, question, context, answers, known_wrong or [], sentence) for focus in FOCUSES]
         return dspy.Prediction(
             rejection=None, copies=copies, sentence=sentence, sentence_fallback=fallback, sentences_kept=kept.sentences
         )
+
+    def _kept(
+        self, question: str, context: str, answers: list[str], answer_start: int | None, title: str
+    ) -> KeptEvidence:
+        """The evidence every copy keeps: the whole passage, or the supporting sentence the pivot picks."""
+        if self.evidence == "passage":
+            return KeptEvidence(" ".join(context.split()), False, None, len(split_sentences(context)))
+        picked = self.select_sentence(question=question, evidence=context, answer=answers[0]).sentence
+        return kept_evidence(context, str(picked), question, answers, answer_start, title)
+
+    def _copy(
+        self, focus: str, question: str, context: str, answers: list[str], known_wrong: list[str], sentence: str
+    ) -> dict:
+        """One enriched copy: background retrieved by `focus` (the question or the evidence) merged around the
+        kept sentence, with the checks it passed or failed."""
+        query = question if focus == "question" else context
+        fetched = self.retriever.search(
+            query, k=self.k * FETCH_FACTOR, exclude_texts=[context], exclude_answers=answers
+        )
+        hits, skipped = clean_passages(fetched, question, answers, self.k)
+        skipped_ids = [h.id for h in skipped]
+        if not hits:
+            return {
+                "focus": focus,
+                "context": None,
+                "background": None,
+                "merge": "none",
+                "retrieved": [],
+                "skipped": skipped_ids,
+                "checks": {},
+                "rejection": "background_has_other_candidate",
+            }
+        names = question_names(question, context)
+        background, units, joiner, drops = self._background(hits, sentence, question, answers, names)
+        merge, merged, checks = self._merged(background, units, joiner, sentence, answers, known_wrong, question)
+        return {
+            "focus": focus,
+            "context": merged,
+            "background": background,
+            "merge": merge,
+            "retrieved": [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in hits],
+            "skipped": skipped_ids,
+            "background_dropped": [{"rule": rule, "sentence": text} for rule, text in drops],
+            "checks": checks,
+            "rejection": failed_check(checks),
+        }
+
+    def _background(
+        self, hits: list, sentence: str, question: str, answers: list[str], names
+    ) -> tuple[str, list[str], str, list]:
+        """(background, its units, their joiner, the dropped sentences): the passages as retrieved, or condensed
+        by the pivot; either way without a sentence that would give away or contradict the answer."""
+        if self.background == "passages":
+            units = []
+            drops = []
+            for hit in hits:
+                found = background_drops(hit.text, sentence, question, answers, names)
+                drops += found
+                units.append(without(hit.text, found))
+            units = [u for u in units if u.strip()]
+            return "\n\n".join(units), units, "\n\n", drops
+        background = complete_sentences(
+            str(self.condense(question=question, passages=[h.text for h in hits]).background)
+        )
+        drops = background_drops(background, sentence, question, answers, names)
+        background = without(background, drops)
+        return background, [s.text for s in split_sentences(background)], " ", drops
+
+    def _merged(
+        self,
+        background: str,
+        units: list[str],
+        joiner: str,
+        sentence: str,
+        answers: list[str],
+        known_wrong: list[str],
+        question: str,
+    ) -> tuple[str, str, dict]:
+        """(how it was merged, the merged context, its checks): the pivot's merge when asked for and it passes
+        the checks, else the sentence placed among the background's units by code."""
+        merge, merged, checks = "code", None, {}
+        if self.lm_merge:
+            merged = str(self.merge(background=background, key_sentence=sentence).passage)
+            checks = enrich_checks(merged, sentence, answers, known_wrong, question)
+            merge = "lm" if failed_check(checks) is None else f"code (lm merge failed: {failed_check(checks)})"
+        if merge != "lm":
+            merged = (
+                evidence_first(background, sentence)
+                if self.position == "first" and joiner == " "
+                else placed(units, sentence, self.position, joiner)
+            )
+            checks = enrich_checks(merged, sentence, answers, known_wrong, question, self.position)
+        return merge, merged, checks
