@@ -298,6 +298,31 @@ def test_bad_inputs_are_one_line_exit_2_and_leave_nothing(isolated):
     assert sorted(p.relative_to(isolated) for p in isolated.rglob("*")) == before
 
 
+def test_a_path_that_is_no_run_folder_says_so_not_where_run_ids_live(isolated, monkeypatch):
+    runs = isolated / "runs"
+    _write_run(runs, "swap-run", _config("answer_swap"), [_swap(1, "accepted")])
+    _write_run(runs / "bench-x", "generate.answer_swap.p1", _config("answer_swap"), [_swap(1, "accepted")])
+    (isolated / "readings" / "not-a-run").mkdir(parents=True)
+    monkeypatch.chdir(isolated)
+    runner = CliRunner()
+    expected = {
+        "readings": "readings: a folder without config.json, so no run's folder; nor is it a run id in",
+        "readings/not-a-run": "a folder without config.json",
+        "readings/gone": "readings/gone: no such run folder, and no run of that id in",
+        str(isolated / "gone"): "no such run folder, and no run of that id in",
+        "../gone/run": "no such run folder",
+        "no-such-run": "no run 'no-such-run'",  # an id: where run ids live is the help
+        "bench-x/generate.nope": "no run 'bench-x/generate.nope'",  # a stage id names a folder of the store
+    }
+    for run, message in expected.items():
+        result = runner.invoke(app, ["export", run, "--out", str(isolated / "out")])
+        assert result.exit_code == 2, (run, result.output)
+        assert message in " ".join(_one_line(result).split()), (run, result.output)
+    assert not (isolated / "out").exists()
+    result = runner.invoke(app, ["export", "bench-x/generate.answer_swap.p1", "--out", str(isolated / "out")])
+    assert result.exit_code == 0, result.output
+
+
 def test_a_write_that_fails_midway_leaves_nothing(isolated, monkeypatch):
     from experiments.export import run as export
 

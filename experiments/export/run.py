@@ -52,6 +52,14 @@ def run_location(run: str | Path, root: Path) -> tuple[str, Path]:
     if path.is_dir() and (path / "config.json").is_file():
         path = path.resolve()
         return path.name, path.parent
+    if not (root / str(run) / "config.json").is_file():
+        # The run store's own message would send a folder given by path to look under runs/ for it.
+        if path.is_dir():
+            raise UserError(f"{run}: a folder without config.json, so no run's folder; nor is it a run id in {root}")
+        # A bench stage's id has a slash too: it names a folder under the run store.
+        in_store = not path.is_absolute() and path.parts[0] != ".." and (root / path.parts[0]).is_dir()
+        if len(path.parts) > 1 and not in_store:
+            raise UserError(f"{run}: no such run folder, and no run of that id in {root}")
     return str(run), root
 
 
