@@ -396,6 +396,16 @@ def test_a_provider_pivot_is_compared_unchanged_against_a_fake_openai_server(pro
             rows.setdefault(line.split(" | ")[0].strip("| "), line)
     # A local pivot runs here: no dollars, as the rules row.
     assert rows["qwen2.5-0.5b"].endswith(("| 0.000000 |", "| — |")) and rows["rules"].endswith("| 0.000000 |")
+    # The Cost section: the run's own cost metrics per model and in total, with the process's CPU seconds.
+    cost = table.split("## Cost", 1)[1]
+    spent = m[f"lm.pivot/{label}.cost_usd"]
+    assert spent == pytest.approx(per_call * requests) and m["cost_usd"] == pytest.approx(spent)
+    assert f"| pivot/{label} | {requests} | 0 | {USAGE['prompt_tokens'] * requests} |" in cost
+    assert cost.count(f"| ${spent:.4f} |") == 2  # the provider's row and the total
+    total = next(line for line in cost.splitlines() if line.startswith("| total ("))
+    assert "CPU seconds)" in total and float(total.split("(")[1].split()[0]) > 0
+    spend = json.loads((RunStore(result.run_id).dir / "report" / "comparison.json").read_text())["spend"]
+    assert spend["dollars"] == pytest.approx(m["cost_usd"]) and spend["cpu_seconds"] > 0
     assert {
         p for p in json.loads((RunStore(result.run_id).dir / "report" / "comparison.json").read_text())["pivots"]
     } == {

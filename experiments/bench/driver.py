@@ -375,7 +375,14 @@ class Bench:
             "target_asks": len(the_plan.asks),
             "target_calls_saved_by_sharing": sharing["asks"]["saved"],
             "new_items": sum(stage_metrics[s].get("new_items", 0) for s in ran_now),
+            "cpu_seconds": round(sum(stage_metrics[s].get("cpu_seconds", 0.0) for s in ran_now), 3),
         }
+        # As lm.calls: what this invocation spent, and what every stage cost when it ran; none where a stage's is
+        # unknown (a model without a price, or a ledger from before dollars were recorded).
+        for key, names in (("cost_usd", ran_now), ("cost_usd_all_stages", list(stage_metrics))):
+            costs = [stage_metrics[s].get("lm.cost_usd") for s in names]
+            if all(c is not None for c in costs):
+                metrics[key] = round(sum(costs), 8)
         if sharing["seeds"]:
             metrics.update(
                 {

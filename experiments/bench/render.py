@@ -239,6 +239,8 @@ def sections(
                 "prompt read / sent",
                 "LM seconds",
                 "wall seconds",
+                "CPU seconds",
+                "dollars",
             ],
             [
                 [
@@ -250,17 +252,46 @@ def sections(
                     "—" if s.get("prompt_read_share") is None else f"{s['prompt_read_share']:.2f}",
                     f"{s['lm_seconds']:.0f}",
                     f"{s['wall_seconds']:.0f}",
+                    "—" if s.get("cpu_seconds") is None else f"{s['cpu_seconds']:.0f}",
+                    money(s.get("dollars")),
                 ]
                 for s in stages
-            ],
+            ]
+            + ([_cost_total(stages)] if stages else []),
             note="LM calls are real (uncached) calls of local models (providers report none here), counted by the "
             "invocation that finished the stage: a reused stage shows what it cost then, a stage resumed after a "
             "kill what it cost after the kill. Prompt read / sent: the prompt tokens llama.cpp decoded over those "
-            "sent; the rest was a prefix its context or a saved state already held (docs/guides/scale.md).",
+            "sent; the rest was a prefix its context or a saved state already held (docs/guides/scale.md). CPU "
+            "seconds: this process's, every thread (local models decode in it; a stage on Ray actors spends theirs). "
+            "Dollars: the price map's or the config's price on the tokens providers reported, $0 for a local model; "
+            "— where a model answered without a price, or the stage was recorded before dollars were.",
             extra=_sharing_lines(sharing),
         )
     )
     return out
+
+
+def money(x: Any) -> str:
+    return "—" if _nan(x) else f"${x:.4f}"
+
+
+def _cost_total(stages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every stage summed, reused ones included (what the whole bench cost when its stages ran); a total of
+    dollars only where every stage has one."""
+    dollars = [s.get("dollars") for s in stages]
+    cpu = [s.get("cpu_seconds") for s in stages]
+    return [
+        "total",
+        "",
+        str(sum(s["items"] for s in stages)),
+        f"{sum(s['calls'] for s in stages):.0f}",
+        "",
+        "",
+        f"{sum(s['lm_seconds'] for s in stages):.0f}",
+        f"{sum(s['wall_seconds'] for s in stages):.0f}",
+        "—" if any(c is None for c in cpu) else f"{sum(cpu):.0f}",
+        "—" if not stages or any(_nan(d) for d in dollars) else money(sum(dollars)),
+    ]
 
 
 def _verdict(row: Mapping[str, Any]) -> str:

@@ -24,6 +24,7 @@ from experiments import run_lock, tracking
 from experiments.case_loop import map_cases
 from experiments.executors.local import LocalExecutor
 from experiments.lm.engine import release_models
+from experiments.lm.usage import run_cost
 from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore, stage_run_id
 from experiments.validity.inputs import metric_key
@@ -80,16 +81,33 @@ def usage_totals(lms: dict[str, Any]) -> dict[str, float]:
     llama.cpp decoded, `lm.prompt_tokens_counted` the prompt tokens sent to the models that count them."""
     out: dict[str, float] = dict.fromkeys((f"lm.{k}" for k in USAGE_KEYS), 0.0)
     out["lm.prompt_tokens_read"] = out["lm.prompt_tokens_counted"] = 0.0
-    for label, resolved in lms.items():
-        usage = resolved.usage()
+    usages = {label: resolved.usage() for label, resolved in lms.items()}
+    for label, usage in usages.items():
         for key in USAGE_KEYS:
             value = float(usage.get(key, 0.0))
             out[f"lm.{label}.{key}"] = value
             out[f"lm.{key}"] += value
+        if "cost_usd" in usage:
+            out[f"lm.{label}.cost_usd"] = float(usage["cost_usd"])
         if "prompt_tokens_read" in usage:
             out[f"lm.{label}.prompt_tokens_read"] = float(usage["prompt_tokens_read"])
             out["lm.prompt_tokens_read"] += float(usage["prompt_tokens_read"])
             out["lm.prompt_tokens_counted"] += float(usage.get("prompt_tokens", 0.0))
+    # The same rule as a run's cost_usd: a model that answered without a price makes the total unknown.
+    out.update({f"lm.{k}": v for k, v in run_cost(usages).items()})
+    return out
+
+
+def stage_spend(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """A stage's dollars, per model label and in total (`lm.cost_usd`), from `usage_totals` before and after it.
+    Zero is a figure here (a local model's stage costs nothing), and an unknown one is left out: a model that
+    answered the stage's calls unpriced has no `cost_usd` after it, and the total then has none either."""
+    out = {}
+    for key, value in after.items():
+        if key.endswith("cost_usd"):
+            out[key] = round(max(0.0, value - before.get(key, 0.0)), 8)
+    if "lm.cost_usd" not in after:
+        out.pop("lm.cost_usd", None)
     return out
 
 
@@ -146,7 +164,7 @@ class StageRunner:
         if released:
             logger.info("stage %s: released %s (no model of this stage)", stage, ", ".join(released))
         before = usage_totals(self.lms)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         with tracking.nested_run(
             stage, {tracking.RUN_ID_TAG: self.run_id, "reeval.stage": stage, "reeval.stage.reused": "false"}
         ):
@@ -159,11 +177,14 @@ class StageRunner:
             if superseded is not None:
                 carry_reviews(superseded, store.dir)
             after = usage_totals(self.lms)
-            diffs = {k: after[k] - before.get(k, 0.0) for k in after}
+            diffs = {k: after[k] - before.get(k, 0.0) for k in after if not k.endswith("cost_usd")}
             metrics.update({k: round(v, 3) for k, v in diffs.items() if v})
             metrics.update(read_shares(diffs))
+            metrics.update(stage_spend(before, after))
             metrics.setdefault("lm.calls", 0.0)
             metrics["wall_seconds"] = round(time.perf_counter() - started, 3)
+            # This process's CPU, every thread: local models decode in it (a stage on Ray actors spends theirs).
+            metrics["cpu_seconds"] = round(time.process_time() - cpu_started, 3)
             mlflow.log_metrics(clean_metrics(metrics))
         self.ledger.finish(stage, inputs, metrics)
         self.ran[stage] = True

@@ -76,6 +76,8 @@ def stage_rows(stages: Mapping[str, Mapping[str, float]], ran: Mapping[str, bool
             "lm_seconds": float(m.get("lm.seconds", 0.0)),
             "prompt_read_share": m.get("lm.prompt_read_share"),  # absent: no counted call, or a ledger from before
             "wall_seconds": float(m.get("wall_seconds", 0.0)),
+            "dollars": m.get("lm.cost_usd"),  # absent: a model without a price, or a ledger from before
+            "cpu_seconds": m.get("cpu_seconds"),
         }
         for name, m in stages.items()
     ]

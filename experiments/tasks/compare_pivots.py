@@ -17,6 +17,7 @@ costs; its wall time is this run's, and the table says how many calls the cache 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ from experiments.config import ConfigError
 from experiments.errors import error_status, error_text
 from experiments.lm.prices import Price
 from experiments.lm.registry import ResolvedLM
+from experiments.lm.usage import run_cost
 from experiments.target_panel import TargetPanel
 from experiments.tasks import pivot_figures, pivot_reads, pivot_report
 from experiments.tasks.pivot_generators import (
@@ -123,6 +125,8 @@ class ComparePivotsTask:
 
     def __init__(self, lms: dict, options: CompareOptions | None = None):
         self.options = options or CompareOptions()
+        self.lms = lms
+        self.cpu_started: float | None = None
         self.pivots: list[ResolvedLM] = lms["pivots"]
         names = [p.config.label for p in self.pivots]
         if len(set(names)) != len(names):
@@ -162,6 +166,7 @@ class ComparePivotsTask:
     def prepare(self, examples: list, run_dir: Path | None = None) -> None:
         self.panel.prepare(examples)
         self.run_dir = run_dir
+        self.cpu_started = time.process_time()
 
     def tracking_params(self) -> dict:
         first = next(iter(self.rows.values()))[1]
@@ -282,6 +287,19 @@ class ComparePivotsTask:
             "strength": self.options.strength,
         }
 
+    def spend(self) -> dict[str, Any]:
+        """What every model of the comparison spent in this process since it was built, by the labels of the run's
+        `lm.<label>.…` metrics and from the same figures (each model's `usage()`, `run_cost`), and this process's
+        CPU seconds since the cases began (local models decode in it)."""
+        usages = {
+            (f"{r.role}/{r.config.label}" if isinstance(value, list) else role): r.usage()
+            for role, value in self.lms.items()
+            if value is not None
+            for r in (value if isinstance(value, list) else [value])
+        }
+        cpu = None if self.cpu_started is None else round(time.process_time() - self.cpu_started, 3)
+        return {"models": usages, "dollars": run_cost(usages).get("cost_usd"), "cpu_seconds": cpu}
+
     def _in_full(self, options: dict[str, Any]) -> dict[str, Any]:
         """Every option of the generator as it ran, defaults included."""
         return self.entry.Options.model_validate(options).model_dump(mode="json")
@@ -295,5 +313,5 @@ class ComparePivotsTask:
         per_row, pairs = self.figures(records, run_dir)
         targets = [t.config.label for t in self.targets]
         return pivot_report.write_report(
-            out_dir, run_info.get("run_id", ""), self.settings(per_row), per_row, pairs, targets
+            out_dir, run_info.get("run_id", ""), self.settings(per_row), per_row, pairs, targets, self.spend()
         )

@@ -126,14 +126,59 @@ def settings_lines(info: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _money(value: float | None) -> str:
+    return "no price" if value is None else f"${value:.4f}"
+
+
+def spend_rows(spend: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Per model (as the run's `lm.<label>.…` metrics name it) its calls, tokens, seconds and dollars, and the
+    total with this process's CPU seconds."""
+    header = ["model", "calls", "from the cache", "prompt tokens", "completion tokens", "LM seconds", "dollars"]
+
+    def count(usage: dict[str, Any], key: str) -> str:
+        return "—" if key not in usage else f"{usage[key]:,.0f}"
+
+    rows = [
+        [
+            label,
+            count(usage, "calls"),
+            f"{usage.get('cached_calls', 0):,.0f}",
+            count(usage, "prompt_tokens"),
+            count(usage, "completion_tokens"),
+            _num(usage.get("seconds"), 1),
+            _money(usage.get("cost_usd")) if usage.get("calls") or "cost_usd" in usage else "—",
+        ]
+        for label, usage in spend["models"].items()
+    ]
+    cpu = spend.get("cpu_seconds")
+    rows.append(
+        [
+            "total" + ("" if cpu is None else f" ({cpu:.1f} CPU seconds)"),
+            f"{sum(u.get('calls', 0) for u in spend['models'].values()):,.0f}",
+            f"{sum(u.get('cached_calls', 0) for u in spend['models'].values()):,.0f}",
+            "",
+            "",
+            _num(sum(u.get("seconds", 0.0) for u in spend["models"].values()), 1),
+            _money(spend.get("dollars")),
+        ]
+    )
+    return header, rows
+
+
 def write_report(
-    out_dir: Path, run_id: str, info: dict[str, Any], per_row: dict[str, dict], pairs: list[dict], targets: list[str]
+    out_dir: Path,
+    run_id: str,
+    info: dict[str, Any],
+    per_row: dict[str, dict],
+    pairs: list[dict],
+    targets: list[str],
+    spend: dict[str, Any] | None = None,
 ) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_matrix(per_row, targets, out_dir / "generator_x_target.png")
     plot_validity_success(per_row, targets, out_dir / "validity_x_success.png")
     (out_dir / "comparison.json").write_text(
-        json.dumps({"settings": info, "pivots": per_row, "pairs": pairs}, indent=2, default=str)
+        json.dumps({"settings": info, "pivots": per_row, "pairs": pairs, "spend": spend}, indent=2, default=str)
     )
     lines = [f"# Pivot comparison — {run_id}", "", *settings_lines(info), ""]
     lines += _table(*main_rows(per_row, targets))
@@ -148,6 +193,19 @@ def write_report(
         "",
     ]
     lines += _table(*pair_rows(pairs)) if pairs else ["(one row only: nothing to pair)"]
+    if spend is not None:
+        lines += [
+            "",
+            "## Cost",
+            "",
+            "What each model spent in the process that finished the comparison (a resumed comparison: since it "
+            "resumed), judge and targets included; the same figures as the run's `lm.<model>.…` and `cost_usd` "
+            "metrics. Calls the cache answered cost nothing. Dollars: the price map's or the config's price on the "
+            "tokens a provider reported, $0 for a local model (its cost is CPU time: this process's, every thread, "
+            "in the total); no price where a model answered without one.",
+            "",
+            *_table(*spend_rows(spend)),
+        ]
     lines += [
         "",
         "![generator × target](generator_x_target.png)",
