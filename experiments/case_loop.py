@@ -18,7 +18,7 @@ def map_cases(
     with nothing left to do they still answer to it."""
     records_so_far: list[dict] = list(earlier)
     # The bar is closed on the way out of an error too: the error's message then starts a line of its own.
-    with tqdm(total=len(todo), desc=config.task, unit="case", disable=not progress) as bar:
+    with tqdm(total=len(todo), desc=config.task, unit="row", disable=not progress) as bar:
         try:
             for records in executor.map(todo):
                 store.append(records)
@@ -26,6 +26,6 @@ def map_cases(
                 bar.update(1)
                 bar.set_postfix(status=records[-1]["status"][:24])
                 check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget, total)
-        except SpendCapHit as hit:  # the case it interrupted is not recorded: a resume does it
-            raise SpendCapReached(f"{hit}; {len(records_so_far)} of {total} cases finished and saved") from None
+        except SpendCapHit as hit:  # the row it interrupted is not recorded: a resume does it
+            raise SpendCapReached(f"{hit}; {len(records_so_far)} records of the run's {total} rows saved") from None
     check_budget(records_so_far, config.run.error_budget, config.run.min_cases_before_budget, total)

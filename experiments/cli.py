@@ -19,7 +19,7 @@ from experiments.config import ConfigError
 from experiments.failures import ReportingGroup, UserError
 from experiments.lm.offline import apply_offline_defaults
 from experiments.lm.roster import ROSTER, get_spec, is_installed
-from experiments.run_store import STORED_CONFIG_HINT, RunNotFound, RunStore
+from experiments.run_store import STORED_CONFIG_HINT, RunNotFound, RunStore, counted, is_case, run_counts
 
 # ReportingGroup: every command's failure is reported by one handler (experiments/failures.py): a user
 # mistake in a line or two with exit 2, anything else in one line plus a log file, exit 1.
@@ -112,8 +112,11 @@ def _print_result(result) -> None:
 
     page = getattr(result.task, "page", "bench.html")
     where = f"report {result.task.dir}/{page}" if markdown else f"checkpoint {RunStore(result.run_id).cases_path}"
+    # A case-loop run counts the rows it ran; a staged run (sweep, bench, comparison) the records its stages added.
+    done = counted(result.new_cases, "new record") if markdown else f"ran {counted(result.new_cases, 'row')}"
     console.print(
-        f"{result.new_cases} new cases in {result.seconds:.1f}s · MLflow run {result.mlflow_run_id} · {where}"
+        f"{done} in {result.seconds:.1f}s · {counted(len(result.records), 'record')} · "
+        f"MLflow run {result.mlflow_run_id} · {where}"
     )
 
 
@@ -496,7 +499,10 @@ def show(
 
     if latest.data.tags.get(PROMPTS_TAG):
         console.print(f"prompts (Prompt Registry): {latest.data.tags[PROMPTS_TAG]}", markup=False, highlight=False)
-    _print_validity(latest.data.tags.get("reeval.run_id", run_id), latest.data.metrics, log=False)
+    reeval_run = latest.data.tags.get("reeval.run_id", run_id)
+    if RunStore(reeval_run).cases_path.exists():
+        console.print(f"checkpoint: {run_counts(RunStore(reeval_run).records())}", highlight=False, soft_wrap=True)
+    _print_validity(reeval_run, latest.data.metrics, log=False)
 
 
 def _spent(metrics: dict[str, float]) -> str:
@@ -523,16 +529,21 @@ def _print_validity(run_id: str, calibration: dict, log: bool) -> bool:
 
     store = RunStore(run_id)
     if not checkpoint_here(run_id):
-        console.print(f"validity: no cases for {run_id!r} in the run store ({store.cases_path})", highlight=False)
+        console.print(f"validity: no records for {run_id!r} in the run store ({store.cases_path})", highlight=False)
         return False
     source = _evaluated_run(store)
     if source is not None:
         # An evaluate run's cases are another run's: that run's validity (with this run's targets) is meant.
         console.print(f"validity: {run_id!r} evaluates the cases of run {source!r}; their validity follows")
         if not checkpoint_here(source):
-            console.print(f"validity: no cases for {source!r} in the run store")
+            console.print(f"validity: no records for {source!r} in the run store")
             return False
         run_id, calibration = source, {}
+    records = RunStore(run_id).records()
+    if not any(is_case(r) for r in records):
+        # What review samples from is what validity counts: a run that generated nothing has neither.
+        console.print(f"validity: nothing to validate, {run_id!r} has {run_counts(records)}", soft_wrap=True)
+        return False
     result = run_validity(run_id, calibration=calibration)
     console.print(rich_table(result))
     console.print(statement(result), highlight=False)
@@ -736,12 +747,12 @@ def reproduce(
     kind = "within the recorded 95% intervals (sampled decoding)" if outcome.sampled else "exactly"
     if outcome.matches:
         console.print(
-            f"[green]reproduced {kind}[/green]: {outcome.cases_compared} cases and the metrics of "
+            f"[green]reproduced {kind}[/green]: {counted(outcome.records_compared, 'record')} and the metrics of "
             f"{outcome.recorded_run} match the rerun {outcome.new_run_id}"
         )
         return
     console.print(f"[red]not reproduced[/red] ({outcome.new_run_id} vs {outcome.recorded_run}):")
-    for line in (outcome.case_mismatches + outcome.metric_mismatches)[:40]:
+    for line in (outcome.record_mismatches + outcome.metric_mismatches)[:40]:
         console.print(f"  {line}", highlight=False)
     raise typer.Exit(1)
 

@@ -127,8 +127,8 @@ def budget_rule(budget: float, min_cases: int, total: int) -> str:
     """The rule a run's error budget follows, as its summary states it."""
     start = min(min_cases, total)
     return (
-        f"error budget {budget:.0%} of cases (run.error_budget), checked after each case once {start} "
-        f"of {total} are done (run.min_cases_before_budget {min_cases}, or the whole run if smaller)"
+        f"error budget {budget:.0%} of records (run.error_budget), checked after each row once {start} records "
+        f"are in (run.min_cases_before_budget {min_cases}, or the run's {total} rows if fewer)"
     )
 
 
@@ -143,8 +143,8 @@ def check_budget(records: list[dict], budget: float, min_cases: int, total: int 
     if done and done >= start and errors / done > budget:
         shown = ", ".join(f"{kind} {n}" for kind, n in kinds.items())
         raise ErrorBudgetExceeded(
-            f"{errors} of {done} cases errored ({errors / done:.0%} > budget {budget:.0%}): {shown}; stopping. "
-            "Finished cases are saved: fix the cause and resume the run (`--retry-errors` redoes the errored "
+            f"{errors} of {done} records errored ({errors / done:.0%} > budget {budget:.0%}): {shown}; stopping. "
+            "The rows run so far are saved: fix the cause and resume the run (`--retry-errors` redoes the errored "
             "ones).",
             kinds,
         )

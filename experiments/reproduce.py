@@ -2,7 +2,7 @@
 
 Inputs are checked first and a changed one refuses the rerun, naming it: the data file's
 content hash, each local model's file hash, and the code commit. Then the run is redone under
-a new run id and compared case by case and metric by metric with the recorded one: exactly for
+a new run id and compared record by record and metric by metric with the recorded one: exactly for
 greedy decoding; for sampled decoding, each rate and count must fall inside the 95% Wilson
 interval of the recorded value (see `compare_metrics`).
 """
@@ -45,13 +45,13 @@ class Reproduction:
     recorded_run: str
     new_run_id: str
     sampled: bool
-    case_mismatches: list[str] = field(default_factory=list)
+    record_mismatches: list[str] = field(default_factory=list)
     metric_mismatches: list[str] = field(default_factory=list)
-    cases_compared: int = 0
+    records_compared: int = 0
 
     @property
     def matches(self) -> bool:
-        return not self.case_mismatches and not self.metric_mismatches
+        return not self.record_mismatches and not self.metric_mismatches
 
 
 def _recorded(mlflow_run) -> tuple[dict, dict, list[dict]]:
@@ -111,15 +111,15 @@ def _comparable(record: dict) -> dict:
 def compare(recorded: list[dict], fresh: list[dict], sampled: bool) -> tuple[list[str], int]:
     old = {r["id"]: _comparable(r) for r in recorded}
     new = {r["id"]: _comparable(r) for r in fresh}
-    problems = [f"case {i}: missing in the rerun" for i in sorted(old.keys() - new.keys())]
-    problems += [f"case {i}: new in the rerun" for i in sorted(new.keys() - old.keys())]
+    problems = [f"record {i}: missing in the rerun" for i in sorted(old.keys() - new.keys())]
+    problems += [f"record {i}: new in the rerun" for i in sorted(new.keys() - old.keys())]
     if not sampled:  # sampled decoding is compared through the metrics only
         for case_id in sorted(old.keys() & new.keys()):
             changed = [
                 k for k in old[case_id].keys() | new[case_id].keys() if old[case_id].get(k) != new[case_id].get(k)
             ]
             if changed:
-                problems.append(f"case {case_id}: differs in {', '.join(sorted(changed))}")
+                problems.append(f"record {case_id}: differs in {', '.join(sorted(changed))}")
     return problems, len(old.keys() & new.keys())
 
 

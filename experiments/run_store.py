@@ -1,7 +1,18 @@
-"""Durable per-run checkpoint: one JSONL line per finished case, appended as it completes.
+"""Durable per-run checkpoint (runs/<run-id>/cases.jsonl): the records of each row, appended as the row
+completes.
 
-Each line is flushed and fsynced before the next case starts, so a SIGKILL loses at most the
-case in flight. A torn last line (killed mid-write) is cut off when the run is reopened.
+The words the command line counts with, one thing each:
+
+- a **row** is one line of the data a run reads (after its split, offset, filters and limit); a run goes
+  row by row, and a resumed run skips the rows already done;
+- a **record** is one line of the checkpoint: what a row gave, be it a seed's scores, a generated case or a
+  target's answer; a row gives one record or several;
+- a **case** is a record holding a context a generator made (:func:`is_case`), whatever its status; the
+  accepted cases are what review, validity, export and evaluation read. A seed selection or an evaluation
+  writes records but makes no case.
+
+Each row's records are flushed and fsynced before the next row starts, so a SIGKILL loses at most the
+row in flight. A torn last line (killed mid-write) is cut off when the run is reopened.
 """
 
 from __future__ import annotations
@@ -32,6 +43,26 @@ def repair_torn_tail(path: Path) -> None:
             handle.truncate(keep)
             handle.flush()
             os.fsync(handle.fileno())
+
+
+def is_case(record: dict) -> bool:
+    """A record holding a context a generator made. A target's answer, an original kept beside its cases
+    (a closed-book twin) and a seed's scores are records but not cases."""
+    return "target" not in record and record.get("variant") != "original" and bool(record.get("context"))
+
+
+def counted(n: int, word: str) -> str:
+    """`n` and `word` ("row", "record", "case"), plural unless one."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def run_counts(records: list[dict]) -> str:
+    """The rows, records and cases of a run, in the words every command uses."""
+    rows = len({r.get("seed_id", r["id"]) for r in records})
+    cases = [r for r in records if is_case(r)]
+    accepted = sum(r.get("status") == "accepted" for r in cases)
+    made = f"{counted(len(cases), 'case')} ({accepted} accepted)" if cases else "no cases (nothing generated)"
+    return f"{counted(rows, 'row')}, {counted(len(records), 'record')}, {made}"
 
 
 class RunNotFound(FileNotFoundError):

@@ -132,7 +132,7 @@ def _run(resolved: ResolvedRun) -> RunResult:
     errors = sum(str(r.get("status", "")).startswith("error:") for r in records)
     total = len(run.data.examples)
     notes = [
-        f"{errors} of {len(records)} cases errored; "
+        f"{errors} of {len(records)} records errored; "
         + budget_rule(config.run.error_budget, config.run.min_cases_before_budget, total)
     ]
     return RunResult(run.run_id, parent.info.run_id, records, metrics, len(run.todo), seconds, run.task, notes)
@@ -199,11 +199,11 @@ def _prepare(resolved: ResolvedRun) -> _Run:
     if not data.examples:
         if config.data.limit == 0:
             raise DataError(
-                f"{config.data.source}: data.limit is 0 (--limit 0): no cases to run; give a limit "
-                "of 1 or more, or none for every case"
+                f"{config.data.source}: data.limit is 0 (--limit 0): no rows to run; give a limit "
+                "of 1 or more, or none for every row"
             )
         raise DataError(
-            f"{config.data.source}: no cases left to run after data.offset and the filters "
+            f"{config.data.source}: no rows left to run after data.offset and the filters "
             f"(counts: {data.filter_counts}); lower data.offset or set data.reeval_filters: false"
         )
     lms = build_lms(resolved)
@@ -222,7 +222,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
     seed_ids, todo_ids = {e.id for e in data.examples}, {e.id for e in todo}
     earlier = [r for r in store.records() if r["seed_id"] in seed_ids and r["seed_id"] not in todo_ids]
     logger.info(
-        "run %s: %d cases, %d already finished, %d to do",
+        "run %s: %d rows, %d already run, %d to do",
         run_id,
         len(data.examples),
         len(data.examples) - len(todo),

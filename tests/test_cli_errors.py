@@ -290,7 +290,7 @@ def test_error_budget_exceeded_says_how_to_go_on(isolated, monkeypatch):
     result = run(path)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and "╭" not in result.output
-    assert result.stderr.strip().splitlines()[-1].startswith("1 of 1 cases errored")
+    assert result.stderr.strip().splitlines()[-1].startswith("1 of 1 records errored")
     assert "resume the run" in result.stderr
 
 

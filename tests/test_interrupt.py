@@ -38,7 +38,7 @@ def test_a_signal_stops_the_run_with_one_line_and_a_resume_finishes_it(isolated,
     scripted_lms(monkeypatch)
     result = run(config_path)
     assert result.exit_code == 0, result.output
-    assert f"{CASES - stopped_at} new cases" in result.stdout
+    assert f"ran {CASES - stopped_at} row" in result.stdout
     assert_each_case_once(store.cases_path)
 
 
@@ -97,5 +97,5 @@ def test_a_second_ctrl_c_while_the_run_stops_prints_no_stray_exception(isolated,
     scripted_lms(monkeypatch)
     result = run(config_path)
     assert result.exit_code == 0, result.output
-    assert f"{CASES - stopped_at} new cases" in result.stdout
+    assert f"ran {CASES - stopped_at} row" in result.stdout
     assert_each_case_once(store.cases_path)

@@ -103,7 +103,7 @@ def test_a_small_run_stops_on_its_error_budget_and_mlflow_keeps_the_error_kinds(
     with FakeOpenAI(reply=lambda prompt: "{}", default="server", max_requests=40) as server:
         # 4 cases, fewer than min_cases_before_budget: the budget judges the whole run.
         config = shipped_answer_swap(provider_env, server, limit=4, error_budget=0.2, min_cases_before_budget=10)
-        with pytest.raises(ErrorBudgetExceeded, match=r"4 of 4 cases errored .*error:server 4") as stop:
+        with pytest.raises(ErrorBudgetExceeded, match=r"4 of 4 records errored .*error:server 4") as stop:
             runner.run_experiment(config, progress=False)
         assert stop.value.kinds == {"error:server": 4}
         run_id = RunStore.new_id(config.name, config.digest())

@@ -103,7 +103,7 @@ def test_stored_provider_errors_leave_out_the_client_librarys_advice():
 def test_the_budget_judges_a_run_smaller_than_min_cases_once_it_is_whole():
     bad = [{"status": "error:server"}] * 2 + [{"status": "accepted"}] * 6
     check_budget(bad[:7], budget=0.2, min_cases=10, total=8)  # 7 of 8 done: not yet judged
-    with pytest.raises(ErrorBudgetExceeded, match=r"2 of 8 cases errored \(25% > budget 20%\): error:server 2"):
+    with pytest.raises(ErrorBudgetExceeded, match=r"2 of 8 records errored \(25% > budget 20%\): error:server 2"):
         check_budget(bad, budget=0.2, min_cases=10, total=8)
     check_budget(bad, budget=0.25, min_cases=10, total=8)  # exactly the budget is within it
 

@@ -48,8 +48,8 @@ def make_run(isolated, data_path):
 def test_greedy_run_reproduces_exactly(isolated, small_nq, scripted):
     first = make_run(isolated, small_nq)
     outcome = reproduce(first.run_id, progress=False)
-    assert outcome.matches, outcome.case_mismatches + outcome.metric_mismatches
-    assert outcome.cases_compared == len(first.records) > 0
+    assert outcome.matches, outcome.record_mismatches + outcome.metric_mismatches
+    assert outcome.records_compared == len(first.records) > 0
     assert outcome.new_run_id != first.run_id
 
 
@@ -78,7 +78,7 @@ def test_a_different_answer_is_reported(isolated, small_nq, scripted, monkeypatc
     monkeypatch.setattr(runner, "build_lms", changed_pivot)
     outcome = reproduce(first.run_id, progress=False)
     assert not outcome.matches
-    assert any("open_answer" in line for line in outcome.case_mismatches)
+    assert any("open_answer" in line for line in outcome.record_mismatches)
     assert any(line.startswith("metric open_book_accuracy") for line in outcome.metric_mismatches)
 
 
@@ -142,7 +142,7 @@ def test_a_pivot_comparisons_wall_time_and_cache_answers_are_not_compared():
     fresh = {**recorded, "pivot_seconds": 14.0, "pivot_cached_calls": 0}
     assert compare([recorded], [fresh], sampled=False) == ([], 1)
     assert compare([recorded], [{**fresh, "pivot_tokens": 0}], sampled=False)[0] == [
-        "case q1:p: differs in pivot_tokens"
+        "record q1:p: differs in pivot_tokens"
     ]
     metrics = {"pivot.p.cached_calls": 3.0, "pivot.p.tokens": 900.0}
     assert compare_metrics(metrics, {**metrics, "pivot.p.cached_calls": 0.0}, sampled=False, n=1) == []

@@ -42,7 +42,7 @@ def test_a_run_resumed_on_an_edited_data_file_is_refused(isolated, monkeypatch):
 
     fresh = run(config_path, "--fresh")
     assert fresh.exit_code == 0, fresh.output
-    assert "6 new cases" in fresh.stdout
+    assert "ran 6 rows" in fresh.stdout
 
 
 def test_a_run_from_before_the_inputs_were_kept_records_them_on_resume(isolated, monkeypatch):
@@ -56,7 +56,7 @@ def test_a_run_from_before_the_inputs_were_kept_records_them_on_resume(isolated,
     (store.dir / "inputs.json").unlink()
     again = run(config_path)
     assert again.exit_code == 0, again.output
-    assert "0 new cases" in again.stdout
+    assert "ran 0 rows" in again.stdout
     assert json.loads((store.dir / "inputs.json").read_text())["data"]["path"] == str(data)
 
 
@@ -92,5 +92,5 @@ def test_a_run_resumed_on_an_edited_config_is_refused(isolated, monkeypatch):
     (store.dir / "config.json").write_text(json.dumps(stored))
     again = invoke("resume", store.run_id, "--log-level", "WARNING")
     assert again.exit_code == 0, again.output
-    assert "0 new cases" in again.stdout
+    assert "ran 0 rows" in again.stdout
     assert_each_case_once(store.cases_path)

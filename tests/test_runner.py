@@ -109,7 +109,7 @@ def test_a_run_with_nothing_left_to_do_still_answers_to_the_budget(isolated, mon
         return {"pivot": resolved}
 
     monkeypatch.setattr(runner, "build_lms", build_lms)
-    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 cases errored"):
+    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 records errored"):
         runner.run_experiment(config, progress=False)
-    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 cases errored"):  # every case finished: none runs again
+    with pytest.raises(ErrorBudgetExceeded, match="4 of 4 records errored"):  # every case finished: none runs again
         runner.run_experiment(config, progress=False)

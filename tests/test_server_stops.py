@@ -96,7 +96,7 @@ def test_a_tracking_server_killed_mid_run_loses_no_case_and_is_waited_on_briefly
         scripted_lms(monkeypatch)
         again = run(config_path)
         assert again.exit_code == 0, again.output
-        assert "0 new cases" in again.stdout
+        assert "ran 0 rows" in again.stdout
 
         from experiments.tracking import find_runs
 

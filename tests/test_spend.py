@@ -208,7 +208,7 @@ def test_the_command_line_estimates_asks_and_stops_at_the_cap_in_one_line(provid
         line = capped.stderr.strip().splitlines()[-1]  # after the progress bar's lines
         assert "spend cap $0.0000 reached (run.max_cost)" in line and "Traceback" not in capped.stderr
         # The pilot's five cases come from the call cache at no cost; the first request past them is refused.
-        assert "5 of 8 cases finished and saved" in line
+        assert "5 records of the run's 8 rows saved" in line
         assert f"reeval resume {run_id} --max-cost 2e-06" in line
 
         finished = CliRunner().invoke(app, ["resume", run_id, "--max-cost", "1", "--log-level", "ERROR"])

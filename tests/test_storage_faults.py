@@ -53,7 +53,7 @@ def test_a_disk_that_fills_while_cases_are_written(isolated, monkeypatch):
     monkeypatch.setattr(run_store.os, "fsync", real_fsync)
     again = run(config_path)
     assert again.exit_code == 0, again.output
-    assert f"{CASES - 2} new cases" in again.stdout
+    assert f"ran {CASES - 2} row" in again.stdout
     assert_each_case_once(store.cases_path)
 
 
@@ -138,7 +138,7 @@ def test_undecodable_bytes_in_a_checkpoint_line(isolated, monkeypatch):
     store.cases_path.write_bytes(b"".join(lines))
     again = invoke("resume", store.run_id, "--log-level", "WARNING")
     assert again.exit_code == 0, again.output
-    assert "1 new cases" in again.stdout
+    assert "ran 1 row " in again.stdout
     assert_each_case_once(store.cases_path)
 
 

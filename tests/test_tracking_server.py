@@ -129,7 +129,7 @@ def test_machines_share_runs_through_a_postgres_backed_server(team_server, scrip
     assert evaluation in page and "dummy/target" in page
     assert (logged / "report" / "report.html").exists()  # and logged back to the server
     reproduced = cli("reproduce", evaluation)
-    assert f"reproduced exactly: {len(RunStore(evaluation).records())} cases" in reproduced
+    assert f"reproduced exactly: {len(RunStore(evaluation).records())} records" in reproduced
 
 
 def test_an_unreachable_server_is_named_at_once(tmp_path, monkeypatch):

@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from experiments.run_store import is_case, run_counts
+
 logger = logging.getLogger(__name__)
 
 SAMPLE_FILE = "sample.json"
@@ -47,8 +49,8 @@ class SampleError(ValueError):
 
 def stratum_of(record: Mapping[str, Any], judged: bool) -> str | None:
     """The record's stratum key ``<task>/<stratum>``, or None when it is not part of the population."""
-    if "target" in record or record.get("variant") == "original" or not record.get("context"):
-        return None  # evaluation rows, closed-book baselines: nothing generated to review
+    if not is_case(record):
+        return None  # a target's answer, a closed-book baseline, a seed's scores: nothing generated to review
     status = str(record.get("status", ""))
     task = str(record.get("task") or "unknown")
     if judged:
@@ -117,7 +119,7 @@ def draw_sample(
         group.append(case_id)
     if not members:
         wanted = "cases the judge accepted or rejected" if judged else "accepted cases"
-        raise SampleError(f"run {run_id!r} has no {wanted} to review")
+        raise SampleError(f"run {run_id!r} has no {wanted} to review: it has {run_counts(records)}")
     counts = allocate({k: len(v) for k, v in members.items()}, size)
     rng = random.Random(seed)
     cases = []

@@ -48,6 +48,7 @@ from experiments.review.sample import (
 )
 from experiments.review.verdict_log import VerdictLog, check_annotator, utc_now
 from experiments.review.verdicts import REVIEWERS_FILE, VERDICTS, ReviewFormatError
+from experiments.run_store import run_counts
 from metrics.intervals import wilson_interval
 from programs.multiple_choice import unlettered
 
@@ -168,11 +169,12 @@ def accepted_only_draw(records: Iterable[Mapping[str, Any]], run_id: str, size: 
     seed = 0 if seed is None else seed
     if size < 1:
         raise SheetError(f"the sheet's size must be at least 1, got {size}")
-    # stratum_of(unjudged) admits exactly the accepted generated cases: no baselines, no evaluation rows.
+    records = list(records)
+    # stratum_of(unjudged) admits exactly the accepted cases: no baselines, no target's answers, no seed's scores.
     accepted = [r for r in records if stratum_of(r, judged=False) is not None]
     groups = group_same_reading(accepted)
     if not groups:
-        raise SheetError(f"run {run_id!r} has no accepted cases to put on a sheet")
+        raise SheetError(f"run {run_id!r} has no accepted cases to put on a sheet: it has {run_counts(records)}")
     # random.sample returns its picks in random order: the sheet's order says nothing about the cases.
     chosen = random.Random(seed).sample(groups, min(size, len(groups)))
     return Draw(DRAW_ACCEPTED_ONLY, seed, size, chosen)

@@ -85,7 +85,7 @@ class SeedSelectionTask:
         metrics = {f"table.{cell}": count for cell, count in table.items() if cell != "errors"}
         metrics.update(
             {
-                "cases": len(records),
+                "records": len(records),
                 "scored": len(scored),
                 "errors": table.get("errors", 0),
                 "open_book_accuracy": sum(r["open_correct"] for r in scored) / n,

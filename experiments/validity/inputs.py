@@ -22,7 +22,7 @@ from typing import Any
 from experiments.case_sets import RUN_PREFIX
 from experiments.review import load_verdicts, majority_vote
 from experiments.review.verdicts import REVIEWERS_FILE
-from experiments.run_store import RunStore
+from experiments.run_store import RunStore, is_case
 from metrics.validity import JudgedCase
 
 logger = logging.getLogger(__name__)
@@ -78,8 +78,8 @@ def judged_population(records: list[dict[str, Any]], strata_from: str = "status"
             stratum = f"{task}/judge_{'accepted' if design == 'accepted' else 'rejected'}"
             p_valid = r["judge"].get("p_valid")
             population.append(JudgedCase(str(r["id"]), stratum, accepted, None if p_valid is None else float(p_valid)))
-        elif r.get("status") == "accepted" and not str(r["id"]).endswith(":closed-book"):
-            # A counterfactual case's closed-book twin is a baseline, not a generated case.
+        elif r.get("status") == "accepted" and is_case(r):
+            # The review sample's population: a seed's scores or a closed-book twin is accepted but no case.
             population.append(JudgedCase(str(r["id"]), f"{task}/accepted", True))
     return population, judged
 
