@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 
 _YEAR = re.compile(r"(?<![\d.,])(1\d{3}|20\d{2})(?![\d]|s\b|'s\b)")
-_SEASON_TAIL = re.compile(r"(\s*(?:--|–|-|/)\s*)(\d{2})(?!\d)")
+_SEASON_TAIL = re.compile(r"(\s*(?:--|–|-|/)\s*)(\d{2})(?!\d)(?!\s*(?:--|–|-|/)\s*\d)")
+# A season or range ends after it begins ("2004 -- 05", "1914 -- 18", "1999 -- 00"); "2017 - 05" is no season
+# but the month of an ISO date ("( 2017 - 05 - 18 )", which NQ's infoboxes write beside every written date).
+_SPAN_YEARS = 30
 
 
 def year_of(answer: str) -> int | None:
@@ -40,7 +43,7 @@ def shift_timeline(
         out[m.start() : m.end()] = moved
         moves.append({"start": m.start(), "old": m.group(1), "new": moved})
         tail = _SEASON_TAIL.match(context, m.end())
-        if tail:
+        if tail and 0 < (int(tail.group(2)) - year) % 100 <= _SPAN_YEARS:
             start = tail.start(2)
             moved_tail = f"{(int(tail.group(2)) + step) % 100:02d}"
             out[start : start + 2] = moved_tail

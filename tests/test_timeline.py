@@ -18,6 +18,16 @@ def test_every_year_moves_with_the_answer_and_seasons_keep_their_span():
     assert len(moved) == len(SEASON) and [m["new"] for m in moves] == ["2005", "06", "1868"]
 
 
+def test_the_month_of_an_iso_date_is_no_season_and_stays():
+    # Read invalid on fresh rows: "May 18 , 2018 ( 2018 - 06 - 18 )" where "2017 - 05" was moved as a season.
+    context = "It ran from May 18 , 2017 ( 2017 - 05 - 18 ) and on 15 August 1990 ( 1990 - 08 - 15 ) ."
+    moved, moves = shift_timeline(context, "when did it start", 2016, 2017, [])
+    assert "May 18 , 2018 ( 2018 - 05 - 18 )" in moved and "( 1991 - 08 - 15 )" in moved
+    assert [m["old"] for m in moves] == ["2017", "2017", "1990", "1990"]
+    # A range that ends before it starts is no range either: only the year moves.
+    assert shift_timeline("In 2017 - 05 , it grew .", "when", 2016, 2017, [])[0] == "In 2018 - 05 , it grew ."
+
+
 def test_a_year_the_question_names_stays():
     moved, moves = shift_timeline("The 2004 -- 05 season ended in 2005 .", "who won the 2004 cup", 2005, 2006, [])
     assert moved == "The 2004 -- 05 season ended in 2006 ." and [m["old"] for m in moves] == ["2005"]
