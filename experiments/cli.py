@@ -169,7 +169,7 @@ def run(
     _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
     if resume:
-        _resume(resume, retry_errors, executor, ray_address, max_cost)
+        _resume(resume, retry_errors, executor, ray_address, max_cost, yes, confirm_above)
         return
     overrides = {}
     if limit is not None:
@@ -191,7 +191,7 @@ def run(
     if target:
         cfg = _only_targets(cfg, target)
     if not yes:
-        _confirm_spend(cfg, confirm_above)
+        _confirm_spend(cfg, confirm_above, fresh=fresh)
     _print_result(run_experiment(cfg, fresh=fresh, retry_errors=retry_errors, ray_address=ray_address))
 
 
@@ -252,6 +252,8 @@ def _resume(
     executor: str | None = None,
     ray_address: str | None = None,
     max_cost: float | None = None,
+    yes: bool = False,
+    confirm_above: float = CONFIRM_ABOVE,
 ) -> None:
     from experiments.config_loader import config_from_dict
     from experiments.launch import run_experiment
@@ -266,6 +268,8 @@ def _resume(
         if max_cost is not None:
             raw.setdefault("run", {})["max_cost"] = max_cost
         cfg = config_from_dict(raw, store.dir / "config.json")
+    if not yes:
+        _confirm_spend(cfg, confirm_above, run_id)
     _print_result(run_experiment(cfg, run_id=run_id, retry_errors=retry_errors, ray_address=ray_address))
 
 
@@ -276,14 +280,26 @@ def resume_cmd(
     executor: Annotated[str | None, typer.Option(help="override run.executor: local or ray")] = None,
     ray_address: RayAddress = None,
     max_cost: MaxCost = None,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="resume without the estimate of the cases left and its question (asked of a provider run "
+            "estimated above --confirm-above)",
+        ),
+    ] = False,
+    confirm_above: Annotated[
+        float, typer.Option(min=0.0, help="dollars above which a provider run asks before it goes on")
+    ] = CONFIRM_ABOVE,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Finish an interrupted run without redoing finished cases (a run stopped at its spend cap: with a higher
-    --max-cost)."""
+    --max-cost). A provider run first shows what its cases left will take."""
     _setup_logging(log_level)
     _end_runs_on_sigterm()
     _check_executor_options(executor, ray_address)
-    _resume(run_id, retry_errors, executor, ray_address, max_cost)
+    _resume(run_id, retry_errors, executor, ray_address, max_cost, yes, confirm_above)
 
 
 def _print_estimate(est) -> None:
@@ -299,9 +315,25 @@ def _print_estimate(est) -> None:
     console.print(est.source(), markup=False, highlight=False, soft_wrap=True)
 
 
-def _confirm_spend(cfg, threshold: float) -> None:
-    """A run on a priced provider model shows its estimate first, and asks when it is above `threshold`
-    dollars. Without a terminal (a script, CI) nobody can answer: the run is refused unless --yes."""
+def _run_of(argument: str) -> str | None:
+    """The run id `argument` names (a run id under runs/, or a run's folder there), or None for a config file."""
+    from experiments.paths import runs_dir
+    from experiments.run_store import is_run_id
+
+    path = Path(argument)
+    if path.is_dir() and (path / "config.json").exists():
+        if path.resolve().parent != runs_dir():
+            raise UserError(f"{path}: a run folder outside {runs_dir()}; copy it there to estimate what it has left")
+        return path.resolve().name
+    if not path.exists() and is_run_id(argument) and RunStore(argument).exists():
+        return argument
+    return None
+
+
+def _confirm_spend(cfg, threshold: float, run_id: str | None = None, fresh: bool = False) -> None:
+    """A run on a priced provider model shows its estimate first (of the cases left, for a run that is part done),
+    and asks when it is above `threshold` dollars. Without a terminal (a script, CI) nobody can answer: the run is
+    refused unless --yes."""
     import os
 
     from experiments.estimate import estimate
@@ -310,7 +342,9 @@ def _confirm_spend(cfg, threshold: float) -> None:
     priced = [e for e in cfg.models.entries().values() if "/" in e.name and is_priced(e.name, e.price)]
     if not priced:
         return  # local models and unpriced servers: no dollars to ask about
-    est = estimate(cfg)
+    est = estimate(cfg, run_id=run_id, fresh=fresh)
+    if not est.cases:
+        return  # every case finished: nothing to pay for
     _print_estimate(est)
     if est.dollars is None or est.dollars <= threshold:
         return
@@ -323,21 +357,31 @@ def _confirm_spend(cfg, threshold: float) -> None:
 
 @app.command()
 def estimate(
-    config: Annotated[str, typer.Argument(help="experiment YAML")],
+    config: Annotated[
+        str, typer.Argument(help="experiment YAML, or a run id or run folder (part done: the cases left)")
+    ],
     pilot: Annotated[int, typer.Option(min=1, help="cases the pilot runs (scratch stores, the real call cache)")] = 5,
     limit: Annotated[int | None, typer.Option(min=0, help="override data.limit")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the estimate as JSON")] = False,
     log_level: LogLevel = "WARNING",
 ) -> None:
-    """Calls, tokens, dollars and time a config will take, per stage and model, from a short pilot."""
+    """Calls, tokens, dollars and time a config will take, per stage and model, from a short pilot; for a run that
+    is part done, what its cases left will take."""
     _setup_logging(log_level)
     import json
 
-    from experiments.config_loader import load_config
+    from experiments.config_loader import config_from_dict, load_config
     from experiments.estimate import estimate as make_estimate
 
-    cfg = load_config(config, {"data.limit": limit} if limit is not None else None)
-    est = make_estimate(cfg, pilot)
+    run_id = _run_of(config)
+    if run_id is None:
+        cfg = load_config(config, {"data.limit": limit} if limit is not None else None)
+    else:
+        if limit is not None:
+            raise UserError("--limit: a run's data is its own (its config.json); estimate a config to change it")
+        store = RunStore(run_id)
+        cfg = config_from_dict(store.read_config(), store.dir / "config.json", hint=STORED_CONFIG_HINT)
+    est = make_estimate(cfg, pilot, run_id=run_id)
     if as_json:
         typer.echo(json.dumps(est.as_dict(), indent=1))
         return

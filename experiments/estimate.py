@@ -10,7 +10,14 @@ nothing and counts the tokens its reply took when made; a call the pilot sends i
 does not pay for it again. The estimate says which figures came from which. Time is measured on the calls a
 model really answered (a cached call takes none); a provider's model time is divided by `run.threads`.
 A task that runs in stages (the bench) is measured per stage from its ledger; otherwise a model's stage is its
-role (pivot: generate, judge: validate, targets: evaluate).
+role (pivot: generate, judge: validate, targets: evaluate). Wall time adds up what each stage spent outside LM
+calls in the pilot (loading models and indexes, tracking), taken as a fixed cost, to the scaled LM time, local
+models' divided by the llama.cpp contexts they decode on.
+
+A run that is part done (its folder holds finished cases) is estimated for the cases left only. The pilot's
+first cases are then mostly the finished ones: the call cache answers them with the tokens they really took, at
+no cost, and the figures per case are scaled to the cases left. Cached calls take no time: where the pilot
+answered none, the time is unknown rather than zero.
 """
 
 from __future__ import annotations
@@ -56,10 +63,14 @@ class Line:
 @dataclass
 class Estimate:
     config: str
-    cases: int
+    cases: int  # the cases the estimate is for: those left, for a run that is part done
     pilot_cases: int
     threads: int
     lines: list[Line] = field(default_factory=list)
+    contexts: int = 1  # llama.cpp contexts a local model decodes on at once
+    fixed_seconds: float = 0.0  # the pilot's time outside LM calls, not scaled
+    finished: int = 0  # cases the run's folder already holds
+    run_id: str | None = None
 
     @property
     def dollars(self) -> float | None:
@@ -71,14 +82,24 @@ class Estimate:
         """Local models decode one call at a time per context; provider calls run `threads` at once."""
         if any(line.seconds is None for line in self.lines):
             return None
-        return sum(line.seconds / (1 if is_local(line.model) else self.threads) for line in self.lines)
+        if not self.lines:
+            return 0.0  # nothing left to run
+        lm = sum(line.seconds / (self.contexts if is_local(line.model) else self.threads) for line in self.lines)
+        return self.fixed_seconds + lm
 
     def source(self) -> str:
         """Where the figures come from, in one sentence."""
         real = sum(line.pilot_calls for line in self.lines)
         cached = sum(line.pilot_cached for line in self.lines)
+        if self.finished and not self.cases:
+            return f"run {self.run_id}: all {self.finished} cases finished; nothing left to run"
+        of = (
+            f"{self.pilot_cases} cases to {self.cases} cases left ({self.finished} finished in {self.run_id})"
+            if self.finished
+            else f"{self.pilot_cases} of {self.cases} cases"
+        )
         return (
-            f"scaled from a pilot of {self.pilot_cases} of {self.cases} cases: {real} calls answered by the models, "
+            f"scaled from a pilot of {of}: {real} calls answered by the models, "
             f"{cached} by the call cache (tokens as when made; the run replays them free)"
             + ("; time from answered calls only" if cached else "")
         )
@@ -88,9 +109,12 @@ class Estimate:
             "config": self.config,
             "cases": self.cases,
             "pilot_cases": self.pilot_cases,
+            "finished": self.finished,
+            "run_id": self.run_id,
             "source": self.source(),
             "dollars": self.dollars,
             "wall_seconds": self.wall_seconds,
+            "fixed_seconds": self.fixed_seconds,
             "lines": [vars(line) for line in self.lines],
         }
 
@@ -150,32 +174,82 @@ def _line(stage: str, label: str, entry, usage: dict[str, float], scale: float) 
     return line
 
 
-def estimate(config: ExperimentConfig, pilot: int = DEFAULT_PILOT) -> Estimate:
-    """Run the config's first `pilot` cases in scratch stores and scale what each model spent to the data."""
-    cases = len(load_data(config).examples)
-    pilot_cases = max(1, min(pilot, cases))
-    data = config.data.model_copy(update={"limit": pilot_cases})
+def finished_cases(config: ExperimentConfig, examples: list, run_id: str | None = None) -> tuple[str, int]:
+    """The run a config would resume (or `run_id`), and how many of `examples` its folder holds finished. A staged
+    task's folder keeps its stages' cases, not the run's: none counted there."""
+    run_id = run_id or RunStore.new_id(str(config.name), config.digest())
+    store = RunStore(run_id)
+    if not store.cases_path.exists():
+        return run_id, 0
+    done = store.finished_ids()
+    return run_id, sum(1 for e in examples if e.id in done)
+
+
+def _pilot_data(config: ExperimentConfig, pilot_cases: int, cases: int) -> dict:
+    """The pilot's data: the first `pilot_cases` rows, and the same share of a second data set the task reads (the
+    bench's counterfactual questions), so every stage is scaled by about the same factor."""
+    update = {"data": config.data.model_copy(update={"limit": pilot_cases})}
+    options = config.options if isinstance(config.options, dict) else None
+    second = (options or {}).get("counterfactual_data")
+    if isinstance(second, dict) and cases:
+        limit = second.get("limit")
+        if limit:
+            share = max(1, round(limit * pilot_cases / cases))
+            update["options"] = {**options, "counterfactual_data": {**second, "limit": min(limit, share)}}
+    return update
+
+
+def estimate(
+    config: ExperimentConfig, pilot: int = DEFAULT_PILOT, run_id: str | None = None, fresh: bool = False
+) -> Estimate:
+    """Run the config's first `pilot` cases in scratch stores and scale what each model spent to the data, or to
+    the cases left where the config's run (or `run_id`) is part done; `fresh`: a new run, every case."""
+    examples = load_data(config).examples
+    run_id, finished = (None, 0) if fresh else finished_cases(config, examples, run_id)
+    total = len(examples)
+    cases = total - finished
+    pilot_cases = max(1, min(pilot, total))
     # No cap on the pilot: it is a few cases, and the cap is the run's (a pilot stopped by it measures nothing).
     run = config.run.model_copy(update={"max_cost": None})
-    pilot_config = config.model_copy(update={"data": data, "run": run})
+    pilot_config = config.model_copy(update={**_pilot_data(config, pilot_cases, total), "run": run})
     result = Estimate(str(config.name), cases, pilot_cases, config.run.threads)
+    result.contexts = config.run.core_split().contexts
+    if finished:
+        result.finished, result.run_id = finished, run_id
+    if not cases:
+        return result
     scale = cases / pilot_cases
     with _scratch_stores():
         outcome = run_experiment(pilot_config, fresh=True, progress=False)
         ledger = RunStore(outcome.run_id).dir / "stages.json"
         stages = json.loads(ledger.read_text()) if ledger.exists() else {}
     if stages:  # a staged task: each stage's own usage, from its ledger
+        staged = _models(config, staged=True)
         for stage, entry in stages.items():
-            for label, (_, model) in _models(config, staged=True).items():
-                usage = _usage(entry.get("metrics", {}), label)
+            metrics = entry.get("metrics", {})
+            for label, (_, model) in staged.items():
+                usage = _usage(metrics, label)
                 if usage.get("calls"):
                     result.lines.append(_line(stage, label, model, usage, scale))
+            result.fixed_seconds += _outside_lm(metrics, staged, result.contexts, config.run.threads)
         return result
-    for label, (role, entry) in _models(config).items():
+    models = _models(config)
+    for label, (role, entry) in models.items():
         usage = _usage(outcome.metrics, label)
         if usage.get("calls") or usage.get("cached_calls"):
             result.lines.append(_line(STAGE_OF_ROLE.get(role, role), label, entry, usage, scale))
+    result.fixed_seconds = _outside_lm(outcome.metrics, models, result.contexts, config.run.threads)
     return result
+
+
+def _outside_lm(metrics: dict[str, float], models: dict, contexts: int, threads: int) -> float:
+    """The wall seconds of a pilot (or one of its stages) not spent in LM calls. Local calls overlap on their
+    contexts and provider calls on the run's threads, so their summed seconds are divided as the wall time is."""
+    lm = 0.0
+    for label, (_, entry) in models.items():
+        seconds = float(metrics.get(f"lm.{label}.seconds", 0.0))
+        lm += seconds / (contexts if is_local(entry.name) else threads)
+    return max(0.0, float(metrics.get("wall_seconds", 0.0)) - lm)
 
 
 def rows(est: Estimate) -> tuple[list[str], list[list[str]]]:
