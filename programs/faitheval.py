@@ -26,10 +26,12 @@ from metrics.checks import (
 )
 from metrics.evidence_checks import competing_candidates, names_beside, restating_sentences
 from metrics.normalize import answer_tokens
+from metrics.offered_answers import RULES as OFFER_RULES
+from metrics.offered_answers import offered_answers
 from metrics.surface_forms import answer_kind, find_forms, units_of
 from metrics.traces import coarse_dates, date_year_left, descriptions_left, gloss_traces
 from metrics.word_traces import derived_words, split_names
-from programs.answer_kinds import TYPE_NOUN_KINDS, type_in
+from programs.answer_kinds import CONFUSED, LABEL_KINDS, NAMES, TYPE_NOUN_KINDS, type_in
 from programs.answer_swap import AnswerSwap
 from programs.context_enrich import FETCH_FACTOR, clean_passages, placed
 from programs.entity_tagger import tagger as default_tagger
@@ -46,7 +48,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/28"
+VERSION = "faitheval/29"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -85,8 +87,9 @@ _ARTICLE_BEFORE_MARK = re.compile(r"(?<!\w)(the|a|an)\s+" + _MARK, re.IGNORECASE
 LURES = ("remove", "keep")
 # Background: passages retrieved from the pool by the question, set around the rest of the passage (which stands
 # in the middle). More text on the topic gives a reader unwilling to abstain more to answer from; a passage that
-# names the answer, offers another candidate of its type, restates the question or (for a date answer) holds any
-# date is skipped, and the checks below read the whole context.
+# names the answer, offers another candidate of its type, restates the question, (for a date answer) holds any
+# date or offers an answer some other way (metrics.offered_answers) is skipped, and the checks below read the
+# whole context.
 MAX_BACKGROUND = 8
 
 
@@ -148,6 +151,25 @@ def mask_noun(question: str, context: str, answers: list[str], tagger) -> str | 
     return PLACE_NOUNS[place.type] if place is not None else MASK_NOUNS.get(typed.kind)
 
 
+def answer_kinds(question: str, context: str, answers: list[str], tagger) -> frozenset[str]:
+    """The kinds of name a reader could take for the answer: its kind where it stands in the seed passage and
+    the kinds the tagger confuses with it; none for an answer that is no name (dates and numbers have checks of
+    their own)."""
+    typed = type_in(tagger(), context, answers, question, is_first_name)
+    if typed is None or typed.kind not in NAMES:
+        return frozenset()
+    return frozenset({typed.kind} | {k for pair in CONFUSED if typed.kind in pair for k in pair})
+
+
+def offers(
+    text: str, question: str, answers: list[str], kinds: frozenset[str], tagger, evidence: str = ""
+) -> list[tuple[str, str]]:
+    """(rule, sentence) for each way the text offers an answer to the question (metrics.offered_answers), its
+    names typed by the tagger."""
+    entities = [(e.start_char, e.end_char, LABEL_KINDS.get(e.label_, "")) for e in tagger()(text).ents] if kinds else []
+    return offered_answers(text, question, answers, entities, kinds, evidence)
+
+
 def glosses_left(original: str, edited: str, answers: list[str]) -> list[str]:
     """The glosses that followed the answer in the original (its pronunciation, its own script, a code) still in
     the edited text: "A place ( / ˈstiːviə / ) is a sweetener" says the name aloud."""
@@ -190,6 +212,7 @@ class Unanswerable(dspy.Module):
         background: int = 0,
         retriever=None,
         tagger=default_tagger,
+        offered_answers: bool = True,
     ):
         super().__init__()
         if removal not in REMOVALS or lures not in LURES:
@@ -202,6 +225,8 @@ class Unanswerable(dspy.Module):
         self.min_kept = min_kept
         self.removal, self.lures = removal, lures
         self.tagger = tagger
+        # Off only to remake the cases earlier versions made and measure what the checks remove from them.
+        self.offered_answers = offered_answers
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         sentences = split_sentences(context)
@@ -264,9 +289,13 @@ class Unanswerable(dspy.Module):
         return rest, edits
 
     def _finish(self, question: str, context: str, answers: list[str], rest: str, edits: list[dict]) -> dspy.Prediction:
-        passages = self._background(question, context, answers)
+        kinds = answer_kinds(question, context, answers, self.tagger) if self.offered_answers else frozenset()
+        passages = self._background(question, context, answers, kinds)
         if passages is None:
             return dspy.Prediction(rejection="level_unreachable", context=None, edits=edits, checks={}, background=[])
+        left = (
+            {rule for rule, _ in offers(rest, question, answers, kinds, self.tagger)} if self.offered_answers else set()
+        )
         edited = placed([h.text for h in passages], rest, "middle", "\n\n") if passages else rest
         checks = {
             "old_answer_absent": not mentions_any_form(edited, answers),
@@ -282,22 +311,30 @@ class Unanswerable(dspy.Module):
             "old_answer_trace:country": not any(country_traces(edited, a) for a in answers),
             "old_answer_trace:city_within": not any(cities_within(edited, a) for a in answers),
             "lure_answers_question": not lures_answering(edited, question, answers),
+            # What is left of the seed passage still offers an answer (metrics.offered_answers); background
+            # passages that do are never fetched.
+            **{f"offered_answer:{rule}": rule not in left for rule in OFFER_RULES},
             "rest_kept": len(rest) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)
         background = [{"id": h.id, "title": h.title, "score": round(float(h.score), 4)} for h in passages]
         return dspy.Prediction(rejection=rejection, context=edited, edits=edits, checks=checks, background=background)
 
-    def _background(self, question: str, context: str, answers: list[str]) -> list | None:
-        """The background passages, or None when the pool holds too few clean ones for the dial."""
+    def _background(self, question: str, context: str, answers: list[str], kinds: frozenset[str]) -> list | None:
+        """The background passages, or None when the pool holds too few clean ones for the dial. A passage
+        offering an answer of any kind (metrics.offered_answers) is skipped: read blind, a rival of the
+        answer's kind, a definition fitting the question, an infobox row on its subject or a restatement of
+        the removed evidence let readers answer."""
         if not self.background:
             return []
         fetched = self.retriever.search(
             question, k=self.background * FETCH_FACTOR, exclude_texts=[context], exclude_answers=answers
         )
-        hits, _ = clean_passages(
-            [h for h in fetched if not gives_answer(h.text, answers)], question, answers, self.background
-        )
+        fetched = [h for h in fetched if not gives_answer(h.text, answers)]
+        if self.offered_answers:
+            evidence = " ".join(s.text for s in split_sentences(context) if gives_answer(s.text, answers))
+            fetched = [h for h in fetched if not offers(h.text, question, answers, kinds, self.tagger, evidence)]
+        hits, _ = clean_passages(fetched, question, answers, self.background)
         return hits if len(hits) == self.background else None
 
 
