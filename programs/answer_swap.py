@@ -67,7 +67,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/34"
+VERSION = "answer_swap/35"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -277,6 +277,9 @@ class AnswerSwap(dspy.Module):
         self.pivot_kinds = tuple(pivot_kinds)
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
+        # An NQ span may open on the sentence break before the answer (". The Green Bay Packers"): replaced whole,
+        # it takes the break with it, and the pivot copies its form.
+        answers = [a.lstrip(".,;:!? ") or a for a in answers]
         old = type_in(self.tagger(), context, answers, question, is_first_name) if self.tagger is not None else None
         # A code-made distance moves dates and quantities; a year inside a title ("Cactus Flower ( 1969 )") is
         # part of a name, which the pivot writes.
@@ -357,7 +360,9 @@ class AnswerSwap(dspy.Module):
                     continue
                 found = [str(c) for c in list(out.answers or [])[:CANDIDATES_PER_RETRY]]
             for raw in found:
-                proposal = " ".join(raw.strip().strip("\"'").split())
+                # A small model may copy the sentence break before the answer (". The New York Giants"), which
+                # the swap would write into the passage ("record books . The . The New York Giants"; read invalid).
+                proposal = " ".join(raw.strip().strip("\"'").lstrip(".,;:!? ").split())
                 if any(p["proposal"] == proposal for p in proposals):
                     continue
                 problem = proposal_problem(proposal, answers, context=context, question=question)

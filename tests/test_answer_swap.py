@@ -160,6 +160,17 @@ def test_placeholder_and_already_present_proposals_are_retried():
     assert out.rejection is None and out.checks["old_name_part_absent"] is True
 
 
+def test_a_sentence_break_opening_the_gold_span_or_the_proposal_is_left_out():
+    lm = dspy.utils.DummyLM([{"wrong_answer": ". Riverside Rovers"}], adapter=dspy.JSONAdapter())
+    context = "The league keeps its records . Harbour United have won the most titles ."
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1, distance="proposed")(
+            question="which team has won the most titles", context=context, answers=[". Harbour United"]
+        )
+    assert out.proposals[-1]["proposal"] == "Riverside Rovers" and out.rejection is None
+    assert out.context == "The league keeps its records . Riverside Rovers have won the most titles ."
+
+
 def test_a_proposal_in_the_question_is_refused():
     assert (
         proposal_problem(
