@@ -17,7 +17,8 @@ from functools import cache
 
 from metrics.surface_forms import answer_kind
 
-_WHO = re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE)
+# "who" anywhere: "actor who plays david platt", "the guy who bought the wu tang album" ask for a person too.
+_WHO = re.compile(r"\b(?:who|whom|whose)\b", re.IGNORECASE)
 _PARTICLES = frozenset("de del della di da du des la le van von der den bin ibn al el y st.".split())
 # Latin-script locales only: a name in another script would stand out in an English passage.
 LOCALES = (
@@ -66,10 +67,10 @@ CANDIDATES = 12
 
 
 def is_person_answer(question: str, answer: str) -> bool:
-    """A "who" question answered by two to four capitalised words: a person's name. Groups ("the Four Tops"),
+    """A question asking "who" answered by two to four capitalised words: a person's name. Groups ("the Four Tops"),
     places ("New Zealand" is read by the gender test below) and single words are not."""
     words = answer.split()
-    if not _WHO.match(question) or not 2 <= len(words) <= 4 or answer_kind(answer) != "name":
+    if not _WHO.search(question) or not 2 <= len(words) <= 4 or answer_kind(answer) != "name":
         return False
     if words[0].casefold() in {"the", "a", "an"}:
         return False
@@ -127,6 +128,39 @@ def person_gender(context: str, answer: str) -> str | None:
     if from_passage and from_name and from_passage != from_name:
         return None
     return from_passage or from_name
+
+
+# What a question calls the person ("the joker's girlfriend", "the guy who bought the album").
+_ASKED_MALE = re.compile(r"\b(?:boyfriend|guy|man|boy|father|son|husband|brother|king|actor|he|his)\b", re.IGNORECASE)
+_ASKED_FEMALE = re.compile(
+    r"\b(?:girlfriend|girl|woman|lady|mother|daughter|wife|sister|queen|actress|she|her)\b", re.IGNORECASE
+)
+
+
+def unsaid_gender(context: str, question: str, answer: str, key: str) -> str | None:
+    """A gender for a made-up name where neither the passage near the person nor the first name gives one: the
+    question's word for the person, else either, chosen by `key`; nothing in the passage can then clash with it.
+    None where the passage does use gendered words near the person (they disagree, or the name's list
+    disagrees with them)."""
+    if name_gender(answer) is not None or passage_gender(context, answer) is not None:
+        return None
+    sentences = re.split(r"(?<=[.!?])\s+", context)
+    parts = {w for w in answer.split() if w[0].isupper() and len(w) > 2}
+    near = " ".join(
+        " ".join(sentences[i : i + 2])
+        for i, s in enumerate(sentences)
+        if any(re.search(rf"\b{re.escape(p)}\b", s) for p in parts)
+    )
+    if _MALE.search(near or context) or _FEMALE.search(near or context):
+        return None
+    # A first name after a title ("Composer Marco Beltrami"), which name_gender (the first word) does not read.
+    named = {g for g in (name_gender(w) for w in answer.split()[1:]) if g}
+    if len(named) == 1:
+        return named.pop()
+    male, female = bool(_ASKED_MALE.search(question)), bool(_ASKED_FEMALE.search(question))
+    if male != female:
+        return "male" if male else "female"
+    return ("male", "female")[hashlib.sha256(key.encode()).digest()[0] % 2]
 
 
 def name_locale(context: str, answer: str) -> str | None:
@@ -188,7 +222,7 @@ def made_up_names(
     """Up to CANDIDATES made-up full names for the person `answer` names, in the order to try them; none when
     the passage does not say the person's gender or places the person where no Latin-script locale fits.
     Deterministic in `key`."""
-    gender = person_gender(context, answer)
+    gender = person_gender(context, answer) or unsaid_gender(context, question, answer, key)
     if gender is None:
         return
     locale = name_locale(context, answer)

@@ -51,7 +51,8 @@ def test_made_up_names_are_deterministic_avoid_common_surnames_and_names_the_cal
         list(made_up_names(SONG, "who sings only in my dreams", "Debbie Gibson", "key", known.__contains__))[0]
         == first[3]
     )
-    assert list(made_up_names("The prize went to Alex Morgan .", "who won", "Alex Morgan", "k")) == []
+    # the passage's pronoun disagrees with the first name's lists: no name of either sex is safe
+    assert list(made_up_names("The prize went to Debbie Gibson . He kept it .", "who won", "Debbie Gibson", "k")) == []
 
 
 def test_a_person_swap_at_a_code_level_needs_no_pivot_and_replaces_the_surname_alone_too():
@@ -64,11 +65,24 @@ def test_a_person_swap_at_a_code_level_needs_no_pivot_and_replaces_the_surname_a
     assert f", {new.split()[-1]} became" in out.context
 
 
-def test_a_person_whose_gender_the_passage_does_not_give_is_unreachable_not_dropped():
-    out = AnswerSwap(distance="near", writer="rules")(
-        question="who won the prize", context="The prize went to Alex Morgan .", answers=["Alex Morgan"]
-    )
-    assert out.rejection == "level_unreachable" and out.context is None
+def test_a_person_whose_gender_nothing_gives_gets_a_name_the_passage_cannot_contradict():
+    from programs.person_names import name_gender
+
+    question, context = "who won the prize", "The prize went to Alex Morgan ."
+    out = AnswerSwap(distance="near", writer="rules")(question=question, context=context, answers=["Alex Morgan"])
+    assert out.rejection is None and out.proposals[0]["answer_type"] == "made_up_name"
+    assert out.context == f"The prize went to {out.new_answer} ."
+    # the question's word for the person decides where it says one
+    names = list(made_up_names(context, "who is the girl who won the prize", "Alex Morgan", "k"))
+    assert names and {name_gender(n) for n in names} <= {"female", None}
+    # a passage whose gendered words disagree with the first name's lists still gets none
+    clash = "Debbie Gibson wrote it . He sang it on tour ."
+    assert list(made_up_names(clash, "who wrote it", "Debbie Gibson", "k")) == []
+
+
+def test_a_question_asking_who_anywhere_asks_for_a_person():
+    assert is_person_answer("actor who plays david platt in coronation street", "Jack Peter Shepherd")
+    assert not is_person_answer("area of france where the allied force landed", "Normandy")
 
 
 def test_a_name_the_shipped_pool_holds_is_known_and_a_made_up_one_is_not():
