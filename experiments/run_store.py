@@ -1,4 +1,4 @@
-"""Durable per-run checkpoint (runs/<run-id>/cases.jsonl): the records of each row, appended as the row
+"""Durable per-run checkpoint (`runs/<run-id>/cases.jsonl`): the records of each row, appended as the row
 completes.
 
 The words the command line counts with, one thing each:

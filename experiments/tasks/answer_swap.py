@@ -108,8 +108,8 @@ class AnswerSwapTask(JudgedTask):
             description="at a code-made distance, the old answers' kinds the pivot writes a new answer for where "
             "code makes none (writer: pivot); a seed of another kind is rejected:level_unreachable. By default not "
             "'person', 'thing', 'phrase', 'group', 'place' or 'date', whose pivot-written swaps read valid 59%, 27%, "
-            "0%, 20%, 33% and 0% of the time on fresh rows (unset: " + ", ".join(PIVOT_KINDS) + "). 'distance: proposed' has the pivot write "
-            "every kind",
+            "0%, 20%, 33% and 0% of the time on fresh rows (unset: " + ", ".join(PIVOT_KINDS) + "). "
+            "'distance: proposed' has the pivot write every kind",
         )
         name_distance: Literal["made_up", "near", "far"] = Field(
             "made_up",
