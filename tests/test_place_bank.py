@@ -135,17 +135,25 @@ def test_a_saints_title_before_a_replaced_name_is_a_split_name_but_another_title
 
 
 def test_a_person_code_cannot_name_is_unreached_at_a_code_made_distance():
-    # No pronoun or noun gives the person's sex: no made-up name fits, and the pivot's famous names read invalid.
-    context = "The award was won by Morgan Quinlan in 1998 , the first to win it twice ."
+    # The passage's pronoun disagrees with the first name's lists: no made-up name is safe, and the pivot's
+    # famous names read invalid, so it is not asked.
+    context = "The award was won by Debbie Quinlan in 1998 . He was the first to win it twice ."
+    question = "who won the award in 1998"
     lm = dspy.utils.DummyLM([{"wrong_answer": "Tom Cruise"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
         out = AnswerSwap(max_attempts=1, distance="near", writer="pivot")(
-            question="who won the award in 1998", context=context, answers=["Morgan Quinlan"]
+            question=question, context=context, answers=["Debbie Quinlan"]
         )
         proposed = AnswerSwap(max_attempts=1, distance="proposed", writer="pivot")(
-            question="who won the award in 1998", context=context, answers=["Morgan Quinlan"]
+            question=question, context=context, answers=["Debbie Quinlan"]
         )
     assert out.kind == "person" and out.rejection == "level_unreachable"
     assert out.proposals[-1]["problem"] == "kind_not_written"
     # `distance: proposed` has the pivot write every kind: it is asked, once.
     assert proposed.proposals[0]["proposal"] == "Tom Cruise" and len(lm.history) == 1
+    # Where nothing gives a sex, code makes a name the passage cannot contradict.
+    unsaid = "The award was won by Morgan Quinlan in 1998 , the first to win it twice ."
+    made = AnswerSwap(max_attempts=1, distance="near", writer="pivot")(
+        question=question, context=unsaid, answers=["Morgan Quinlan"]
+    )
+    assert made.rejection is None and made.proposals[-1]["answer_type"] == "made_up_name"
