@@ -74,8 +74,9 @@ def test_a_swap_at_a_distance_makes_no_proposal_call_and_an_unreachable_seed_is_
         [],
         AnswerSwap(distance="near", writer="rules"),
         question="who built the tower",
-        context="Eiffel built it.",
-        answers=["Gustave Eiffel"],
+        # the pronoun and the first name's lists disagree on the sex: no made-up name is safe
+        context="Debbie Eiffel built it. He retired.",
+        answers=["Debbie Eiffel"],
     )
     assert out.rejection == "level_unreachable" and out.context is None
 
