@@ -59,6 +59,9 @@ MaxCost = Annotated[
         "many dollars (retries counted); finished cases are saved",
     ),
 ]
+ConfirmAbove = Annotated[
+    float, typer.Option(min=0.0, help="dollars above which a provider run asks before it starts or goes on")
+]
 
 
 def _setup_logging(level: str) -> None:
@@ -159,9 +162,7 @@ def run(
             "asks first, and without a terminal is refused unless --yes)",
         ),
     ] = False,
-    confirm_above: Annotated[
-        float, typer.Option(min=0.0, help="dollars above which a provider run asks before it starts")
-    ] = CONFIRM_ABOVE,
+    confirm_above: ConfirmAbove = CONFIRM_ABOVE,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Run an experiment. Re-running the same config resumes it."""
@@ -289,9 +290,7 @@ def resume_cmd(
             "estimated above --confirm-above)",
         ),
     ] = False,
-    confirm_above: Annotated[
-        float, typer.Option(min=0.0, help="dollars above which a provider run asks before it goes on")
-    ] = CONFIRM_ABOVE,
+    confirm_above: ConfirmAbove = CONFIRM_ABOVE,
     log_level: LogLevel = "INFO",
 ) -> None:
     """Finish an interrupted run without redoing finished cases (a run stopped at its spend cap: with a higher

@@ -102,9 +102,8 @@ def name_gender(answer: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def passage_gender(context: str, answer: str) -> str | None:
-    """The gender of the pronouns and nouns in the sentences that name the person (and the sentence after
-    each), when one side has at least twice the other's count."""
+def _near(context: str, answer: str) -> str:
+    """The sentences that name the person, each with the sentence after it; the whole passage if none does."""
     sentences = re.split(r"(?<=[.!?])\s+", context)
     parts = {w for w in answer.split() if w[0].isupper() and len(w) > 2}
     near = [
@@ -112,7 +111,13 @@ def passage_gender(context: str, answer: str) -> str | None:
         for i, s in enumerate(sentences)
         if any(re.search(rf"\b{re.escape(p)}\b", s) for p in parts)
     ]
-    text = " ".join(near) or context
+    return " ".join(near) or context
+
+
+def passage_gender(context: str, answer: str) -> str | None:
+    """The gender of the pronouns and nouns in the sentences that name the person (and the sentence after
+    each), when one side has at least twice the other's count."""
+    text = _near(context, answer)
     male, female = len(_MALE.findall(text)), len(_FEMALE.findall(text))
     if male >= max(1, 2 * female):
         return "male"
@@ -144,14 +149,8 @@ def unsaid_gender(context: str, question: str, answer: str, key: str) -> str | N
     disagrees with them)."""
     if name_gender(answer) is not None or passage_gender(context, answer) is not None:
         return None
-    sentences = re.split(r"(?<=[.!?])\s+", context)
-    parts = {w for w in answer.split() if w[0].isupper() and len(w) > 2}
-    near = " ".join(
-        " ".join(sentences[i : i + 2])
-        for i, s in enumerate(sentences)
-        if any(re.search(rf"\b{re.escape(p)}\b", s) for p in parts)
-    )
-    if _MALE.search(near or context) or _FEMALE.search(near or context):
+    near = _near(context, answer)
+    if _MALE.search(near) or _FEMALE.search(near):
         return None
     # A first name after a title ("Composer Marco Beltrami"), which name_gender (the first word) does not read.
     named = {g for g in (name_gender(w) for w in answer.split()[1:]) if g}
