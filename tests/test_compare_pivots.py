@@ -415,6 +415,52 @@ def test_a_provider_pivot_is_compared_unchanged_against_a_fake_openai_server(pro
     }
 
 
+@pytest.mark.parametrize("server", [{"max_requests": 0}, {"report_usage": False}], ids=["refused", "uncounted"])
+def test_a_pivot_whose_calls_left_no_token_count_has_none_not_zero(provider_env, monkeypatch, server):
+    """Refused: every request to the pivot's server fails, so nothing replied. Uncounted: it replies with no usage
+    block. Either way the pivot's tokens are unknown: absent from its records and metrics, "—" in the table."""
+    monkeypatch.setattr("programs.answer_swap.kind_problem", lambda *args: None)
+    provider = {"name": "openai/gpt-4o-mini", "temperature": 0.0, "max_tokens": 64, "num_retries": 0}
+
+    def build_lms(run):
+        examples = runner.load_data(run.config).examples
+        local = scripted_lm(examples, "answer_swap")
+        local.model = "dummy/local"
+        return {
+            "pivots": [build_lm(c, "pivot") for c in run.config.models.pivots],
+            "judge": ResolvedLM("judge", LMConfig(name="dummy/judge"), local, None),
+            "targets": [ResolvedLM("target", t, local, None) for t in run.config.models.targets],
+        }
+
+    monkeypatch.setattr(runner, "build_lms", build_lms)
+    with FakeOpenAI(reply=lambda prompt: "{}", **server) as fake:
+        config = compare_config(
+            provider_env, {"rules": True}, pivots=(), extra_pivots=[{**provider, "api_base": fake.api_base}], limit=2
+        )
+        config = config.model_copy(update={"run": config.run.model_copy(update={"error_budget": 1.0})})
+        answers = dict(FORMAT_ANSWERS)
+        answers.update({e.context[:200]: {"answer": e.answers[0]} for e in runner.load_data(config).examples})
+        fake.reply = replies_from(answers)
+        result = runner.run_experiment(config, progress=False)
+        assert fake.seen  # the pivot was asked
+    label = config.models.pivots[0].label
+    mine = [r for r in RunStore(result.run_id).records() if r["pivot"] == label]
+    assert mine and not [r for r in mine if "pivot_tokens" in r or "pivot_prompt_tokens" in r]
+    answered = [r for r in mine if not r["status"].startswith("error:")]
+    assert bool(answered) == ("report_usage" in server)  # the uncounted pivot made cases: its seconds are kept
+    assert all("pivot_seconds" in r for r in answered)
+    m = result.metrics
+    assert f"pivot.{label}.tokens" not in m and f"pivot.{label}.tokens_per_valid" not in m
+    assert f"pivot.{label}.dollars" not in m  # no count, no bill: unknown, not $0
+    assert m["pivot.rules.tokens"] == 0  # no LM at all: nothing spent, a true zero
+    payload = json.loads((RunStore(result.run_id).dir / "report" / "comparison.json").read_text())
+    assert payload["pivots"][label]["tokens"] is None and payload["pivots"][label]["tokens_per_valid"] is None
+    table = (RunStore(result.run_id).dir / "report" / "comparison.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith(f"| {label} |"))
+    assert row.endswith("| — |") and "no price" not in row
+    assert row.split(" | ")[-3] == "—"  # tokens / valid
+
+
 @pytest.mark.parametrize(
     "generator, source, made",
     [

@@ -207,13 +207,9 @@ class ComparePivotsTask:
                 for key in ("pivot_closed_answer", "pivot_open_answer", "seed_cell", "open_correct", "closed_correct"):
                     record.pop(key, None)  # no pivot answered: these would read as its failures
             if i == 0:
-                record.update(
-                    pivot_tokens=cost["tokens"],
-                    pivot_prompt_tokens=cost["prompt_tokens"],
-                    pivot_completion_tokens=cost["completion_tokens"],
-                    pivot_seconds=cost["seconds"],
-                    pivot_cached_calls=cost["cached_calls"],
-                )
+                counts = {f"pivot_{k}": cost[k] for k in ("tokens", "prompt_tokens", "completion_tokens")}
+                record.update({k: v for k, v in counts.items() if v is not None})
+                record.update(pivot_seconds=cost["seconds"], pivot_cached_calls=cost["cached_calls"])
             if is_attack(record) and is_valid(record):
                 record["targets"] = self.panel.ask(record)
             if is_attack(record) and record.get("status") != "rejected:seed_not_selected":

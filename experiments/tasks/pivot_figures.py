@@ -4,7 +4,8 @@ identically; between every two rows, attack success and flips paired on the case
 
 Records carry `pivot` (the row), `case_key` (the generator's case id, the same for every row) and the
 generator's own fields; a row's cost (`pivot_tokens`, their prompt and completion parts, `pivot_seconds`,
-`pivot_cached_calls`) is on the first record of each seed.
+`pivot_cached_calls`) is on the first record of each seed, its token counts left out where no call left one: a
+row none of whose calls did has no token figure (None), not 0.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from experiments.lm.prices import Price, dollars
+from experiments.lm.prices import Price, dollars, is_local
 from experiments.tasks.pivot_generators import is_attack
 from metrics.attack import attack_summary, is_valid
 from metrics.intervals import rate_with_ci
@@ -46,13 +47,19 @@ def row_figures(
     reachable = {r["seed_id"] for r in made if r.get("status") != UNREACHABLE}
     valid = [r for r in made if is_valid(r)]
     judged = [r["judge"] for r in made if r.get("judge")]
-    tokens = sum(r.get("pivot_tokens", 0) for r in records)
+    counted = [r for r in records if "pivot_tokens" in r]
+    tokens = sum(r["pivot_tokens"] for r in counted) if counted else None
     seconds = sum(r.get("pivot_seconds", 0.0) for r in records)
-    cost = dollars(
-        model,
-        sum(r.get("pivot_prompt_tokens", 0) for r in records),
-        sum(r.get("pivot_completion_tokens", 0) for r in records),
-        price,
+    cost = (
+        dollars(
+            model,
+            sum(r.get("pivot_prompt_tokens", 0) for r in counted),
+            sum(r.get("pivot_completion_tokens", 0) for r in counted),
+            price,
+        )
+        # Without a count a provider's bill is unknown; a local model's is nothing either way.
+        if counted or (model and price is None and is_local(model))
+        else None
     )
     return {
         "summary": attack_summary(made, targets),
@@ -74,7 +81,7 @@ def row_figures(
         "tokens": tokens,
         "seconds": round(seconds, 1),
         "cached_calls": sum(r.get("pivot_cached_calls", 0) for r in records),
-        "tokens_per_valid": tokens / len(valid) if valid else float("nan"),
+        "tokens_per_valid": None if tokens is None else tokens / len(valid) if valid else float("nan"),
         "seconds_per_valid": seconds / len(valid) if valid else float("nan"),
         "dollars": cost,
         "dollars_per_valid": cost / len(valid) if cost is not None and valid else None,

@@ -121,7 +121,7 @@ def pivot_cost(pivot_model: str | None, judge_model: str | None, run):
     """Runs `run()` and returns (its result, what the pivot spent): tokens (total, prompt, completion) of the
     pivot's calls and of every reply the cache answered in the block, counted as when it was made, and the
     block's seconds, each less the judge's (whose live calls count in the block only when the judge is the
-    pivot's own model)."""
+    pivot's own model). The tokens are None where no call left a count."""
     spent = {"live": [0, 0, 0], "seconds": 0.0}
     token = _judge_spent.set(spent)
     started = time.perf_counter()
@@ -135,10 +135,13 @@ def pivot_cost(pivot_model: str | None, judge_model: str | None, run):
     tokens = [sum(parts) for parts in zip(*(_parts(u) for u in usages), strict=True)]
     if pivot_model is not None and pivot_model == judge_model:
         tokens = [a - b for a, b in zip(tokens, spent["live"], strict=True)]
+    # No LM (the rules row) spends nothing; a pivot whose calls left no usage (none replied, or its server reports
+    # none) spent an unknown count, and a 0 would read as a free pivot.
+    known = pivot_model is None or any(tokens)
     return result, {
-        "tokens": tokens[0],
-        "prompt_tokens": tokens[1],
-        "completion_tokens": tokens[2],
+        "tokens": tokens[0] if known else None,
+        "prompt_tokens": tokens[1] if known else None,
+        "completion_tokens": tokens[2] if known else None,
         "seconds": round(max(seconds - spent["seconds"], 0.0), 3),
         "cached_calls": len(replayed.usages),
     }

@@ -28,7 +28,8 @@ def _read(read: dict[str, Any] | None) -> str:
 def _dollars(row: dict[str, Any]) -> str:
     if row.get("dollars_per_valid") is not None:
         return f"{row['dollars_per_valid']:.6f}"
-    return "no price" if row.get("dollars") is None else "—"
+    # A row with no token count has no bill to price: unknown, not unpriced.
+    return "no price" if row.get("dollars") is None and row.get("tokens") is not None else "—"
 
 
 def main_rows(per_row: dict[str, dict], targets: list[str]) -> tuple[list[str], list[list[str]]]:
@@ -251,7 +252,7 @@ def plot_matrix(per_row: dict, targets: list[str], path: Path) -> None:
     left.set_xticks(range(len(targets)), targets, rotation=20)
     left.set_yticks(range(len(pivots)), pivots)
     left.set_title("attack success (valid cases)")
-    cost = [per_row[p]["tokens_per_valid"] for p in pivots]
+    cost = [float("nan") if per_row[p]["tokens_per_valid"] is None else per_row[p]["tokens_per_valid"] for p in pivots]
     right.barh(range(len(pivots)), np.nan_to_num(cost, nan=0.0), color="grey")
     right.set_yticks(range(len(pivots)), [])
     right.invert_yaxis()
