@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from itertools import chain, islice
 
 import dspy
 from dspy.utils.exceptions import AdapterParseError
@@ -59,6 +60,7 @@ from programs.place_bank import cities_within, country_traces, other_places
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from programs.timeline import shift_timeline, year_of
+from programs.word_bank import other_words
 from signatures.answer_swap import (
     ProposeAnswerOfKind,
     ProposeAnswers,
@@ -67,7 +69,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/36"
+VERSION = "answer_swap/37"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -83,6 +85,12 @@ CUE_POLICIES = ("keep", "refuse")
 # (docs/results/every_kind.md). Code's own dates, people and places are made still.
 PIVOT_KINDS = ("organisation", "work", "product", "event", "language", "quantity")
 CANDIDATES_PER_RETRY = 5
+# Answer kinds code names from WordNet's categories (programs/word_bank.py), and which category family each
+# reads: a single word the tagger calls a phrase ("tungsten", "tilde") is a thing.
+WORD_KINDS = {"thing": "thing", "phrase": "thing", "group": "group"}
+WORD_CANDIDATES = 8
+# Kinds code names before the pivot is asked.
+CODE_NAMED = ("person", "place", *WORD_KINDS)
 TRACE_KINDS = (
     "pronunciation",
     "script",
@@ -289,11 +297,12 @@ class AnswerSwap(dspy.Module):
             numeric and self.distance != "proposed" and shifted_answers(answers[0], self.distance, question, question)
         ):
             out = self._swap_at_distance(question, context, answers, old)
-        elif self.typed and self.distance != "proposed" and old is not None and old.kind in ("person", "place"):
+        elif self.typed and self.distance != "proposed" and old is not None and old.kind in CODE_NAMED:
             # A person the pivot names is most often a famous one, whose known life then clashes with the passage
             # ("Tom Cruise ( born May 30 , 2000 )"; read invalid); a made-up name of the passage's sex does not.
             # Its places are of another type or region ("London" among "three North American countries"); a
-            # country's neighbour or a city of the same country is not. The pivot names only what code cannot.
+            # country's neighbour or a city of the same country is not. Its things and groups are of another
+            # category (programs/word_bank.py); WordNet's siblings are not. The pivot names only what code cannot.
             made = self._swap_at_distance(question, context, answers, old)
             out = None if made.rejection == "level_unreachable" else made
         # At a code-made distance the pivot writes only `pivot_kinds`; `distance: proposed` has it write every kind.
@@ -495,7 +504,12 @@ class AnswerSwap(dspy.Module):
         key = f"{question}|{answers[0]}"
         similarity: dict[str, float] = {}
         if (old is not None and old.kind == "place") or (old is None and re.match(r"\s*where\b", question, re.I)):
-            candidates, made = other_places(answers[0], key), "place_bank"
+            # A river, a region or a province GeoNames does not list: another of its WordNet category.
+            words = other_words(answers[0], context, question, key, "place")
+            candidates, made = chain(other_places(answers[0], key), islice(words, WORD_CANDIDATES)), "place_bank"
+        elif old is not None and old.kind in WORD_KINDS:
+            candidates = islice(other_words(answers[0], context, question, key, WORD_KINDS[old.kind]), WORD_CANDIDATES)
+            made = "word_bank"
         elif not is_person_answer(question, answers[0]):
             candidates, made = (
                 iter(shifted_answers(answers[0], self.distance, key, question)),
@@ -512,6 +526,8 @@ class AnswerSwap(dspy.Module):
             problem = proposal_problem(candidate, answers, context=context, question=question)
             if problem is None and not made.startswith("distance:") and name_part_in(context, candidate):
                 problem = "proposal_part_in_context"  # a shared word ties the new name to another of the passage
+            if problem is None and made == "word_bank":
+                problem = self._fit_problem(question, context, answers, candidate, old)
             if problem is None and self._timeline_collides(question, context, answers, candidate):
                 problem = "timeline_collides"  # 1918 → 1917 would move a 1919 onto the old answer's year
             proposals.append(
