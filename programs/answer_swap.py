@@ -8,8 +8,8 @@ around the swapped spans, and that edit is kept only if the checks still pass.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from itertools import chain, islice
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 
 import dspy
 from dspy.utils.exceptions import AdapterParseError
@@ -54,6 +54,7 @@ from programs.person_names import (
     is_person_answer,
     made_up_names,
     name_gender,
+    named_part,
     person_gender,
 )
 from programs.place_bank import cities_within, country_traces, other_places
@@ -69,7 +70,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/37"
+VERSION = "answer_swap/38"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -89,8 +90,9 @@ CANDIDATES_PER_RETRY = 5
 # reads: a single word the tagger calls a phrase ("tungsten", "tilde") is a thing.
 WORD_KINDS = {"thing": "thing", "phrase": "thing", "group": "group"}
 WORD_CANDIDATES = 8
-# Kinds code names before the pivot is asked.
-CODE_NAMED = ("person", "place", *WORD_KINDS)
+# Kinds code names before the pivot is asked: every kind but dates and quantities, which a distance moves.
+TITLE_KINDS = ("organisation", "work", "product", "event", "language")
+CODE_NAMED = ("person", "place", *WORD_KINDS, *TITLE_KINDS)
 TRACE_KINDS = (
     "pronunciation",
     "script",
@@ -237,6 +239,7 @@ class AnswerSwap(dspy.Module):
         cue_finder: Callable[[str, str, str, list[str], str], list[str]] | None = None,
         cues: str = "keep",
         pivot_kinds: Iterable[str] | None = None,
+        title_candidates: Callable[[str, str, str, str], Iterable[str]] | None = None,
     ):
         super().__init__()
         pivot_kinds = PIVOT_KINDS if pivot_kinds is None else tuple(pivot_kinds)
@@ -283,11 +286,13 @@ class AnswerSwap(dspy.Module):
         self.cue_finder = cue_finder
         self.cues = cues
         self.pivot_kinds = tuple(pivot_kinds)
+        self.title_candidates = title_candidates
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         # An NQ span may open on the sentence break before the answer (". The Green Bay Packers"): replaced whole,
         # it takes the break with it, and the pivot copies its form.
         answers = [a.lstrip(".,;:!? ") or a for a in answers]
+        answers = [named_part(question, a) for a in answers]
         old = type_in(self.tagger(), context, answers, question, is_first_name) if self.tagger is not None else None
         # A code-made distance moves dates and quantities; a year inside a title ("Cactus Flower ( 1969 )") is
         # part of a name, which the pivot writes.
@@ -396,7 +401,10 @@ class AnswerSwap(dspy.Module):
         if any(generic_name(run) for run in {proposal, *name_runs(proposal)}):
             return "proposal_placeholder"
         # A person by the tagger's reading, or a "who" answer.
-        who = (old is not None and old.kind == "person") or re.match(r"\s*(?:who|whom|whose)\b", question, re.I)
+        # A "who" answer with an article ("the Dallas Cowboys", "the Eagles") is a team or a band, not a person
+        # whose pronouns the new name must take.
+        asks_who = re.match(r"\s*(?:who|whom|whose)\b", question, re.I) is not None
+        who = (old is not None and old.kind == "person") or (asks_who and not re.match(r"\s*the\s", answers[0], re.I))
         if (
             who
             and len(proposal.split()) == 1
@@ -502,31 +510,14 @@ class AnswerSwap(dspy.Module):
         fails the proposal checks, is `level_unreachable`: counted, not silently dropped."""
         proposals: list[dict] = []
         key = f"{question}|{answers[0]}"
-        similarity: dict[str, float] = {}
-        if (old is not None and old.kind == "place") or (old is None and re.match(r"\s*where\b", question, re.I)):
-            # A river, a region or a province GeoNames does not list: another of its WordNet category.
-            words = other_words(answers[0], context, question, key, "place")
-            candidates, made = chain(other_places(answers[0], key), islice(words, WORD_CANDIDATES)), "place_bank"
-        elif old is not None and old.kind in WORD_KINDS:
-            candidates = islice(other_words(answers[0], context, question, key, WORD_KINDS[old.kind]), WORD_CANDIDATES)
-            made = "word_bank"
-        elif not is_person_answer(question, answers[0]):
-            candidates, made = (
-                iter(shifted_answers(answers[0], self.distance, key, question)),
-                f"distance:{self.distance}",
-            )
-        elif self.name_distance == "made_up":
-            candidates, made = made_up_names(context, question, answers[0], key, self.known_name), "made_up_name"
-        else:
-            similarity = dict(self.name_candidates(question, context, answers[0], self.name_distance))
-            candidates, made = iter(similarity), f"name:{self.name_distance}"
-        for candidate in candidates:
+        similarity: dict[str, float] = {}  # filled by a real-name bank as it is read
+        for candidate, made in self._code_candidates(question, context, answers, old, key, similarity):
             # Against the original passage: a reader comparing the two texts reads a year the original already
             # held as an answer that was there before, even where the timeline moves that year away.
             problem = proposal_problem(candidate, answers, context=context, question=question)
             if problem is None and not made.startswith("distance:") and name_part_in(context, candidate):
                 problem = "proposal_part_in_context"  # a shared word ties the new name to another of the passage
-            if problem is None and made == "word_bank":
+            if problem is None and made in ("word_bank", "title_bank"):
                 problem = self._fit_problem(question, context, answers, candidate, old)
             if problem is None and self._timeline_collides(question, context, answers, candidate):
                 problem = "timeline_collides"  # 1918 → 1917 would move a 1919 onto the old answer's year
@@ -543,6 +534,34 @@ class AnswerSwap(dspy.Module):
         return dspy.Prediction(
             rejection="level_unreachable", proposals=proposals, context=None, new_answer=None, checks={}, edit="none"
         )
+
+    def _code_candidates(
+        self, question: str, context: str, answers: list[str], old: Typed | None, key: str, similarity: dict
+    ) -> Iterator[tuple[str, str]]:
+        """New answers code can make for this seed, each with where it came from, best first."""
+        kind = old.kind if old is not None else None
+        if kind == "place" or (old is None and re.match(r"\s*where\b", question, re.I)):
+            yield from ((p, "place_bank") for p in other_places(answers[0], key))
+            # A river, a region or a province GeoNames does not list: another of its WordNet category.
+            words = other_words(answers[0], context, question, key, "place")
+            yield from ((w, "place_bank") for w in islice(words, WORD_CANDIDATES))
+        elif kind in WORD_KINDS:
+            words = other_words(answers[0], context, question, key, WORD_KINDS[kind])
+            yield from ((w, "word_bank") for w in islice(words, WORD_CANDIDATES))
+        elif kind in TITLE_KINDS:
+            pass  # a name with a number in it ("Article Five", "Cactus Flower ( 1969 )") is not moved as a number
+        elif not is_person_answer(question, answers[0]):
+            made = f"distance:{self.distance}"
+            yield from ((a, made) for a in shifted_answers(answers[0], self.distance, key, question))
+        elif self.name_distance == "made_up":
+            names = made_up_names(context, question, answers[0], key, self.known_name)
+            yield from ((n, "made_up_name") for n in names)
+        else:
+            similarity.update(self.name_candidates(question, context, answers[0], self.name_distance))
+            yield from ((n, f"name:{self.name_distance}") for n in list(similarity))
+        if self.title_candidates is not None and kind not in (None, "date", "quantity"):
+            # A work, a band, a team or a river the passage or the question types: another of that type.
+            yield from ((t, "title_bank") for t in self.title_candidates(question, context, answers[0], key))
 
     def _swap(
         self,

@@ -66,10 +66,33 @@ COMMON_SURNAMES = 50
 CANDIDATES = 12
 
 
+# A describing phrase before a name in an NQ span ("Bollywood actor Shah Rukh Khan", "Scottish actor , Ewan
+# McGregor", "Boston Celtics center Bill Russell"): at least one lower-case word, then the name at the end.
+_DESCRIBED = re.compile(
+    r"^(?P<desc>(?:[\w.'-]+\s+){0,4}?[a-z][\w-]*\s*,?\s+)(?P<name>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3})$"
+)
+# Describing words of a group, not a person: "Canadian rock band Glass Tiger" is no person to rename.
+_GROUP_WORDS = frozenset("band group duo trio quartet team orchestra choir club company label network".split())
+_JOINS = frozenset("and & or with feat. featuring".split())
+
+
+def named_part(question: str, answer: str) -> str:
+    """The name a "who" answer ends with, without the words describing it before; the answer itself otherwise.
+    The description stays in the passage around the swapped name; renaming the whole span would drop it, and
+    keeping it in the new answer would make a gold answer no reader gives."""
+    m = _DESCRIBED.match(answer.strip())
+    # "Mike Reid and Allen Shamblin" is two people, not a description and a name.
+    if m is None or not _WHO.search(question) or (_GROUP_WORDS | _JOINS) & set(m.group("desc").lower().split()):
+        return answer
+    name = m.group("name")
+    return name if is_person_answer(question, name) else answer
+
+
 def is_person_answer(question: str, answer: str) -> bool:
     """A question asking "who" answered by two to four capitalised words: a person's name. Groups ("the Four Tops"),
     places ("New Zealand" is read by the gender test below) and single words are not."""
-    words = answer.split()
+    # NQ writes a hyphenated surname apart ("Leslie Carrara - Rudolph").
+    words = re.sub(r"(?<=\w) - (?=[A-Z])", "-", answer).split()
     if not _WHO.search(question) or not 2 <= len(words) <= 4 or answer_kind(answer) != "name":
         return False
     if words[0].casefold() in {"the", "a", "an"}:

@@ -122,10 +122,39 @@ def _countries_near(code: str) -> list[str]:
     return out
 
 
+_CITY_IN = re.compile(r"^(?P<city>[^,]+?)(?P<sep>\s*,\s*)(?P<region>[^,]+)$")
+
+
+def _cities_in_region(answer: str, key: str) -> Iterator[str]:
+    """For "Farmington , New Mexico": other cities of New Mexico near its size ("Roswell , New Mexico"). Only a
+    first part GeoNames lists as a city of that state or country: "British Columbia , Canada" is a province."""
+    m = _CITY_IN.match(answer.strip())
+    region = place_of(m.group("region")) if m else None
+    if m is None or region is None or region.type not in ("country", "us_state"):
+        return
+    _, _, cities = _data()
+
+    def inside(c: dict) -> bool:
+        if region.type == "us_state":
+            return c["countrycode"] == "US" and c["admin1code"] == region.code
+        return c["countrycode"] == region.code
+
+    local = [c for c in cities.values() if inside(c) and c["name"].isascii()]
+    own = [c for c in local if _key(c["name"]) == _key(m.group("city"))]
+    if len(own) != 1:
+        return
+    size = own[0]["population"]
+    near = sorted((c for c in local if c is not own[0]), key=lambda c: abs(math.log(c["population"] / size)))
+    names = [c["name"] for c in near[: 2 * CANDIDATES] if re.fullmatch(r"[A-Za-z][A-Za-z .'-]*", c["name"])]
+    for name in _order(names, key)[:CANDIDATES]:
+        yield f"{name}{m.group('sep')}{m.group('region')}"
+
+
 def other_places(answer: str, key: str) -> Iterator[str]:
     """Up to CANDIDATES places of `answer`'s type, nearest first, each named as GeoNames names it."""
     place = place_of(answer)
     if place is None:
+        yield from _cities_in_region(answer, key)
         return
     countries, states, cities = _data()
     if place.type == "country":

@@ -13,6 +13,7 @@ from experiments.attack import case_status
 from experiments.compiled import load_compiled
 from experiments.cues import cues as pool_cues
 from experiments.known_names import known_in_pool
+from experiments.title_bank import bank_titles
 from experiments.lm.registry import ResolvedLM
 from experiments.name_bank import bank_names
 from experiments.tasks.dialled import DialledOptions
@@ -61,6 +62,7 @@ def _no_refused_proposal(case: dict) -> bool:
             name_candidates=bank_names,
             writer=writer,
             cue_finder=pool_cues,
+            title_candidates=bank_titles,
             cues=cues,
         ),
         to_case=_case,
@@ -139,6 +141,7 @@ class AnswerSwapTask(JudgedTask):
             name_candidates=bank_names,
             writer=self.options.writer,
             cue_finder=pool_cues,
+            title_candidates=bank_titles,
             cues=self.options.cues,
             pivot_kinds=self.options.pivot_kinds,
         )
