@@ -70,7 +70,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/38"
+VERSION = "answer_swap/39"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -540,6 +540,14 @@ class AnswerSwap(dspy.Module):
     ) -> Iterator[tuple[str, str]]:
         """New answers code can make for this seed, each with where it came from, best first."""
         kind = old.kind if old is not None else None
+        titles = []
+        if self.title_candidates is not None and kind not in (None, "date", "quantity"):
+            titles = list(self.title_candidates(question, context, answers[0], key))
+        if kind == "person" and titles:
+            # "who sings" answered by a name the passage calls a band ("Canadian rock band Glass Tiger"): another
+            # band, never a made-up person.
+            yield from ((t, "title_bank") for t in titles)
+            return
         if kind == "place" or (old is None and re.match(r"\s*where\b", question, re.I)):
             yield from ((p, "place_bank") for p in other_places(answers[0], key))
             # A river, a region or a province GeoNames does not list: another of its WordNet category.
@@ -559,9 +567,8 @@ class AnswerSwap(dspy.Module):
         else:
             similarity.update(self.name_candidates(question, context, answers[0], self.name_distance))
             yield from ((n, f"name:{self.name_distance}") for n in list(similarity))
-        if self.title_candidates is not None and kind not in (None, "date", "quantity"):
-            # A work, a band, a team or a river the passage or the question types: another of that type.
-            yield from ((t, "title_bank") for t in self.title_candidates(question, context, answers[0], key))
+        # A work, a band, a team or a river the passage or the question types: another of that type.
+        yield from ((t, "title_bank") for t in titles)
 
     def _swap(
         self,

