@@ -462,6 +462,19 @@ def test_an_answer_that_is_no_name_is_dropped_under_mask():
     assert out.edits[0]["to"] is None
 
 
+def test_an_answer_that_is_no_name_and_most_of_its_passage_is_rewritten_by_the_pivot_under_mask():
+    """Dropping would leave "Ships pass ." of a long passage: the pivot writes the sentences without the year."""
+    context = "The bridge opened in 1932 after a long build that began in 1923 and ran late . Ships pass ."
+    question = "when did the bridge open"
+    rewritten = {"justification": "no year", "rewritten_sentence": "The bridge opened after a long and late build ."}
+    out = run(
+        [rewritten], Unanswerable(removal="mask", lures="keep"), question=question, context=context, answers=["1932"]
+    )
+    assert out.rejection is None, out.checks
+    assert out.context == "The bridge opened after a long and late build . Ships pass ."
+    assert out.edits[0]["to"] == rewritten["rewritten_sentence"]
+
+
 def test_a_mask_leaves_no_gloss_of_the_name_and_calls_a_known_place_by_its_type():
     from programs.faitheval import glosses_left
 
