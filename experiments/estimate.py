@@ -10,14 +10,18 @@ nothing and counts the tokens its reply took when made; a call the pilot sends i
 does not pay for it again. The estimate says which figures came from which. Time is measured on the calls a
 model really answered (a cached call takes none); a provider's model time is divided by `run.threads`.
 A task that runs in stages (the bench) is measured per stage from its ledger; otherwise a model's stage is its
-role (pivot: generate, judge: validate, targets: evaluate). Wall time adds up what each stage spent outside LM
-calls in the pilot (loading models and indexes, tracking), taken as a fixed cost, to the scaled LM time, local
-models' divided by the llama.cpp contexts they decode on.
+role (pivot: generate, judge: validate, targets: evaluate). The judge's calibration is a stage of its own in
+either: its controls are the same calls whatever the data's size, so they are counted as the pilot made them, not
+scaled. Wall time adds up what each stage spent outside LM calls in the pilot (loading models and indexes,
+tracking), taken as a fixed cost, to the scaled LM time, local models' divided by the llama.cpp contexts they
+decode on (the controls are judged one after another: their time is not divided).
 
 A run that is part done (its folder holds finished cases) is estimated for the cases left only. The pilot's
 first cases are then mostly the finished ones: the call cache answers them with the tokens they really took, at
 no cost, and the figures per case are scaled to the cases left. Cached calls take no time: where the pilot
-answered none, the time is unknown rather than zero.
+answered none, the time is unknown rather than zero. A bench that is part done is estimated per stage: a stage its
+ledger records finished costs nothing (the resume reuses it), and one that began is scaled to the items it has
+left.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from experiments.bench.progress import Progress, progress, stage_items
 from experiments.config import ExperimentConfig
 from experiments.launch import run_experiment
 from experiments.lm.prices import dollars, is_local
@@ -39,6 +44,8 @@ from experiments.runner import load_data
 
 DEFAULT_PILOT = 5
 STAGE_OF_ROLE = {"pivot": "generate", "pivots": "generate", "judge": "validate", "targets": "evaluate"}
+CALIBRATION = "calibration"
+CALIBRATION_USAGE = "judge_calibration.usage."  # experiments/judging/calibration.py
 
 
 @dataclass
@@ -58,6 +65,7 @@ class Line:
     completion_tokens: float = 0.0
     dollars: float | None = None
     seconds: float | None = None
+    fixed: bool = False  # the same calls whatever the data's size, one after another (the judge's calibration)
 
 
 @dataclass
@@ -71,6 +79,8 @@ class Estimate:
     fixed_seconds: float = 0.0  # the pilot's time outside LM calls, not scaled
     finished: int = 0  # cases the run's folder already holds
     run_id: str | None = None
+    stages_finished: list[str] = field(default_factory=list)  # a bench's, reused on resuming
+    stages_part_done: dict[str, int] = field(default_factory=dict)  # a bench's begun stages: the items each holds
 
     @property
     def dollars(self) -> float | None:
@@ -84,7 +94,10 @@ class Estimate:
             return None
         if not self.lines:
             return 0.0  # nothing left to run
-        lm = sum(line.seconds / (self.contexts if is_local(line.model) else self.threads) for line in self.lines)
+        lm = sum(
+            line.seconds if line.fixed else line.seconds / (self.contexts if is_local(line.model) else self.threads)
+            for line in self.lines
+        )
         return self.fixed_seconds + lm
 
     def source(self) -> str:
@@ -93,11 +106,16 @@ class Estimate:
         cached = sum(line.pilot_cached for line in self.lines)
         if self.finished and not self.cases:
             return f"run {self.run_id}: all {self.finished} cases finished; nothing left to run"
+        staged = len(self.stages_finished), len(self.stages_part_done)
+        if staged[0] and not staged[1] and not self.lines:
+            return f"run {self.run_id}: every stage that calls a model finished ({staged[0]}); nothing left to run"
         of = (
             f"{self.pilot_cases} cases to {self.cases} cases left ({self.finished} finished in {self.run_id})"
             if self.finished
             else f"{self.pilot_cases} of {self.cases} cases"
         )
+        if any(staged):
+            of += f", the stages left only ({staged[0]} finished, {staged[1]} part done in {self.run_id})"
         return (
             f"scaled from a pilot of {of}: {real} calls answered by the models, "
             f"{cached} by the call cache (tokens as when made; the run replays them free)"
@@ -111,6 +129,8 @@ class Estimate:
             "pilot_cases": self.pilot_cases,
             "finished": self.finished,
             "run_id": self.run_id,
+            "stages_finished": self.stages_finished,
+            "stages_part_done": self.stages_part_done,
             "source": self.source(),
             "dollars": self.dollars,
             "wall_seconds": self.wall_seconds,
@@ -156,6 +176,43 @@ def _usage(metrics: dict[str, float], label: str) -> dict[str, float]:
     return {k[len(prefix) :]: v for k, v in metrics.items() if k.startswith(prefix) and "." not in k[len(prefix) :]}
 
 
+def _calibration(metrics: dict[str, float]) -> dict[str, float]:
+    """What the judge spent on its calibration controls, as `_usage` gives a model's."""
+    return {k[len(CALIBRATION_USAGE) :]: v for k, v in metrics.items() if k.startswith(CALIBRATION_USAGE)}
+
+
+def _asked(usage: dict[str, float]) -> bool:
+    return usage.get("calls", 0) + usage.get("cached_calls", 0) >= 1
+
+
+def _lines(metrics: dict[str, float], models: dict, scale: float, stage: str | None = None) -> list[Line]:
+    """Per model of a pilot (or one of its stages), its calls scaled by `scale`; the judge's calibration apart and
+    unscaled. `stage`: the stage's name, else a model's role names it."""
+    calibration = _calibration(metrics)
+    out = []
+    for label, (role, entry) in models.items():
+        usage = _usage(metrics, label)
+        spent = calibration if role == "judge" else {}
+        if _asked(spent):
+            out.append(_fixed(label, entry, spent))
+        per_case = {k: v - spent.get(k, 0.0) for k, v in usage.items()}
+        if _asked(per_case):
+            out.append(_line(stage or STAGE_OF_ROLE.get(role, role), label, entry, per_case, scale))
+    return out
+
+
+def _fixed(label: str, entry, usage: dict[str, float]) -> Line:
+    """The judge's calibration as the pilot judged it. The run asks the very same controls, and the pilot's answered
+    calls are cached for it: what the pilot paid is all they cost (a control the cache answered costs nothing, in
+    the pilot as in the run), and their time is the pilot's answered calls'."""
+    line = _line(CALIBRATION, label, entry, usage, 1.0)
+    line.fixed = True
+    paid = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    line.dollars = dollars(entry.name, *paid, entry.price)
+    line.seconds = line.pilot_seconds
+    return line
+
+
 def _line(stage: str, label: str, entry, usage: dict[str, float], scale: float) -> Line:
     line = Line(stage, label, entry.name)
     line.pilot_calls = int(usage.get("calls", 0))
@@ -172,6 +229,14 @@ def _line(stage: str, label: str, entry, usage: dict[str, float], scale: float) 
     elif not line.calls:
         line.seconds = 0.0
     return line
+
+
+def _stage_scale(stage: str, scale: float, pilot_items: dict[str, int], done: Progress) -> float:
+    """A stage's scale: to the items it has left where the run began it (its items, as the pilot's, scaled)."""
+    began, piloted = done.items.get(stage, 0), pilot_items.get(stage, 0)
+    if not began or not piloted:
+        return scale
+    return max(0.0, piloted * scale - began) / piloted
 
 
 def finished_cases(config: ExperimentConfig, examples: list, run_id: str | None = None) -> tuple[str, int]:
@@ -223,32 +288,34 @@ def estimate(
         outcome = run_experiment(pilot_config, fresh=True, progress=False)
         ledger = RunStore(outcome.run_id).dir / "stages.json"
         stages = json.loads(ledger.read_text()) if ledger.exists() else {}
+        pilot_items = {stage: stage_items(outcome.run_id, stage) for stage in stages}
     if stages:  # a staged task: each stage's own usage, from its ledger
+        done = progress(run_id, stages) if run_id else Progress()
+        if done:
+            result.run_id, result.stages_finished, result.stages_part_done = run_id, done.finished, done.items
         staged = _models(config, staged=True)
         for stage, entry in stages.items():
+            if stage in done.finished:
+                continue  # reused on resuming: no call, no model loaded
             metrics = entry.get("metrics", {})
-            for label, (_, model) in staged.items():
-                usage = _usage(metrics, label)
-                if usage.get("calls"):
-                    result.lines.append(_line(stage, label, model, usage, scale))
+            result.lines += _lines(metrics, staged, _stage_scale(stage, scale, pilot_items, done), stage)
             result.fixed_seconds += _outside_lm(metrics, staged, result.contexts, config.run.threads)
         return result
     models = _models(config)
-    for label, (role, entry) in models.items():
-        usage = _usage(outcome.metrics, label)
-        if usage.get("calls") or usage.get("cached_calls"):
-            result.lines.append(_line(STAGE_OF_ROLE.get(role, role), label, entry, usage, scale))
+    result.lines = _lines(outcome.metrics, models, scale)
     result.fixed_seconds = _outside_lm(outcome.metrics, models, result.contexts, config.run.threads)
     return result
 
 
 def _outside_lm(metrics: dict[str, float], models: dict, contexts: int, threads: int) -> float:
     """The wall seconds of a pilot (or one of its stages) not spent in LM calls. Local calls overlap on their
-    contexts and provider calls on the run's threads, so their summed seconds are divided as the wall time is."""
-    lm = 0.0
-    for label, (_, entry) in models.items():
-        seconds = float(metrics.get(f"lm.{label}.seconds", 0.0))
-        lm += seconds / (contexts if is_local(entry.name) else threads)
+    contexts and provider calls on the run's threads, so their summed seconds are divided as the wall time is; the
+    calibration controls are judged one after another."""
+    serial = float(metrics.get(f"{CALIBRATION_USAGE}seconds", 0.0))
+    lm = serial
+    for label, (role, entry) in models.items():
+        seconds = float(metrics.get(f"lm.{label}.seconds", 0.0)) - (serial if role == "judge" else 0.0)
+        lm += max(0.0, seconds) / (contexts if is_local(entry.name) else threads)
     return max(0.0, float(metrics.get("wall_seconds", 0.0)) - lm)
 
 
@@ -271,7 +338,7 @@ def rows(est: Estimate) -> tuple[list[str], list[list[str]]]:
         [
             line.stage,
             line.label,
-            f"{line.calls / est.cases:.1f}" if est.cases else "0",
+            "fixed" if line.fixed else f"{line.calls / est.cases:.1f}" if est.cases else "0",
             f"{math.ceil(line.calls):,}",
             f"{round(line.prompt_tokens):,}",
             f"{round(line.completion_tokens):,}",

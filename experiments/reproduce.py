@@ -31,9 +31,18 @@ from metrics.intervals import wilson_interval
 logger = logging.getLogger(__name__)
 
 # Timing and bookkeeping fields differ between any two runs by design (a reproduction runs with the LM
-# cache off, so the calls the cache answered differ too).
+# cache off, so the calls the cache answered differ too, and with them what the models spent: the `lm.` metrics
+# and the judge's on its calibration controls).
 VOLATILE_FIELDS = {"seconds", "attempt", "batch_size", "error", "pivot_seconds", "pivot_cached_calls"}
-VOLATILE_METRICS = ("wall_seconds", "cpu_seconds", "seconds_per_case", ".seconds", "run.resumed_cases", "cached_")
+VOLATILE_METRICS = (
+    "wall_seconds",
+    "cpu_seconds",
+    "seconds_per_case",
+    ".seconds",
+    "run.resumed_cases",
+    "cached_",
+    "judge_calibration.usage.",
+)
 
 
 class InputChanged(RuntimeError):

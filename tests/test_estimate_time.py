@@ -7,10 +7,12 @@ on a real machine (docs/results/speed.md has a real bench measured against its e
 
 Part done: the estimate covers the cases left only, from the finished cases' real usage (the call cache answers
 them as they were made, at no cost), against a fake OpenAI-compatible server: it agrees with what the resume then
-spends, and the command line says so from the run's id or folder, as the resume's own pre-run print does.
+spends, and the command line says so from the run's id or folder, as the resume's own pre-run print does. A
+bench part done is estimated per stage: its finished stages cost nothing, a stage begun only its items left.
 """
 
 import json
+import shutil
 import time
 
 import pytest
@@ -35,6 +37,23 @@ def test_wall_time_is_the_fixed_part_and_the_lm_seconds_over_contexts_and_thread
     est.lines.append(Line("validate", "judge", "openai/gpt-4o-mini", seconds=None))  # no answered call to time
     assert est.wall_seconds is None
     assert Estimate("c", cases=0, pilot_cases=1, threads=1).wall_seconds == 0.0
+
+
+def test_a_calibration_stage_is_one_unscaled_line_whose_controls_are_timed_one_after_another():
+    from experiments.config import LMConfig
+    from experiments.estimate import _lines, _outside_lm
+
+    usage = {"calls": 12, "prompt_tokens": 1200, "completion_tokens": 60, "seconds": 6.0}
+    metrics = {f"lm.judge.{k}": v for k, v in usage.items()} | {
+        f"judge_calibration.usage.{k}": v for k, v in usage.items()
+    }
+    models = {"judge": ("judge", LMConfig(name="openai/gpt-4o-mini"))}
+    (line,) = _lines(metrics | {"wall_seconds": 8.0}, models, scale=10.0, stage="calibration")
+    assert line.fixed and (line.stage, line.calls, line.prompt_tokens, line.seconds) == ("calibration", 12, 1200, 6.0)
+    # Judged one after another: neither the line's time nor the stage's own is divided by the run's threads.
+    assert _outside_lm(metrics | {"wall_seconds": 8.0}, models, contexts=1, threads=4) == pytest.approx(2.0)
+    est = Estimate("c", cases=100, pilot_cases=10, threads=4, fixed_seconds=2.0, lines=[line])
+    assert est.wall_seconds == pytest.approx(8.0)
 
 
 SECONDS_PER_CALL = 0.08
@@ -159,3 +178,49 @@ def test_the_command_line_estimates_a_part_done_run_by_its_id_or_folder_and_resu
         assert f"{8 - done} cases left" in " ".join(resumed.stdout.split())
     seeds = [r["seed_id"] for r in RunStore(run_id).records()]
     assert len(seeds) == len(set(seeds)) == 8
+
+
+def test_a_part_done_bench_is_estimated_per_stage_for_what_it_has_left(world, isolated, monkeypatch):
+    """A bench stopped in its first target's evaluation: the stages its ledger records finished cost nothing, the
+    stage begun is scaled to the asks it has left, the stages after it whole; against what the resume then spends."""
+    from dspy.clients import configure_cache
+
+    from experiments.bench.stages import LEDGER_FILE
+    from experiments.run_store import stage_run_id
+    from tests.test_bench import bench_config
+
+    monkeypatch.setenv("REEVAL_THREADS", "1")
+    config = bench_config(isolated, tasks=["answer_swap", "unanswerable"])
+    configure_cache(disk_cache_dir=str(isolated / "run-cache"))
+    bench = RunStore(run_experiment(config, progress=False).run_id)
+    ledger = json.loads((bench.dir / LEDGER_FILE).read_text())
+    evaluate = sorted(s for s in ledger if s.startswith("evaluate."))
+    assert len(evaluate) == 2
+    stopped = RunStore(stage_run_id(bench.run_id, evaluate[0]), root=bench.dir.parent)
+    rows = stopped.cases_path.read_text().splitlines()
+    asks = list(dict.fromkeys(json.loads(row)["seed_id"] for row in rows))
+    kept = set(asks[: len(asks) // 2])
+    stopped.cases_path.write_text("".join(row + "\n" for row in rows if json.loads(row)["seed_id"] in kept))
+    shutil.rmtree(RunStore(stage_run_id(bench.run_id, evaluate[1]), root=bench.dir.parent).dir)
+    finished = {s: entry for s, entry in ledger.items() if s not in evaluate}
+    (bench.dir / LEDGER_FILE).write_text(json.dumps(finished))
+
+    # Cold caches: local models count no call the cache answers, so the pilot and the resume each answer their own.
+    configure_cache(disk_cache_dir=str(isolated / "pilot-cache"))
+    est = estimate(config, pilot=3)  # every case: a scale of 1, so the stage begun is scaled by its asks left only
+    assert sorted(est.stages_finished) == sorted(finished) and est.stages_part_done == {evaluate[0]: len(kept)}
+    assert est.run_id == bench.run_id and f"{len(finished)} finished, 1 part done in {bench.run_id}" in est.source()
+    assert {line.stage for line in est.lines} == set(evaluate)
+    configure_cache(disk_cache_dir=str(isolated / "resume-cache"))
+    run_experiment(config, progress=False)
+    resumed = json.loads((bench.dir / LEDGER_FILE).read_text())
+    for stage in evaluate:
+        real = resumed[stage]["metrics"]["lm.calls"]
+        estimated = sum(line.calls for line in est.lines if line.stage == stage)
+        assert real > 0 and 0.75 * real <= estimated <= 1.25 * real, (stage, estimated, real)
+    first = sum(line.calls for line in est.lines if line.stage == evaluate[0])
+    assert first < 0.75 * ledger[evaluate[0]]["metrics"]["lm.calls"]  # not the whole stage
+
+    configure_cache(disk_cache_dir=str(isolated / "fresh-cache"))
+    whole = estimate(config, pilot=3, fresh=True)  # a new run: every stage
+    assert not whole.stages_finished and {line.stage for line in whole.lines} >= set(ledger) - {"calibration"}

@@ -14,7 +14,7 @@ import yaml
 from experiments import runner
 from experiments.config_loader import load_config
 from experiments.errors import SpendCapReached
-from experiments.estimate import estimate
+from experiments.estimate import estimate, rows
 from experiments.launch import run_experiment
 from experiments.lm.prices import Price, dollars
 from experiments.run_store import RunStore
@@ -217,3 +217,39 @@ def test_the_command_line_estimates_asks_and_stops_at_the_cap_in_one_line(provid
         assert "spent: $" in shown.stdout and "cost_usd" in shown.stdout
     seeds = [r["seed_id"] for r in RunStore(run_id).records()]
     assert len(seeds) == len(set(seeds)) == 8
+
+
+def test_the_judges_calibration_is_estimated_as_the_fixed_count_it_is_and_its_calls_per_case_scaled(provider_env):
+    """The controls are the same calls whatever the data's size: a pilot of 5 of 20 cases that scaled them by 4
+    would count the calibration four times over."""
+    with FakeOpenAI(reply=lambda prompt: "{}", count_tokens=True, max_requests=800) as server:
+        config = provider_config(
+            provider_env, server, "answer_swap", limit=20, roles=("pivot", "judge"), options={"distance": "proposed"}
+        )
+        config = config.model_copy(
+            update={"validation": config.validation.model_copy(update={"calibration_controls": 3})}
+        )
+        script(server, config)
+        est = estimate(config)
+        result = run_experiment(config, progress=False)
+        again = estimate(config, fresh=True)  # every call of the pilot now in the cache
+    m = result.metrics
+    lines = {line.stage: line for line in est.lines if line.label == "judge"}
+    assert set(lines) == {"calibration", "validate"}
+    calibration, per_case = lines["calibration"], lines["validate"]
+    controls = 3 * 4  # per condition, four conditions
+    # Every control judged by the pilot (two alike answered by the cache); the run asks the same, the cache answering.
+    assert calibration.fixed and calibration.calls == calibration.pilot_calls + calibration.pilot_cached >= controls
+    ran = {k: m.get(f"judge_calibration.usage.{k}", 0) for k in ("calls", "cached_calls")}
+    assert ran == {"calls": 0, "cached_calls": calibration.calls}
+    assert [row[:3] for row in rows(est)[1] if row[0] == "calibration"] == [["calibration", "judge", "fixed"]]
+    # What the pilot paid: the controls it sent, not those the cache answered (which the run replays free too).
+    assert 0 < calibration.dollars < dollars(PRICED, calibration.pilot_prompt, calibration.pilot_completion)
+    (replayed,) = [line for line in again.lines if line.stage == "calibration"]
+    assert (replayed.calls, replayed.pilot_calls, replayed.dollars) == (calibration.calls, 0, 0)
+    assert replayed.seconds < calibration.seconds  # a lookup in the cache, no model's time
+    # The judge's calls per case, its calibration left out, are scaled from 5 cases to 20.
+    assert per_case.pilot_calls > 0 and per_case.calls == 4 * (per_case.pilot_calls + per_case.pilot_cached)
+    judged = m["lm.judge.calls"] + m.get("lm.judge.cached_calls", 0)
+    total = sum(line.calls for line in lines.values())
+    assert 0.75 * judged <= total <= 1.25 * judged, (total, judged)

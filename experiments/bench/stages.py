@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 
 LEDGER_FILE = "stages.json"
 USAGE_KEYS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
+# What the call cache answered, where a model counts it (a provider's meter; local engines never see those calls):
+# per model only, so an estimate of a stage sees the calls a pilot's cache answered as its single runs' does.
+CACHED_KEYS = ("cached_calls", "cached_prompt_tokens", "cached_completion_tokens")
 
 
 def digest(items: Iterable[Any]) -> str:
@@ -76,9 +79,10 @@ def clean_metrics(metrics: dict[str, float]) -> dict[str, float]:
 
 
 def usage_totals(lms: dict[str, Any]) -> dict[str, float]:
-    """Real (uncached) LM work so far, per LM label and in total; local engines count it, cached calls
-    never reach them. Provider LMs report nothing here. `lm.prompt_tokens_read` are the prompt tokens
-    llama.cpp decoded, `lm.prompt_tokens_counted` the prompt tokens sent to the models that count them."""
+    """Real (uncached) LM work so far, per LM label and in total, and per label what the call cache answered
+    where the model counts it (local engines count real work only: cached calls never reach them).
+    `lm.prompt_tokens_read` are the prompt tokens llama.cpp decoded, `lm.prompt_tokens_counted` the prompt
+    tokens sent to the models that count them."""
     out: dict[str, float] = dict.fromkeys((f"lm.{k}" for k in USAGE_KEYS), 0.0)
     out["lm.prompt_tokens_read"] = out["lm.prompt_tokens_counted"] = 0.0
     usages = {label: resolved.usage() for label, resolved in lms.items()}
@@ -87,6 +91,9 @@ def usage_totals(lms: dict[str, Any]) -> dict[str, float]:
             value = float(usage.get(key, 0.0))
             out[f"lm.{label}.{key}"] = value
             out[f"lm.{key}"] += value
+        for key in CACHED_KEYS:
+            if key in usage:
+                out[f"lm.{label}.{key}"] = float(usage[key])
         if "cost_usd" in usage:
             out[f"lm.{label}.cost_usd"] = float(usage["cost_usd"])
         if "prompt_tokens_read" in usage:

@@ -37,6 +37,16 @@ def calibration_metrics(judged: list[dict], prefix: str = "judge_calibration") -
     return metrics
 
 
+def usage_spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """What the judge spent on the controls, as `judge_calibration.usage.<key>`: its calls do not grow with the
+    data, so an estimate must tell them from the judge's calls per case, which share the judge's `lm.` figures."""
+    return {
+        f"judge_calibration.usage.{key}": round(float(value) - float(before.get(key, 0.0)), 8)
+        for key, value in after.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not key.endswith("share")
+    }
+
+
 def calibrate(
     judge_lm: ResolvedLM | None,
     judge: CaseJudge | None,
@@ -49,6 +59,7 @@ def calibrate(
     if judge is None or not n_per_condition:
         return {}
     controls = read_controls(source, n_per_condition)
+    before = judge_lm.usage()
     judged = [
         judge_record(judge_lm, judge, c)
         for c in tqdm(
@@ -56,6 +67,7 @@ def calibrate(
         )
     ]
     metrics = calibration_metrics(judged)
+    metrics.update(usage_spent(before, judge_lm.usage()))
     # Per condition: a judge that rejects everything is right on every invalid condition, and an
     # overall rate would hide that it throws away valid cases.
     for condition in CONDITIONS:
