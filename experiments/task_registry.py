@@ -26,6 +26,7 @@ BUILTIN_MODULES = (
     "experiments.sweep.task",
 )
 DEFAULT_GUIDANCE = "Valid if the context supports the expected answer, and no other answer to the question."
+DEFAULT_EXPECTATION = ("ORIGINAL answer: {original_or_answers}", "EXPECTED answer: {answers}")
 # Shown on the review page for every case that has them; a task adds its own (`review_fields`).
 COMMON_REVIEW_FIELDS: tuple[tuple[str, str], ...] = (("original answer", "original_answers"),)
 
@@ -50,7 +51,21 @@ class Attack:
     # program threw away (a rewrite that still named the answer, a proposal the checks refused) must not become
     # a demonstration, since DSPy's bootstrapping may pick any call of a predictor as the demo.
     every_reply_used: Callable[[dict], bool] = lambda case: True
+    # Its cases contradict what a target already knows: comparisons take seeds the target knows by default.
+    # Otherwise (the answer removed whatever the target knows) seeds the target knows mean nothing special.
+    against_memory: bool = False
     name: str = ""  # the generator's; set by its registration
+
+
+@dataclass(frozen=True)
+class ConflictRole:
+    """What a generator is in a bench's knowledge-conflict experiment (experiments/bench/conflict.py)."""
+
+    # "swap": its cases contradict what a target knows; asked on the seeds the target knows and, as the
+    # comparison, on seeds it reads right without knowing. "control": its cases should not move the target;
+    # asked on the first seeds it knows, and an answer counts as the evidence's or as neither.
+    role: Literal["swap", "control"]
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # its options there (`seeds: all` forced)
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,29 @@ class Registered:
     bench_sampled: tuple[str, ...] = ()  # … and again with sampled decoding
     attack: Attack | None = None  # set: it can be optimised and compared across pivots
     sweep_settings: tuple[str, ...] = ()  # set: its dials can be swept; the settings where its failure shows
+    # Attack strength as a ladder of (strength, dials) rungs, gentlest first (programs/strength.py), and the
+    # strength that reproduces the generator with no dial set.
+    ladder: tuple[tuple[float, dict[str, Any]], ...] = ()
+    default_strength: float = 0.0
+    # What a perturbed case expects: "span" (its answers), "choice" (an option letter), or the keyword kind
+    # of a verdict (metrics.keywords: "unknown", "conflict").
+    answer: str = "span"
+    # Where the original a perturbed case is paired with is asked: FaithEval pairs a counterfactual passage
+    # with its question asked without context, so no few-shot demonstration has an open-book original.
+    original_setting: str = "open_book"
+    # The review sheet's answer lines; fields: {original} (the seed's answers), {answers} (the case's),
+    # {new_answer}, {original_or_answers}.
+    expectation: tuple[str, ...] = DEFAULT_EXPECTATION
+    knowledge_conflict: ConflictRole | None = None  # set: a bench's knowledge-conflict experiment runs it
+    # The plausibility signals (metrics.plausibility) an acceptance model of its judged cases reads
+    # (experiments/judging/acceptance.py); its fitted parameters ship as judging/params/acceptance.<name>.json.
+    acceptance_signals: tuple[str, ...] = ()
+    # Shipped data sets whose text its cases carry besides the seed's: their licences apply to an export too.
+    extra_sources: tuple[str, ...] = ()
+    # The export card: what a case is, in one sentence, and the paper the method comes from.
+    card_text: str = ""
+    paper: str = ""
+    arxiv: str = ""
 
     @property
     def Options(self):  # noqa: N802 - the task class's options model, under its own name
@@ -146,6 +184,12 @@ def get(name: str, where: Callable[[Registered], bool] = lambda r: True, what: s
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise KeyError(f"unknown {what} {name!r} (known: {', '.join(known)}){hint}")
+
+
+def ladder(name: str) -> tuple[tuple[float, dict[str, Any]], ...]:
+    """The strength ladder of task `name`; empty for a task without one, or not registered."""
+    entry = find(name)
+    return entry.ladder if entry else ()
 
 
 def check_name(name: str, where: Callable[[Registered], bool], what: str) -> str:

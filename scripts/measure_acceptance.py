@@ -153,7 +153,7 @@ def fresh_report(runs: list[Path]) -> None:
     """For runs read in full by the independent reading: the yield and the valid share of what the judge alone
     accepted and of what the acceptance score accepts (`reeval accept` applied), with Wilson intervals."""
     verdicts = independent_verdicts()
-    for task in acceptance.TASKS:
+    for task in acceptance.tasks():
         rows = []
         selected = 0
         for run in runs:
@@ -430,7 +430,7 @@ def main() -> None:
     f.add_argument("--precision", type=float, default=0.9)
     f.add_argument("--annotator", "--labels", dest="annotator", default="independent")
     f.add_argument("--write", action="store_true")
-    f.add_argument("--task", choices=acceptance.TASKS, nargs="*", default=list(acceptance.TASKS))
+    f.add_argument("--task", choices=acceptance.tasks(), nargs="*", default=list(acceptance.tasks()))
     sh = sub.add_parser("sheet")
     sh.add_argument("out_dir", type=Path)
     sh.add_argument("--parts", type=int, default=4)

@@ -4,6 +4,7 @@ answers the question is rejected, and a level a seed cannot reach is a counted s
 import dspy
 import pytest
 
+from experiments import task_registry
 from experiments.tasks.answer_swap import AnswerSwapTask
 from experiments.tasks.context_enrich import ContextEnrichTask
 from experiments.tasks.faitheval import UnanswerableOptions
@@ -11,7 +12,7 @@ from programs.answer_swap import AnswerSwap
 from programs.context_enrich import ContextEnrich, evidence_placed, placed
 from programs.distance_ladder import DISTANCES, shifted_answers
 from programs.faitheval import Unanswerable
-from programs.strength import DEFAULT_STRENGTH, LADDERS, dials_at, with_strength
+from programs.strength import dials_at, with_strength
 from tests.test_context_enrich import FakeRetriever, Hit
 
 
@@ -282,17 +283,22 @@ def test_a_background_passage_holding_any_date_is_skipped_for_a_date_answer():
 # --- one strength per generator ----------------------------------------------------------------------
 
 
+def _ladder(generator: str):
+    return task_registry.get(generator).ladder
+
+
 def test_strength_takes_the_highest_rung_at_or_below_it_and_a_dial_set_directly_wins():
-    assert dials_at("unanswerable", 0.0) == {"removal": "drop", "lures": "remove", "background": 0}
-    assert dials_at("unanswerable", 0.7) == {"removal": "drop", "lures": "remove", "background": 2}
-    assert dials_at("unanswerable", 1.0)["background"] == 8
-    assert with_strength("unanswerable", {"strength": 0.2, "lures": "keep"})["lures"] == "keep"
-    assert with_strength("unanswerable", {"strength": 0.3})["background"] == 1
-    assert with_strength("unanswerable", {"removal": "drop"}) == {"removal": "drop"}
+    ladder = _ladder("unanswerable")
+    assert dials_at(ladder, 0.0) == {"removal": "drop", "lures": "remove", "background": 0}
+    assert dials_at(ladder, 0.7) == {"removal": "drop", "lures": "remove", "background": 2}
+    assert dials_at(ladder, 1.0)["background"] == 8
+    assert with_strength(ladder, {"strength": 0.2, "lures": "keep"})["lures"] == "keep"
+    assert with_strength(ladder, {"strength": 0.3})["background"] == 1
+    assert with_strength(ladder, {"removal": "drop"}) == {"removal": "drop"}
     with pytest.raises(ValueError):
-        dials_at("unanswerable", 1.5)
-    with pytest.raises(ValueError):
-        dials_at("counterfactual", 0.5)
+        dials_at(ladder, 1.5)
+    with pytest.raises(ValueError, match="no strength ladder"):
+        dials_at(_ladder("counterfactual"), 0.5)
 
 
 @pytest.mark.parametrize(
@@ -305,20 +311,20 @@ def test_strength_takes_the_highest_rung_at_or_below_it_and_a_dial_set_directly_
 )
 def test_the_default_strength_is_the_generator_without_dials(generator, options):
     unset = options()
-    at_default = options.model_validate({"strength": DEFAULT_STRENGTH[generator]})
+    at_default = options.model_validate({"strength": task_registry.get(generator).default_strength})
     assert unset.model_dump(exclude={"strength"}) == at_default.model_dump(exclude={"strength"})
 
 
 def test_the_ladders_are_monotone_in_what_they_change():
-    enrich = [d for _, d in LADDERS["context_enrich"]]
+    enrich = [d for _, d in _ladder("context_enrich")]
     assert [d["k"] for d in enrich] == sorted(d["k"] for d in enrich)
-    removal = [d["removal"] for _, d in LADDERS["unanswerable"]]
+    removal = [d["removal"] for _, d in _ladder("unanswerable")]
     assert [("window", "drop", "rewrite").index(r) for r in removal] == sorted(
         ("window", "drop", "rewrite").index(r) for r in removal
     )
-    background = [d["background"] for _, d in LADDERS["unanswerable"]]
+    background = [d["background"] for _, d in _ladder("unanswerable")]
     assert background == sorted(background) and background[0] < background[-1]
-    made = [d["distance"] for _, d in LADDERS["answer_swap"] if d["distance"] != "proposed"]
+    made = [d["distance"] for _, d in _ladder("answer_swap") if d["distance"] != "proposed"]
     # stronger swaps stand further from the truth: a target keeps what it knows more often (ClashEval)
     assert [DISTANCES.index(d) for d in made] == sorted(DISTANCES.index(d) for d in made)
 

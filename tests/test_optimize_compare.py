@@ -256,7 +256,7 @@ def test_the_scan_starts_from_a_shipped_archive(isolated, roles, monkeypatch):
 
 
 def test_unanswerable_takes_any_seeds_and_the_task_instruction(isolated, roles):
-    with pytest.raises(ValueError, match="seeds: known is for answer swaps"):
+    with pytest.raises(ValueError, match="seeds: known is for generators whose cases contradict"):
         compare_config(isolated, generator="unanswerable", seeds="known")
     from experiments.tasks.optimize import OptimizeOptions, OptimizeTask
 

@@ -15,13 +15,21 @@ from dataclasses import dataclass, field
 
 import dspy
 
+from experiments import task_registry
 from experiments.bench.demos import DemoBook
 from experiments.bench.knowledge import is_known, is_unknown
 from experiments.bench.options import FEW_SHOT, KnowledgeConflict
 from experiments.bench.sharing import Ask
 from metrics.conflict import classify, conflict_table, matches, memory_agrees, memory_answers
 
-CONFLICT_TASKS = ("answer_swap", "context_enrich")
+
+def conflict_roles() -> dict[str, str]:
+    """The generators the experiment runs, each with its role ("swap" or "control"), in registration order."""
+    return {n: e.knowledge_conflict.role for n, e in task_registry.entries().items() if e.knowledge_conflict}
+
+
+def conflict_tasks() -> tuple[str, ...]:
+    return tuple(conflict_roles())
 
 
 @dataclass
@@ -44,11 +52,13 @@ class TargetSeeds:
 
 
 def seeds_to_generate(seeds: dict[str, TargetSeeds], order: list[str], control_seeds: int) -> dict[str, list[str]]:
-    """Per task, the union of the targets' seeds in scan order: swaps on known and unknown seeds, context
-    enriching on the first known seeds of each target."""
-    swap = {s for t in seeds.values() for s in (*t.known, *t.unknown)}
-    enrich = {s for t in seeds.values() for s in t.known[:control_seeds]}
-    return {"answer_swap": [s for s in order if s in swap], "context_enrich": [s for s in order if s in enrich]}
+    """Per task, the union of the targets' seeds in scan order: the swap on known and unknown seeds, the
+    control on the first known seeds of each target."""
+    wanted = {
+        "swap": {s for t in seeds.values() for s in (*t.known, *t.unknown)},
+        "control": {s for t in seeds.values() for s in t.known[:control_seeds]},
+    }
+    return {task: [s for s in order if s in wanted[role]] for task, role in conflict_roles().items()}
 
 
 def replay_records(examples: list[dspy.Example]) -> list[dict]:
@@ -72,12 +82,13 @@ def conflict_asks(
     (target, seed kind, task, setting, case)."""
     asks: dict[str, Ask] = {}
     uses: list[dict] = []
+    roles = conflict_roles()
     for target, own in seeds.items():
         kinds = {**{s: "unknown" for s in own.unknown}, **{s: "known" for s in own.known}}
         for task, task_cases in cases.items():
             for case in task_cases:
                 kind = kinds.get(str(case.seed_id))
-                if kind is None or (task == "context_enrich" and kind != "known"):
+                if kind is None or (roles[task] == "control" and kind != "known"):
                     continue
                 for setting in settings:
                     demos = (book.key(f"conflict.{task}", case.seed_id, setting) or "") if setting in FEW_SHOT else ""
@@ -107,14 +118,15 @@ def classified(uses: list[dict], answers: dict[str, dict]) -> list[dict]:
     """Each use with the target's answer and its class; `label` is `no_conflict` where the target's memory
     already says what the evidence says, and absent where the answer errored."""
     out = []
+    roles = conflict_roles()
     for use in uses:
         answer = answers.get(use["ask_id"], {})
         record = {**use, "prediction": answer.get("prediction"), "status": answer.get("status", "error:missing")}
         if record["status"] == "ok":
             memory = memory_answers(use["closed_answer"], use["original_answers"], use["seeds"] == "known")
-            if use["task"] == "context_enrich":
-                # Enriched evidence still states the original answer, which a known seed's memory holds too:
-                # the control asks only whether the answer survives the added text.
+            if roles[use["task"]] == "control":
+                # The control's evidence still states the original answer, which a known seed's memory holds
+                # too: it asks only whether the answer survives the change.
                 record["label"] = "evidence" if matches(record["prediction"], use["evidence_answers"]) else "other"
             elif memory_agrees(use["evidence_answers"], memory):
                 record["label"] = "no_conflict"

@@ -19,10 +19,10 @@ from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
 from experiments.bench.conflict import (
-    CONFLICT_TASKS,
     TargetSeeds,
     classified,
     conflict_asks,
+    conflict_tasks,
     replay_records,
     seeds_to_generate,
     table,
@@ -88,7 +88,7 @@ class ConflictRun:
             return result
         wanted = seeds_to_generate(result.seeds, self.order, self.options.control_seeds)
         cases = {}
-        for task in CONFLICT_TASKS:
+        for task in conflict_tasks():
             cases[task] = []
             for pivot_name, pivot in self.bench.pivots.items():
                 examples = [self.by_id[s] for s in wanted[task]]

@@ -27,7 +27,7 @@ from experiments import run_inputs, run_lock, tracking
 from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
-from experiments.bench.conflict import CONFLICT_TASKS as CONFLICT_GENERATORS
+from experiments.bench.conflict import conflict_tasks
 from experiments.bench.conflict_run import ConflictRun, conflict_sections, write_conflict_files
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import build_task, generation_metrics, program_version, stage_config
@@ -110,7 +110,7 @@ class Bench:
             v = config.validation
             self.judge_params = resolve_params(self.judge_lm, v.judge_params, None, v.judge_method)
             self.judge = judge_from(self.judge_params)
-            for task in {*options.tasks, *CONFLICT_GENERATORS}:
+            for task in {*options.tasks, *conflict_tasks()}:
                 judged = task in options.judged_tasks
                 self._task_judges[task] = (
                     resolve_params(self.judge_lm, v.judge_params, task, v.judge_method) if judged else None

@@ -82,16 +82,22 @@ class KnowledgeConflict(BaseModel):
     )
     seed: int = Field(0, description="the scan order")
     generators: dict[str, dict] = Field(
-        default_factory=lambda: {"answer_swap": {"max_attempts": 5}, "context_enrich": {"k": 3, "lm_merge": False}},
-        description="answer_swap and context_enrich options (seeds: all is forced)",
+        default_factory=lambda: {
+            name: dict(entry.knowledge_conflict.options)
+            for name, entry in task_registry.entries().items()
+            if entry.knowledge_conflict
+        },
+        description="options of the generators the experiment runs, the conflicting one and its control "
+        "(seeds: all is forced)",
     )
 
     @field_validator("generators")
     @classmethod
     def _conflict_generators(cls, generators: dict[str, dict]) -> dict[str, dict]:
-        unknown = set(generators) - {"answer_swap", "context_enrich"}
+        known = task_registry.names(lambda r: r.knowledge_conflict is not None)
+        unknown = set(generators) - set(known)
         if unknown:
-            raise ValueError(f"generators: answer_swap and context_enrich only, got {sorted(unknown)}")
+            raise ValueError(f"generators: {' and '.join(known)} only, got {sorted(unknown)}")
         return generators
 
 
@@ -139,7 +145,8 @@ class BenchOptions(BaseModel):
     k_shots: int = Field(2, ge=1, description="demonstrations in the few-shot settings")
     seed: int = Field(0, description="draws the demonstrations")
     knowledge_conflict: KnowledgeConflict = Field(
-        KnowledgeConflict(), description="answer swaps on seeds each target knows (experiments/bench/conflict.py)"
+        default_factory=KnowledgeConflict,
+        description="answer swaps on seeds each target knows (experiments/bench/conflict.py)",
     )
 
     @field_validator("tasks", "judged_tasks")
@@ -166,10 +173,10 @@ class BenchOptions(BaseModel):
                 ]
         for field in ("settings", "sampled"):
             for task, settings in getattr(self, field).items():
-                if task == "counterfactual" and set(settings) & set(FEW_SHOT):
+                if task_registry.get(task).original_setting != "open_book" and set(settings) & set(FEW_SHOT):
                     problems.append(
-                        f"options.{field}.counterfactual: few-shot settings need an open-book original; "
-                        "counterfactual cases have a closed-book twin instead"
+                        f"options.{field}.{task}: few-shot settings need an open-book original; "
+                        f"{task} cases have a closed-book twin instead"
                     )
         if problems:
             raise ValueError("; ".join(problems))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import dspy
 
+from experiments import task_registry
 from experiments.bench.demos import DemoBook
 from experiments.bench.options import FEW_SHOT, BenchOptions
 
@@ -88,8 +89,7 @@ class Plan:
 
 
 def _original_ask(task: str, case, target: str, setting: str, decoding: str, demos: str) -> Ask:
-    if task == "counterfactual" or setting == "closed_book":
-        # FaithEval pairs a counterfactual passage with the same question asked without any context.
+    if task_registry.get(task).original_setting == "closed_book" or setting == "closed_book":
         return Ask(target, "closed_book", decoding, case.question, "")
     return Ask(target, setting, decoding, case.question, case.original_context, demos)
 

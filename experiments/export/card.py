@@ -11,32 +11,14 @@ from typing import Any
 
 import yaml
 
+from experiments import task_registry
 from experiments.export.licence import CHANGES_HERE, HUB_SOURCES, SourceLicence, attribution_lines
 from experiments.export.provenance import Provenance
 from experiments.export.rows import FIELDS
 from experiments.export.selection import CaseSet, status_kind
 
-# What a case of each task is, in one sentence (the card's opening and the Croissant description).
-TASK_TEXT = {
-    "answer_swap": "ReEval answer swaps: the passage's answer is replaced by another of the same kind and every "
-    "trace of the old one removed, so a faithful reader answers the new one",
-    "context_enrich": "ReEval context enriching: the sentence that answers the question is kept verbatim and "
-    "merged with condensed retrieved passages, so the answer stays the same in a longer, noisier passage",
-    "unanswerable": "FaithEval unanswerable passages: the sentences that give the answer are removed or "
-    "rewritten, so a faithful reader says 'unknown'",
-    "inconsistent": "FaithEval inconsistent passages: two documents, one of them with the answer swapped, so a "
-    "faithful reader says 'conflict'",
-    "counterfactual": "FaithEval counterfactual passages: a passage that supports an option the world does not, "
-    "so a faithful reader picks the option the passage supports",
-}
-PAPERS = {
-    "answer_swap": "ReEval (Yu et al., 2023, arXiv:2310.12516)",
-    "context_enrich": "ReEval (Yu et al., 2023, arXiv:2310.12516)",
-    "unanswerable": "FaithEval (Ming et al., 2024, arXiv:2410.03727)",
-    "inconsistent": "FaithEval (Ming et al., 2024, arXiv:2410.03727)",
-    "counterfactual": "FaithEval (Ming et al., 2024, arXiv:2410.03727)",
-}
-ARXIV = {"answer_swap": "2310.12516", "context_enrich": "2310.12516"}
+# A task the registry does not know (a case file of a removed generator) still gets a card.
+UNKNOWN_PAPER = "reeval"
 
 
 def size_category(n: int) -> str:
@@ -47,7 +29,23 @@ def size_category(n: int) -> str:
 
 
 def task_text(task: str) -> str:
-    return TASK_TEXT.get(task, f"{task} cases")
+    entry = task_registry.find(task)
+    return entry.card_text if entry and entry.card_text else f"{task} cases"
+
+
+def paper(task: str) -> str:
+    entry = task_registry.find(task)
+    return entry.paper if entry and entry.paper else UNKNOWN_PAPER
+
+
+def _arxiv(task: str) -> str:
+    entry = task_registry.find(task)
+    return entry.arxiv if entry else ""
+
+
+def _multiple_choice(task: str) -> bool:
+    entry = task_registry.find(task)
+    return entry is not None and entry.answer == "choice"
 
 
 def header(
@@ -60,13 +58,14 @@ def header(
         if i == 0:
             config["default"] = True
         configs.append(config)
-    arxiv = sorted({ARXIV.get(t, "2410.03727") for t in tasks})
+    arxiv = sorted({_arxiv(t) for t in tasks} - {""})
+    task_ids = ["multiple-choice-qa", "open-domain-qa"] if any(map(_multiple_choice, tasks)) else ["open-domain-qa"]
     return {
         "pretty_name": pretty,
         "license": licence,
         "language": ["en"],
         "task_categories": ["question-answering"],
-        "task_ids": ["open-domain-qa"] if "counterfactual" not in tasks else ["multiple-choice-qa", "open-domain-qa"],
+        "task_ids": task_ids,
         "size_categories": [size_category(sum(len(s.records) for s in sets))],
         "annotations_creators": ["machine-generated"],
         "language_creators": ["found", "machine-generated"],
@@ -111,7 +110,7 @@ def _set_section(s: CaseSet, p: Provenance, choice: str) -> list[str]:
     lines = [
         f"### `{s.name}`: {len(s.records)} cases",
         "",
-        f"{task_text(s.task)} ({PAPERS.get(s.task, 'reeval')}).",
+        f"{task_text(s.task)} ({paper(s.task)}).",
         "",
         "| | |",
         "|---|---|",
@@ -234,7 +233,7 @@ def render_card(
         "",
         "## Citation",
         "",
-        "The methods are those of " + " and ".join(sorted({PAPERS.get(s.task, "reeval") for s in sets})) + ".",
+        "The methods are those of " + " and ".join(sorted({paper(s.task) for s in sets})) + ".",
         "",
     ]
     return "\n".join(lines)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from experiments import task_registry
 from experiments.data.registry import DATA_DIR, DATASETS
 
 # The source tree's data folder: where the statement ships, whatever REEVAL_HOME says.
@@ -37,8 +38,6 @@ HUB_SOURCES = {
     "arc_challenge_validation": "allenai/ai2_arc",
     "wiki_passages": "wikipedia",
 }
-# Context enriching writes retrieved Wikipedia passages into its cases: the pool's licence applies too.
-TASK_EXTRA_SOURCES = {"context_enrich": ("wiki_passages",)}
 
 
 @dataclass(frozen=True)
@@ -103,10 +102,11 @@ def _statement_blocks(data_dirs: tuple[Path, ...]) -> dict[str, dict[str, str]]:
 def source_licences(
     source: str, task: str, data_dirs: tuple[Path, ...] = (DATA_DIR, SHIPPED_DATA_DIR)
 ) -> list[SourceLicence]:
-    """What data/LICENSE states for a run's data source (and the passage pool, for context enriching)."""
+    """What data/LICENSE states for a run's data source and the data sets the task writes into its cases."""
     blocks = _statement_blocks(data_dirs)
     out = []
-    for name in (source, *TASK_EXTRA_SOURCES.get(task, ())):
+    entry = task_registry.find(task)
+    for name in (source, *(entry.extra_sources if entry else ())):
         file_name = DATASETS[name][0].name if name in DATASETS else Path(name).name
         block = blocks.get(file_name, {})
         licence = block.get("Licence", "").split(" (")[0].strip()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments import run_lock
+from experiments import run_lock, task_registry
 from experiments.lm.token_scorer import shared_scorer
 from experiments.run_store import RunStore
 from metrics.plausibility import VERSION as SIGNALS_VERSION
@@ -31,27 +31,20 @@ from metrics.status import status_counts
 
 logger = logging.getLogger(__name__)
 
-TASKS = ("answer_swap", "unanswerable")
-SIGNALS = {
-    "answer_swap": (
-        "old_pmi",
-        "old_drop",
-        "new_support",
-        "new_pmi",
-        "new_vs_old",
-        "rest_top",
-        "rest_sum",
-        "fluency",
-        "old_closed",
-        "new_closed",
-    ),
-    "unanswerable": ("old_pmi", "old_drop", "rest_top", "rest_sum", "fluency", "old_closed"),
-}
 JUDGE_FEATURE = "judge_p"
 KIND_FEATURES = ("answer_number", "answer_name")
 SIGNALS_FILE = "acceptance_signals.jsonl"
 PARAMS_DIR = Path(__file__).parent / "params"
 DEFAULT_SCORER = "qwen2.5-0.5b"
+
+
+def tasks() -> tuple[str, ...]:
+    """The generators an acceptance model can decide for: those whose entry names the signals it reads."""
+    return task_registry.names(lambda r: bool(r.acceptance_signals))
+
+
+def signals_read(task: str) -> tuple[str, ...]:
+    return task_registry.get(task).acceptance_signals
 
 
 def params_path(task: str) -> Path:
@@ -67,7 +60,7 @@ def passed_checks(record: dict) -> bool:
     """The population the decision is about: cases the string checks passed and the judge decided."""
     status = str(record.get("status", ""))
     return (
-        record.get("task") in TASKS
+        record.get("task") in tasks()
         and bool(record.get("judge"))
         and (status in ("accepted", "rejected:acceptance") or status.startswith("rejected:judge"))
     )
@@ -76,7 +69,8 @@ def passed_checks(record: dict) -> bool:
 def case_inputs(record: dict) -> tuple[str, str, str, str, str | None]:
     """question, original passage, perturbed passage, old answer, new answer (None when the case has none)."""
     old = (record.get("original_answers") or [""])[0]
-    new = None if record["task"] == "unanswerable" else (record.get("answers") or [""])[0]
+    # A case whose expected answer is a verdict ("unknown") has no new answer to score.
+    new = (record.get("answers") or [""])[0] if task_registry.get(record["task"]).answer == "span" else None
     return record["question"], record["original_context"], record["context"], old, new
 
 
@@ -141,11 +135,11 @@ def answer_kind(answer: str) -> tuple[float, float]:
 
 def feature_vector(task: str, record: dict, signals: dict) -> list[float]:
     kind = answer_kind((record.get("original_answers") or [""])[0])
-    return [float(signals[name]) for name in SIGNALS[task]] + [judge_p(record), *kind]
+    return [float(signals[name]) for name in signals_read(task)] + [judge_p(record), *kind]
 
 
 def feature_names(task: str) -> list[str]:
-    return [*SIGNALS[task], JUDGE_FEATURE, *KIND_FEATURES]
+    return [*signals_read(task), JUDGE_FEATURE, *KIND_FEATURES]
 
 
 def score(params: dict, features: Sequence[float]) -> float:
@@ -277,10 +271,10 @@ def _accept_run(run_id: str, progress: bool) -> dict[str, dict[str, int]]:
     for task in sorted(t for t in tasks if t):
         params = load_params(task)
         if params is None:
-            raise ValueError(f"run {run_id}: no acceptance parameters ship for {task!r} (only {', '.join(TASKS)})")
+            raise ValueError(f"run {run_id}: no acceptance parameters ship for {task!r} (only {', '.join(tasks())})")
         decisions[task] = AcceptanceDecision(task, params)
     if not decisions:
-        raise ValueError(f"run {run_id}: no judged answer swap or unanswerable case to decide")
+        raise ValueError(f"run {run_id}: no judged case of {' or '.join(tasks())} to decide")
     before = {**status_counts(records, "rejected"), "accepted": sum(r["status"] == "accepted" for r in records)}
     cache = SignalCache(store.dir / SIGNALS_FILE)
     todo = [r for r in records if passed_checks(r) and "acceptance" not in r]

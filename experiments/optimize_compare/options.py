@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from experiments import task_registry
 from experiments.tasks.optimize import DIALED, OptimizeOptions, Optimizer
 
 
@@ -26,8 +27,8 @@ class CompareOptions(OptimizeOptions):
     seeds: Literal["known", "all"] | None = Field(
         None,
         description="known: seeds every optimisation target answers right closed-book and open-book (an answer "
-        "swap then contradicts what it knows); all: the data rows in scan order. Default: known for answer_swap, "
-        "all for unanswerable",
+        "swap then contradicts what it knows); all: the data rows in scan order. Default: known for a generator "
+        "whose cases contradict what a target knows (answer swaps), all for others",
     )
     scan: KnowledgeScan = Field(KnowledgeScan(), description="how the knowledge scan of known seeds walks the rows")
     strengths: list[float] = Field(
@@ -48,10 +49,10 @@ class CompareOptions(OptimizeOptions):
             raise ValueError(f"strengths: distinct values in [0, 1], got {self.strengths}")
         if self.sweep_optimizer == DIALED and not self.dials:
             raise ValueError("sweep_optimizer: dials searches options.dials; give the dials to search")
-        if self.generator == "unanswerable" and self.seeds == "known":
+        if self.seeds == "known" and not self._attack.against_memory:
             raise ValueError(
-                "seeds: known is for answer swaps (an unanswerable case removes the answer whatever the "
-                "target knows); use seeds: all"
+                f"seeds: known is for generators whose cases contradict what a target knows ({self.generator}'s "
+                "do not); use seeds: all"
             )
         return self
 
@@ -65,7 +66,11 @@ class CompareOptions(OptimizeOptions):
 
     @property
     def seed_rule(self) -> str:
-        return self.seeds or ("known" if self.generator == "answer_swap" else "all")
+        return self.seeds or ("known" if self._attack.against_memory else "all")
+
+    @property
+    def _attack(self) -> task_registry.Attack:
+        return task_registry.get(self.generator).attack
 
     @property
     def needed(self) -> int:

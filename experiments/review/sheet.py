@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from experiments import task_registry
 from experiments.review.sample import (
     SAMPLE_FILE,
     open_sample,
@@ -227,7 +228,7 @@ def _option(options: list[tuple[str, str]], label: Any) -> str:
 
 
 def _expectation(record: Mapping[str, Any], task: str, options: list[tuple[str, str]]) -> list[str]:
-    """The ORIGINAL answer line(s) and what the perturbed context should give, by task."""
+    """The ORIGINAL answer line(s) and what the perturbed context should give, as the task words them."""
     original = record.get("original_answers") or []
     answers = record.get("answers") or []
     if options:
@@ -236,24 +237,15 @@ def _expectation(record: Mapping[str, Any], task: str, options: list[tuple[str, 
             f"NEW answer (the perturbed context should support it, and no other option): "
             f"{_option(options, record.get('answer_label'))}",
         ]
-    if task == "unanswerable":
-        return [
-            f"ORIGINAL answer (removed): {_answers(original)}",
-            "EXPECTED: the perturbed context should not answer the question (expected answer: unknown); "
-            "the removed answer above, or an equivalent, should not be derivable from it.",
-        ]
-    if task == "inconsistent":
-        return [
-            f"ORIGINAL answer: {_answers(original)}",
-            f"Answer the modified document gives: {_answers([record.get('new_answer')])}",
-            "EXPECTED: the documents give conflicting answers to the question.",
-        ]
-    if task == "answer_swap":
-        return [
-            f"ORIGINAL answer: {_answers(original)}",
-            f"NEW answer (the perturbed context should give it, and no other): {_answers(answers)}",
-        ]
-    return [f"ORIGINAL answer: {_answers(original or answers)}", f"EXPECTED answer: {_answers(answers)}"]
+    entry = task_registry.find(task)
+    lines = entry.expectation if entry else task_registry.DEFAULT_EXPECTATION
+    fields = {
+        "original": _answers(original),
+        "answers": _answers(answers),
+        "new_answer": _answers([record.get("new_answer")]),
+        "original_or_answers": _answers(original or answers),
+    }
+    return [line.format(**fields) for line in lines]
 
 
 def case_text(number: int, record: Mapping[str, Any]) -> str:

@@ -9,7 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from experiments import task_registry
 from experiments.bench.options import Setting
-from programs.strength import DEFAULT_STRENGTH, LADDERS
 
 
 class SweepOptions(BaseModel):
@@ -40,13 +39,14 @@ class SweepOptions(BaseModel):
 
     @model_validator(mode="after")
     def _resolve(self) -> SweepOptions:
-        if not self.levels:
-            self.levels = [level for level, _ in LADDERS[self.generator]] if self.dial == "strength" else self.levels
+        if not self.levels and self.dial == "strength":
+            self.levels = [level for level, _ in task_registry.ladder(self.generator)]
         if not self.levels:
             raise ValueError(f"options.levels: the values of {self.dial} to sweep")
         if self.dial in self.base or "strength" in self.base:
             raise ValueError("options.base: the swept dial and strength are set per level, not in base")
-        options = task_registry.get(self.generator).Options
+        entry = task_registry.get(self.generator)
+        options = entry.Options
         if self.dial != "strength" and self.dial not in options.model_fields:
             raise ValueError(f"options.dial: {self.dial!r} is no option of {self.generator}")
         for level in self.levels:
@@ -56,7 +56,7 @@ class SweepOptions(BaseModel):
                 raise ValueError(f"options.levels: {level!r}: {exc.errors()[0]['msg']}") from None
         if self.default is None:
             self.default = (
-                DEFAULT_STRENGTH[self.generator] if self.dial == "strength" else options.model_fields[self.dial].default
+                entry.default_strength if self.dial == "strength" else options.model_fields[self.dial].default
             )
         if self.default not in self.levels:
             raise ValueError(f"options.default: {self.default!r} is not among the levels {self.levels}")

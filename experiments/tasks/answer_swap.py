@@ -13,12 +13,12 @@ from experiments.attack import case_status
 from experiments.compiled import load_compiled
 from experiments.cues import cues as pool_cues
 from experiments.known_names import known_in_pool
-from experiments.title_bank import bank_titles
 from experiments.lm.registry import ResolvedLM
 from experiments.name_bank import bank_names
 from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seed_selection import SEED_RULES, select_seed
 from experiments.tasks.seeded import JudgedTask
+from experiments.title_bank import bank_titles
 from programs.answer_kinds import KINDS
 from programs.answer_swap import PIVOT_KINDS, VERSION, AnswerSwap
 from programs.seed_selection import SeedSelection
@@ -67,8 +67,34 @@ def _no_refused_proposal(case: dict) -> bool:
         ),
         to_case=_case,
         every_reply_used=_no_refused_proposal,
+        against_memory=True,
     ),
     sweep_settings=("open_book",),
+    # How far the new answer stands from the old (numbers and dates only): the further, the more often a target
+    # keeps the answer it knows (ClashEval). `far` and `extreme` are off the ladder: read blind, far swaps were 21
+    # of 30 valid (a year moved past the war or the president the passage names beside it), mid 29 of 30.
+    ladder=((0.0, {"distance": "near"}), (0.5, {"distance": "mid"})),
+    expectation=(
+        "ORIGINAL answer: {original}",
+        "NEW answer (the perturbed context should give it, and no other): {answers}",
+    ),
+    card_text="ReEval answer swaps: the passage's answer is replaced by another of the same kind and every trace "
+    "of the old one removed, so a faithful reader answers the new one",
+    paper="ReEval (Yu et al., 2023, arXiv:2310.12516)",
+    arxiv="2310.12516",
+    knowledge_conflict=task_registry.ConflictRole("swap", {"max_attempts": 5}),
+    acceptance_signals=(
+        "old_pmi",
+        "old_drop",
+        "new_support",
+        "new_pmi",
+        "new_vs_old",
+        "rest_top",
+        "rest_sum",
+        "fluency",
+        "old_closed",
+        "new_closed",
+    ),
 )
 class AnswerSwapTask(JudgedTask):
     class Options(DialledOptions):

@@ -16,6 +16,17 @@ from experiments.tasks.seeded import JudgedTask
 from programs.context_enrich import VERSION, ContextEnrich
 from programs.seed_selection import SeedSelection
 
+# More text around the evidence, the evidence away from the front; past the default the seed's passage is kept
+# whole, since trimmed to its answer sentence among raw passages it read 63-77% valid, whole 95-100%
+# (docs/results/strength.md).
+LADDER = (
+    (0.0, {"k": 1, "background": "condensed", "position": "first"}),
+    (0.25, {"k": 3, "background": "condensed", "position": "first"}),
+    (0.5, {"k": 4, "background": "passages", "position": "middle", "evidence": "passage"}),
+    (0.75, {"k": 8, "background": "passages", "position": "middle", "evidence": "passage"}),
+    (1.0, {"k": 16, "background": "passages", "position": "middle", "evidence": "passage"}),
+)
+
 
 # Not judged in a bench: on enriched copies the local judge's agreement with blind review is at chance and
 # its rejections are mostly valid copies, while the string checks alone kept 95% valid
@@ -32,6 +43,15 @@ from programs.seed_selection import SeedSelection
     review_fields=(("kept supporting sentence", "supporting_sentence"),),
     bench_settings=("closed_book", "open_book", "opinion", "few_shot_clean", "few_shot_adversarial"),
     sweep_settings=("open_book",),
+    ladder=LADDER,
+    default_strength=0.25,
+    card_text="ReEval context enriching: the sentence that answers the question is kept verbatim and merged with "
+    "condensed retrieved passages, so the answer stays the same in a longer, noisier passage",
+    paper="ReEval (Yu et al., 2023, arXiv:2310.12516)",
+    arxiv="2310.12516",
+    knowledge_conflict=task_registry.ConflictRole("control", {"k": 3, "lm_merge": False}),
+    # Retrieved Wikipedia passages are written into its cases.
+    extra_sources=("wiki_passages",),
 )
 class ContextEnrichTask(JudgedTask):
     class Options(DialledOptions):

@@ -1,5 +1,5 @@
 """Options of a generator with dials: `strength` fills the dials a config leaves unset from the generator's
-ladder (programs/strength.py)."""
+ladder (its registered `ladder`, read by programs/strength.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field, model_validator
 
+from experiments import task_registry
 from programs.strength import with_strength
 
 
 class DialledOptions(BaseModel):
     generator: ClassVar[str]
     strength: float | None = Field(
-        None, ge=0, le=1, description="sets the dials not given, from the ladder in programs/strength.py"
+        None, ge=0, le=1, description="sets the dials not given, from the generator's strength ladder"
     )
 
     @model_validator(mode="before")
     @classmethod
     def _strength(cls, data):
-        return with_strength(cls.generator, data) if isinstance(data, dict) else data
+        if not isinstance(data, dict):
+            return data
+        return with_strength(task_registry.ladder(cls.generator), data, repr(cls.generator))

@@ -27,6 +27,18 @@ from programs.faitheval import (
 from programs.multiple_choice import lettered
 from programs.seed_selection import SeedSelection
 
+PAPER = "FaithEval (Ming et al., 2024, arXiv:2410.03727)"
+ARXIV = "2410.03727"
+
+# More passages retrieved on the question's topic around what is left give a reader unwilling to abstain more
+# to answer from. Off the ladder: `lures: keep`, whose cases read less often valid; `removal: window`, which on
+# NQ's one-paragraph passages left less than the rest_kept share for most seeds; `removal: rewrite`, which
+# moved no target's abstention (docs/results/strength.md).
+UNANSWERABLE_LADDER = tuple(
+    (strength, {"removal": "drop", "lures": "remove", "background": background})
+    for strength, background in ((0.0, 0), (0.25, 1), (0.5, 2), (0.75, 4), (1.0, 8))
+)
+
 
 class _JudgedTask(JudgedTask):
     def _base(self, example) -> dict:
@@ -118,6 +130,18 @@ def _no_dropped_rewrite(case: dict) -> bool:
         every_reply_used=_no_dropped_rewrite,
     ),
     sweep_settings=("open_book", "task_instruction"),
+    ladder=UNANSWERABLE_LADDER,
+    acceptance_signals=("old_pmi", "old_drop", "rest_top", "rest_sum", "fluency", "old_closed"),
+    answer="unknown",
+    expectation=(
+        "ORIGINAL answer (removed): {original}",
+        "EXPECTED: the perturbed context should not answer the question (expected answer: unknown); "
+        "the removed answer above, or an equivalent, should not be derivable from it.",
+    ),
+    card_text="FaithEval unanswerable passages: the sentences that give the answer are removed or rewritten, so a "
+    "faithful reader says 'unknown'",
+    paper=PAPER,
+    arxiv=ARXIV,
 )
 class UnanswerableTask(_JudgedTask):
     Options = UnanswerableOptions
@@ -173,6 +197,16 @@ class UnanswerableTask(_JudgedTask):
     review_fields=(("answer the modified document gives", "new_answer"),),
     bench_settings=("open_book", "task_instruction", "cot"),
     bench_sampled=("open_book", "task_instruction"),
+    answer="conflict",
+    expectation=(
+        "ORIGINAL answer: {original}",
+        "Answer the modified document gives: {new_answer}",
+        "EXPECTED: the documents give conflicting answers to the question.",
+    ),
+    card_text="FaithEval inconsistent passages: two documents, one of them with the answer swapped, so a faithful "
+    "reader says 'conflict'",
+    paper=PAPER,
+    arxiv=ARXIV,
 )
 class InconsistentTask(_JudgedTask):
     Options = SeededOptions
@@ -248,6 +282,12 @@ class CounterfactualOptions(BaseModel):
     guidance="Valid if the passage supports the expected option, and no other option.",
     bench_settings=("closed_book", "open_book", "cot"),
     bench_sampled=("open_book",),
+    answer="choice",
+    original_setting="closed_book",
+    card_text="FaithEval counterfactual passages: a passage that supports an option the world does not, so a "
+    "faithful reader picks the option the passage supports",
+    paper=PAPER,
+    arxiv=ARXIV,
 )
 class CounterfactualTask(_JudgedTask):
     Options = CounterfactualOptions

@@ -117,7 +117,8 @@ def dial_grid(generator: str, dials: dict[str, list]) -> list[dict]:
     grid: list[dict] = [{}]
     for name, values in dials.items():
         grid = [{**g, name: v} for g in grid for v in values]
-    return [{**dials_at(generator, g.pop("strength")), **g} if "strength" in g else g for g in grid]
+    ladder = task_registry.ladder(generator)
+    return [{**dials_at(ladder, g.pop("strength"), repr(generator)), **g} if "strength" in g else g for g in grid]
 
 
 @task_registry.task("optimize")
