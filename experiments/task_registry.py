@@ -124,6 +124,11 @@ class Registered:
         return self.label or self.name
 
     @property
+    def verdict(self) -> bool:
+        """Its cases expect a verdict keyword ("unknown", "conflict"), scored by keyword match."""
+        return self.answer not in ("span", "choice")
+
+    @property
     def optimisable(self) -> bool:
         return self.attack is not None
 

@@ -23,7 +23,7 @@ import logging
 import time
 from functools import partial
 
-from experiments import run_inputs, run_lock, tracking
+from experiments import run_inputs, run_lock, task_registry, tracking
 from experiments.bench import units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
@@ -78,6 +78,10 @@ def _errors(records: list[dict]) -> int:
     return sum(str(r.get("status", "")).startswith("error:") for r in records)
 
 
+def _on_choices(task: str) -> bool:
+    return task_registry.get(task).answer == "choice"
+
+
 class Bench:
     """One invocation of a bench: its data and models, and what each stage hands the next."""
 
@@ -92,9 +96,9 @@ class Bench:
             source=cf.source, limit=cf.limit if cf.limit is not None else config.data.limit, offset=cf.offset
         )
         self.nq = load_data(config) if self.seeded else None
-        self.arc = (
-            load_data(config.model_copy(update={"data": self.cf_data})) if "counterfactual" in options.tasks else None
-        )
+        # Generators whose cases expect an option are made from the multiple-choice questions, not the QA seeds.
+        self.on_choices = [t for t in options.tasks if _on_choices(t)]
+        self.arc = load_data(config.model_copy(update={"data": self.cf_data})) if self.on_choices else None
         for name, data in (("data", self.nq), ("options.counterfactual_data", self.arc)):
             if data is not None and not data.examples:
                 raise BenchConfigError(f"{name}: no cases left to run (filter counts: {data.filter_counts})")
@@ -141,7 +145,7 @@ class Bench:
         return self.judge_lm if self.judge_params_for(task) is not None else None
 
     def data_of(self, task: str):
-        return self.arc if task == "counterfactual" else self.nq
+        return self.arc if _on_choices(task) else self.nq
 
     def loop_config(self, stage: str) -> ExperimentConfig:
         """What the runner's case loop reads: error budget, threads, and the stage's name for its bar."""
@@ -249,7 +253,7 @@ class Bench:
         examples: list | None = None,
         data=None,
     ) -> dict[str, float]:
-        data = data or (self.cf_data if task == "counterfactual" else self.config.data)
+        data = data or (self.cf_data if _on_choices(task) else self.config.data)
         params, judge_lm = self.judge_params_for(task), self.judge_lm_for(task)
         judged = judge_lm is not None
         store.write_config(stage_config(self.config, task, data, pivot.config, options, judged).model_dump(mode="json"))
@@ -331,7 +335,7 @@ class Bench:
         mlflow.log_dict({label: lm.identity() for label, lm in self.labelled.items()}, "models.json")
         for label, source, data in (
             ("seeds", self.config.data.source, self.nq),
-            ("counterfactual", self.cf_data.source, self.arc),
+            ("+".join(self.on_choices), self.cf_data.source, self.arc),
         ):
             if data is not None:
                 tracking.log_dataset(data.examples, source, str(data.path), data.sha256, label)

@@ -148,7 +148,7 @@ def sections(
                 empty="No pair of settings to compare (see options.settings / sampled).",
             )
         )
-    keyword_tasks = [t for t in tasks if t in ("unanswerable", "inconsistent")]
+    keyword_tasks = [t for t in tasks if task_registry.get(t).verdict]
     strict = {(r["task"], r["target"], r["setting"], r["decoding"]): r for r in tables["keywords"]["keyword_strict"]}
     loose = {(r["task"], r["target"], r["setting"], r["decoding"]): r for r in tables["keywords"]["keyword_nonstrict"]}
     combos = sorted({k[1:] for k in loose})
@@ -189,7 +189,7 @@ def sections(
                     f"{rate(r['rate'])} (originals only) · n={r['n']}",
                 ]
                 for r in tables["accuracy"]
-                if r["setting"] == "closed_book" and r["task"] != "counterfactual"
+                if r["setting"] == "closed_book" and task_registry.get(r["task"]).original_setting != "closed_book"
             ],
         )
     )
