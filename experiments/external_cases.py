@@ -51,12 +51,18 @@ from experiments.data.fields import choices, field_error, missing, opt_str, opti
 from experiments.data.registry import iter_rows, source_name
 from metrics.keywords import TASK_ANSWERS
 from metrics.normalize import normalize_answer
-from metrics.scores import KEYWORD_TASKS
 
 logger = logging.getLogger(__name__)
 
-# The keyword a FaithEval row answers with, and the task it marks.
-TASK_OF_KEYWORD: dict[str, str] = {TASK_ANSWERS[kind]: task for task, kind in KEYWORD_TASKS.items()}
+
+def _generator(where) -> str | None:
+    """The first registered generator whose entry satisfies `where`."""
+    return next(iter(task_registry.names(lambda r: r.generator and where(r))), None)
+
+
+def _task_of_keyword() -> dict[str, str]:
+    """The keyword a FaithEval row answers with, and the task it marks."""
+    return {TASK_ANSWERS[r.answer]: n for n, r in task_registry.entries().items() if r.generator and r.verdict}
 
 
 # ReEval's Category 2 field holding the merged passage (context enriching).
@@ -101,7 +107,7 @@ def _flat_names(obj: Mapping[str, Any]) -> Mapping[str, Any]:
         out.setdefault("context", condensed)
         if "evidence" in out:
             out.setdefault("original_context", out.pop("evidence"))
-        out.setdefault("task", "context_enrich")
+        out.setdefault("task", _generator(lambda r: r.keeps_answer) or "external")
     for theirs, ours in REEVAL_FIELDS.items():
         if theirs in out and ours not in out:
             value = out.pop(theirs)
@@ -112,9 +118,10 @@ def _flat_names(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _infer_task(answers: list[str], options: list | None) -> str:
     keywords = {normalize_answer(a) for a in answers}
-    if len(keywords) == 1 and (keyword := keywords.pop()) in TASK_OF_KEYWORD:
-        return TASK_OF_KEYWORD[keyword]
-    return "counterfactual" if options else "external"
+    by_keyword = _task_of_keyword()
+    if len(keywords) == 1 and (keyword := keywords.pop()) in by_keyword:
+        return by_keyword[keyword]
+    return (_generator(lambda r: r.answer == "choice") if options else None) or "external"
 
 
 def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: str) -> dict[str, Any]:
@@ -156,7 +163,7 @@ def validate_case_record(obj: Mapping[str, Any], where: str, *, default_source: 
             original_answers = str_list(obj["original_answers"], where, "original_answers", non_empty=True)
         elif original_label is not None:
             original_answers = texts[original_label]
-        elif task == "context_enrich":  # enriching keeps the answer; an inferred task is never this one
+        elif task is not None and getattr(task_registry.find(task), "keeps_answer", False):
             original_answers = list(answers)
         else:
             raise DataError(

@@ -108,6 +108,11 @@ class Registered:
     # The plausibility signals (metrics.plausibility) an acceptance model of its judged cases reads
     # (experiments/judging/acceptance.py); its fitted parameters ship as judging/params/acceptance.<name>.json.
     acceptance_signals: tuple[str, ...] = ()
+    # Its cases keep the seed's answer, the evidence enriched around it (ReEval's Category 2): the reeval
+    # layout writes them in ReEval's enriched fields, and a case file in those fields is read as its cases.
+    keeps_answer: bool = False
+    # The data set of its paper's release its cases match, the folder name of the faitheval layout.
+    release: str = ""
     # Shipped data sets whose text its cases carry besides the seed's: their licences apply to an export too.
     extra_sources: tuple[str, ...] = ()
     # The export card: what a case is, in one sentence, and the paper the method comes from.

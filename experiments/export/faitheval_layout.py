@@ -16,13 +16,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-FAITHEVAL_TASKS = ("unanswerable", "inconsistent", "counterfactual")
+from experiments import task_registry
+
 SHARD = "data/test-00000-of-00001.parquet"
-MULTIPLE_CHOICE = "counterfactual"
+
+
+def _multiple_choice(task: str) -> bool:
+    entry = task_registry.find(task)
+    return entry is not None and entry.answer == "choice"
 
 
 def folder_name(task: str, set_name: str, several: bool) -> str:
-    base = f"FaithEval-{task}-v1.0" if task in FAITHEVAL_TASKS else task
+    entry = task_registry.find(task)
+    base = entry.release if entry and entry.release else task
     return f"{base}-{set_name}" if several else base
 
 
@@ -31,7 +37,7 @@ def features(task: str):
 
     text = datasets.Value("string")
     out = {"id": text, "context": text, "question": text, "answers": datasets.List(text)}
-    if task == MULTIPLE_CHOICE:
+    if _multiple_choice(task):
         out |= {"choices": {"label": datasets.List(text), "text": datasets.List(text)}, "answerKey": text}
         out |= {"task": text, "original_context": text, "original_answerKey": text}
     else:
@@ -41,7 +47,7 @@ def features(task: str):
 
 def faitheval_row(row: dict[str, Any]) -> dict[str, Any]:
     out = {"id": row["id"], "context": row["context"], "question": row["question"], "answers": row["answers"]}
-    if row["task"] == MULTIPLE_CHOICE:
+    if _multiple_choice(row["task"]):
         out |= {"choices": row["choices"], "answerKey": row["answer_key"]}
         out |= {"task": row["task"], "original_context": row["original_context"]}
         out["original_answerKey"] = row["original_answer_key"] or None

@@ -25,9 +25,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from experiments import task_registry
+
 # ReEval's status values: the pivot's closed-book (memory) and open-book (evidence) correctness on the seed.
 SEED_STATUSES = ("mem_correct_evi_correct", "mem_correct_evi_wrong", "mem_wrong_evi_correct", "mem_wrong_evi_wrong")
-ENRICHING = "context_enrich"
 
 
 def seed_status(record: dict[str, Any]) -> str | None:
@@ -42,7 +43,8 @@ def seed_status(record: dict[str, Any]) -> str | None:
 
 def reeval_row(row: dict[str, Any], record: dict[str, Any], source: str) -> dict[str, Any]:
     """A public row (experiments/export/rows.py) in ReEval's fields, then reeval's own."""
-    enriching = row["task"] == ENRICHING
+    entry = task_registry.find(row["task"])
+    enriching = entry is not None and entry.keeps_answer
     out: dict[str, Any] = {
         "q_id": row["id"],
         "question": row["question"],

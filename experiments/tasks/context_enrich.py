@@ -52,6 +52,7 @@ LADDER = (
     knowledge_conflict=task_registry.ConflictRole("control", {"k": 3, "lm_merge": False}),
     # Retrieved Wikipedia passages are written into its cases.
     extra_sources=("wiki_passages",),
+    keeps_answer=True,
 )
 class ContextEnrichTask(JudgedTask):
     class Options(DialledOptions):

@@ -133,6 +133,7 @@ def _no_dropped_rewrite(case: dict) -> bool:
     ladder=UNANSWERABLE_LADDER,
     acceptance_signals=("old_pmi", "old_drop", "rest_top", "rest_sum", "fluency", "old_closed"),
     answer="unknown",
+    release="FaithEval-unanswerable-v1.0",
     expectation=(
         "ORIGINAL answer (removed): {original}",
         "EXPECTED: the perturbed context should not answer the question (expected answer: unknown); "
@@ -198,6 +199,7 @@ class UnanswerableTask(_JudgedTask):
     bench_settings=("open_book", "task_instruction", "cot"),
     bench_sampled=("open_book", "task_instruction"),
     answer="conflict",
+    release="FaithEval-inconsistent-v1.0",
     expectation=(
         "ORIGINAL answer: {original}",
         "Answer the modified document gives: {new_answer}",
@@ -283,6 +285,7 @@ class CounterfactualOptions(BaseModel):
     bench_settings=("closed_book", "open_book", "cot"),
     bench_sampled=("open_book",),
     answer="choice",
+    release="FaithEval-counterfactual-v1.0",
     original_setting="closed_book",
     card_text="FaithEval counterfactual passages: a passage that supports an option the world does not, so a "
     "faithful reader picks the option the passage supports",
