@@ -33,7 +33,6 @@ from .scores import error_kind, is_error, metric_applies
 
 log = logging.getLogger(__name__)
 
-ENRICH_TASK = "context_enrich"
 # Fields that identify a unit; the fields a table groups by must be among them or be constant
 # within a unit (otherwise the unit's value for that field is "mixed").
 UNIT_KEY: tuple[str, ...] = ("task", "seed_id", "generator", "variant", "target", "setting", "decoding")
@@ -100,7 +99,7 @@ def units(scored: Iterable[Mapping[str, Any]], metric: str, fields: Sequence[str
             seen = {r.get(field) for r in records}
             unit[field] = seen.pop() if len(seen) == 1 else MIXED
         unit.update(value=value, error=error, records=len(records))
-        if len(records) > 1 and key[0] != ENRICH_TASK:
+        if len(records) > 1:  # a seed with several copies (context enriching makes two) is one unit
             log.debug("unit %s has %d records; combined by the all-correct rule", key, len(records))
         out.append(unit)
     return out
