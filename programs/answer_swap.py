@@ -7,6 +7,7 @@ around the swapped spans, and that edit is kept only if the checks still pass.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
@@ -70,7 +71,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/39"
+VERSION = "answer_swap/40"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -218,6 +219,17 @@ def misplaced_articles(edited: str, spans: list[tuple[int, int, str]]) -> list[s
     return found
 
 
+_MONTHS = frozenset(m.casefold() for m in (*calendar.month_name[1:], *calendar.month_abbr[1:]))
+
+
+def year_in_name(answer: str) -> bool:
+    """A number beside a capitalised word that is no month, opening word or era ("the 2007 film Transformers",
+    not "July 2016", "In 1990" or "500 BC")."""
+    later = answer.split()[1:]
+    named = [w for w in later if w[:1].isupper() and w.casefold() not in _MONTHS and not (w.isupper() and len(w) <= 3)]
+    return bool(named) and any(ch.isdigit() for ch in answer)
+
+
 def failed_check(checks: dict) -> str | None:
     return next((name for name, ok in checks.items() if ok is False), None)
 
@@ -293,10 +305,18 @@ class AnswerSwap(dspy.Module):
         # it takes the break with it, and the pivot copies its form.
         answers = [a.lstrip(".,;:!? ") or a for a in answers]
         answers = [named_part(question, a) for a in answers]
+        if either_or(question, answers) is None and (
+            mentions_any_form(question, answers) or name_part_in(question, answers[0])
+        ):
+            # The question states the answer or a word of its name ("where have the mescalero apache settled in
+            # new mexico", "rock band formed in seattle in 1990 jam"): any new answer contradicts the question.
+            return dspy.Prediction(
+                rejection="answer_in_question", proposals=[], context=None, new_answer=None, checks={}, edit="none"
+            )
         old = type_in(self.tagger(), context, answers, question, is_first_name) if self.tagger is not None else None
-        # A code-made distance moves dates and quantities; a year inside a title ("Cactus Flower ( 1969 )") is
-        # part of a name, which the pivot writes.
-        numeric = old is None or old.kind in ("date", "quantity")
+        # A code-made distance moves dates and quantities; a year inside a title ("Cactus Flower ( 1969 )", "the
+        # 2007 film Transformers") is part of a name: moving it leaves the name, and the old answer with it.
+        numeric = old is None or (old.kind in ("date", "quantity") and not year_in_name(answers[0]))
         out = None
         if self.writer == "rules" or (
             numeric and self.distance != "proposed" and shifted_answers(answers[0], self.distance, question, question)
@@ -556,8 +576,8 @@ class AnswerSwap(dspy.Module):
         elif kind in WORD_KINDS:
             words = other_words(answers[0], context, question, key, WORD_KINDS[kind])
             yield from ((w, "word_bank") for w in islice(words, WORD_CANDIDATES))
-        elif kind in TITLE_KINDS:
-            pass  # a name with a number in it ("Article Five", "Cactus Flower ( 1969 )") is not moved as a number
+        elif kind in TITLE_KINDS or year_in_name(answers[0]):
+            pass  # a name with a number in it ("Article Five", "the 2007 film Transformers") is not moved as a number
         elif not is_person_answer(question, answers[0]):
             made = f"distance:{self.distance}"
             yield from ((a, made) for a in shifted_answers(answers[0], self.distance, key, question))

@@ -35,13 +35,15 @@ def shift_timeline(
     out = list(context)
     for m in _YEAR.finditer(context):
         year = int(m.group(1))
-        if year in asked or any(s <= m.start() < e for s, e in skip):
+        if year in asked:
             continue
         moved = str(year + step)
         if len(moved) != 4:
             continue
-        out[m.start() : m.end()] = moved
-        moves.append({"start": m.start(), "old": m.group(1), "new": moved})
+        # The answer's own span is the swap's to replace; the season it opens ("( 2002 -- 03 )") ends here.
+        if not any(s <= m.start() < e for s, e in skip):
+            out[m.start() : m.end()] = moved
+            moves.append({"start": m.start(), "old": m.group(1), "new": moved})
         tail = _SEASON_TAIL.match(context, m.end())
         if tail and 0 < (int(tail.group(2)) - year) % 100 <= _SPAN_YEARS:
             start = tail.start(2)

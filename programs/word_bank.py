@@ -165,6 +165,8 @@ def other_words(answer: str, passage: str, question: str, key: str, kind: str = 
                 continue  # "amitosis" still spells "mitosis"
             if asked and not asked <= _categories(member) | _words(name):
                 continue
+            if sense in member.closure(lambda s: [*s.hypernyms(), *s.instance_hypernyms()]):
+                continue  # a kind of the answer ("helium" for "a noble gas") still names it
             seen.add(name.casefold())
             members.append((rank, member))
 

@@ -268,3 +268,12 @@ def test_the_derived_word_rule_on_the_archived_swaps():
         in _failures(c["question"], c["original_context"], c["original_answers"], c["answers"][0])
     ]
     assert valid_removed == [("Christianity", "Evangelical")]
+
+
+def test_the_season_the_swapped_year_opens_ends_a_year_later_too():
+    from programs.timeline import shift_timeline
+
+    context = "He joined in the ( 2002 -- 03 ) season ."
+    start = context.index("2002")
+    moved, moves = shift_timeline(context, "when did he join", 2002, 2003, [(start, start + 4)])
+    assert moved == "He joined in the ( 2002 -- 04 ) season ." and [m["new"] for m in moves] == ["04"]

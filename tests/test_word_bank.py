@@ -68,3 +68,25 @@ def test_code_swaps_a_common_noun_the_pivot_is_never_asked_for():
     assert out.rejection is None, out.proposals
     assert out.proposals[-1]["answer_type"] == "word_bank"
     assert out.new_answer in out.context and "zinc" not in out.context
+
+
+def test_a_kind_of_the_answer_is_no_sibling_of_it():
+    text = "Each atom has eight electrons in its valence shell , the same electron configuration as a noble gas ."
+    found = list(other_words("a noble gas", text, "atoms tend to have the electron configuration of a", "key"))
+    assert found and not {"a helium", "a neon", "a argon", "an argon"} & set(found)
+
+
+def test_the_question_stating_the_answer_leaves_nothing_to_swap():
+    context = "The Mescalero Apache Reservation is located in south central New Mexico ."
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="where have the mescalero apache settled in new mexico", context=context, answers=["New Mexico"]
+    )
+    assert out.rejection == "answer_in_question" and out.context is None
+
+
+def test_a_year_inside_a_title_is_not_moved_as_a_date():
+    context = "The song was used in the 2007 film Transformers , playing on the radio ."
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="what movie has the song drive by the cars", context=context, answers=["the 2007 film Transformers"]
+    )
+    assert out.rejection == "level_unreachable" and out.context is None
