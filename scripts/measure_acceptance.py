@@ -89,16 +89,19 @@ def run_key(run: Path) -> str:
     return f"{run.parent.name}/{run.name}" if (run.parent / "stages.json").exists() else run.name
 
 
-def quoted_text() -> str:
+def quoted_text(at: str | None = None) -> str:
     """Everything the tracked files say (configs, tests, docs, archived runs), lower-cased: a question found in
-    it was read or used before."""
+    it was read or used before. `at`: as they stood at that commit, the one a sheet was drawn from; archiving
+    the runs read and quoting their cases afterwards would otherwise leave them out of their own figures."""
     import subprocess
 
+    tree = [at] if at else []
     return subprocess.run(
-        ["git", "grep", "-h", "-I", "-i", "-e", ".", "--", ".", ":!data/", f":!{INDEPENDENT.relative_to(ROOT)}"],
+        ["git", "grep", "-h", "-I", "-i", "-e", ".", *tree, "--", ".", ":!data/", f":!{INDEPENDENT.relative_to(ROOT)}"],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        check=True,
     ).stdout.lower()
 
 

@@ -70,6 +70,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("runs", type=Path, nargs="+", help="run folders over disjoint rows, counted together")
     parser.add_argument("--readers", nargs="*", default=None)
+    parser.add_argument(
+        "--fresh-at", default=None, help="the commit the sheet was drawn from: rows quoted there are left out"
+    )
     args = parser.parse_args()
     records, seen = [], set()
     for run in args.runs:
@@ -78,7 +81,7 @@ def main() -> None:
             if key not in seen:
                 seen.add(key)
                 records.append(r)
-    quoted = quoted_text()
+    quoted = quoted_text(args.fresh_at)
     fresh = [r for r in records if r["question"].lower().strip() not in quoted]
     selected = [r for r in fresh if r["status"] != "rejected:seed_not_selected"]
     reachable = [r for r in selected if r.get("context")]
