@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 
-_YEAR = re.compile(r"(?<![\d.,])(1\d{3}|20\d{2})(?![\d]|s\b|'s\b)")
+# A four-digit figure with a unit after it is a measure, not a year ("5 ft ( 1524 mm )").
+_UNIT = r"\s*(?:mm|cm|km|ft|kg|lb|lbs|mi|km/h|mph|metres|meters|feet|miles|tons|tonnes|hp|kW|MW|Hz|°)(?![\w])"
+_YEAR = re.compile(r"(?<![\d.,])(1\d{3}|20\d{2})(?![\d]|s\b|'s\b|" + _UNIT + ")")
 _SEASON_TAIL = re.compile(r"(\s*(?:--|–|-|/)\s*)(\d{2})(?!\d)(?!\s*(?:--|–|-|/)\s*\d)")
 # A season or range ends after it begins ("2004 -- 05", "1914 -- 18", "1999 -- 00"); "2017 - 05" is no season
 # but the month of an ISO date ("( 2017 - 05 - 18 )", which NQ's infoboxes write beside every written date).

@@ -277,3 +277,12 @@ def test_the_season_the_swapped_year_opens_ends_a_year_later_too():
     start = context.index("2002")
     moved, moves = shift_timeline(context, "when did he join", 2002, 2003, [(start, start + 4)])
     assert moved == "He joined in the ( 2002 -- 04 ) season ." and [m["new"] for m in moves] == ["04"]
+
+
+def test_a_figure_with_a_unit_is_no_year_the_timeline_moves():
+    from programs.timeline import shift_timeline
+
+    context = "It opened on January 8 , 1863 . The gauge is 5 ft ( 1524 mm ) , and it closed in 1864 in winter ."
+    start = context.index("1863")
+    moved, _ = shift_timeline(context, "when did it open", 1863, 1862, [(start, start + 4)])
+    assert "( 1524 mm )" in moved and "closed in 1863 in winter" in moved
