@@ -93,7 +93,7 @@ WORD_KINDS = {"thing": "thing", "phrase": "thing", "group": "group"}
 WORD_CANDIDATES = 8
 # Kinds code names before the pivot is asked: every kind but dates and quantities, which a distance moves.
 TITLE_KINDS = ("organisation", "work", "product", "event", "language")
-CODE_NAMED = ("person", "place", *WORD_KINDS, *TITLE_KINDS)
+CODE_NAMED = tuple(k for k in KINDS if k not in ("date", "quantity"))
 TRACE_KINDS = (
     "pronunciation",
     "script",

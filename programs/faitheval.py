@@ -252,7 +252,7 @@ class Unanswerable(dspy.Module):
         rewrite = self.removal == "rewrite"
         if self.removal == "mask":
             # An answer that is no name, in a passage whose answer sentences are most of it: dropped, too little
-            # is left (`rest_kept` lost a quarter of the selected seeds); the pivot rewrites them without it, as
+            # is left (`rest_kept` lost a fifth of the selected seeds); the pivot rewrites them without it, as
             # FaithEval has its LLM do, and the same checks read what it wrote.
             left = sum(len(s.text) for i, s in enumerate(sentences) if i not in removed)
             rewrite = left < self.min_kept * len(context)

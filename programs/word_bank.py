@@ -55,10 +55,6 @@ def _name(synset: Any) -> str:
     return synset.lemma_names()[0].replace("_", " ")
 
 
-def _members(category: Any) -> list[Any]:
-    return [*category.hyponyms(), *category.instance_hyponyms()]
-
-
 def _bag(synset: Any) -> set[str]:
     """The words a passage about this sense tends to share with it: its definition, names and examples. Its
     siblings' names are left out: a large category ("wood": 91 kinds) would outweigh a sense's own words."""
@@ -110,26 +106,31 @@ def is_plural(bare: str, senses: list[Any]) -> bool:
     return not any(name.casefold() == key for s in senses for name in s.lemma_names())
 
 
+def _ancestors(synset: Any) -> list[Any]:
+    return list(synset.closure(lambda s: [*s.hypernyms(), *s.instance_hypernyms()]))
+
+
 def _categories(synset: Any) -> set[str]:
-    return _words(
-        " ".join(
-            n for c in synset.closure(lambda s: [*s.hypernyms(), *s.instance_hypernyms()]) for n in c.lemma_names()
-        )
-    )
+    return _words(" ".join(n for c in _ancestors(synset) for n in c.lemma_names()))
 
 
 def _frequency(synset: Any) -> int:
     return sum(lemma.count() for lemma in synset.lemmas())
 
 
-def _form_like(answer: str, name: str, plural: bool) -> str:
-    """The sibling written as the answer is: its article, its number, lower case for a common noun."""
+@cache
+def _inflector() -> Any:
     from inflect import engine
 
+    return engine()
+
+
+def _form_like(answer: str, name: str, plural: bool) -> str:
+    """The sibling written as the answer is: its article, its number, lower case for a common noun."""
     if plural:
         # The head of an English compound is its last word: inflect reads "roman a clef" as "mother-in-law".
         *rest, head = name.split()
-        name = " ".join([*rest, engine().plural_noun(head) or head])
+        name = " ".join([*rest, _inflector().plural_noun(head) or head])
     article = _DETERMINER.match(answer.strip())
     if article and name[:1].islower():
         # "a Scottish terrier" → "a West Highland white terrier"; the edit makes "a" and "an" agree.
@@ -165,7 +166,7 @@ def other_words(answer: str, passage: str, question: str, key: str, kind: str = 
                 continue  # "amitosis" still spells "mitosis"
             if asked and not asked <= _categories(member) | _words(name):
                 continue
-            if sense in member.closure(lambda s: [*s.hypernyms(), *s.instance_hypernyms()]):
+            if sense in _ancestors(member):
                 continue  # a kind of the answer ("helium" for "a noble gas") still names it
             seen.add(name.casefold())
             members.append((rank, member))
