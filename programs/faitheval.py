@@ -48,7 +48,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/30"
+VERSION = "faitheval/31"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -91,6 +91,12 @@ LURES = ("remove", "keep")
 # date or offers an answer some other way (metrics.offered_answers) is skipped, and the checks below read the
 # whole context.
 MAX_BACKGROUND = 8
+# What is left of the seed passage is refused by every rule but `rival`: the seed passage names its subject's
+# other people and works in other roles (the writer beside a removed singer, the director beside an actress),
+# which readers, reading the question's predicate, did not take for the answer. On the archived readings a
+# rival in the rest stood in 42 cases read valid and 6 read invalid, none of those 6 for the rival
+# (scripts/measure_offered_archived.py).
+REST_RULES = tuple(rule for rule in OFFER_RULES if rule != "rival")
 
 
 def is_lure(sentence: str, question: str, answers: list[str]) -> bool:
@@ -162,12 +168,19 @@ def answer_kinds(question: str, context: str, answers: list[str], tagger) -> fro
 
 
 def offers(
-    text: str, question: str, answers: list[str], kinds: frozenset[str], tagger, evidence: str = ""
+    text: str,
+    question: str,
+    answers: list[str],
+    kinds: frozenset[str],
+    tagger,
+    evidence: str = "",
+    rules: tuple[str, ...] = OFFER_RULES,
 ) -> list[tuple[str, str]]:
-    """(rule, sentence) for each way the text offers an answer to the question (metrics.offered_answers), its
-    names typed by the tagger."""
-    entities = [(e.start_char, e.end_char, LABEL_KINDS.get(e.label_, "")) for e in tagger()(text).ents] if kinds else []
-    return offered_answers(text, question, answers, entities, kinds, evidence)
+    """(rule, sentence) for each way the text offers an answer to the question by the given rules
+    (metrics.offered_answers), its names typed by the tagger."""
+    typed = bool(kinds) and "rival" in rules  # only rivals read the names
+    entities = [(e.start_char, e.end_char, LABEL_KINDS.get(e.label_, "")) for e in tagger()(text).ents] if typed else []
+    return offered_answers(text, question, answers, entities, kinds, evidence, rules)
 
 
 def glosses_left(original: str, edited: str, answers: list[str]) -> list[str]:
@@ -301,7 +314,9 @@ class Unanswerable(dspy.Module):
         if passages is None:
             return dspy.Prediction(rejection="level_unreachable", context=None, edits=edits, checks={}, background=[])
         left = (
-            {rule for rule, _ in offers(rest, question, answers, kinds, self.tagger)} if self.offered_answers else set()
+            {rule for rule, _ in offers(rest, question, answers, kinds, self.tagger, rules=REST_RULES)}
+            if self.offered_answers
+            else set()
         )
         edited = placed([h.text for h in passages], rest, "middle", "\n\n") if passages else rest
         checks = {
@@ -320,7 +335,7 @@ class Unanswerable(dspy.Module):
             "lure_answers_question": not lures_answering(edited, question, answers),
             # What is left of the seed passage still offers an answer (metrics.offered_answers); background
             # passages that do are never fetched.
-            **{f"offered_answer:{rule}": rule not in left for rule in OFFER_RULES},
+            **{f"offered_answer:{rule}": rule not in left for rule in REST_RULES},
             "rest_kept": len(rest) >= self.min_kept * len(context),
         }
         rejection = next((k for k, ok in checks.items() if not ok), None)

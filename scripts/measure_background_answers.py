@@ -30,8 +30,9 @@ from experiments import corpus  # noqa: E402
 from experiments.config_loader import load_config  # noqa: E402
 from experiments.runner import load_data  # noqa: E402
 from metrics.checks import content_stems  # noqa: E402
+from metrics.offered_answers import RULES as OFFER_RULES  # noqa: E402
 from programs.entity_tagger import tagger  # noqa: E402
-from programs.faitheval import Unanswerable, answer_kinds, gives_answer, offers  # noqa: E402
+from programs.faitheval import REST_RULES, Unanswerable, answer_kinds, gives_answer, offers  # noqa: E402
 from programs.sentences import split_sentences  # noqa: E402
 
 READINGS = ROOT / "docs" / "reviews" / "independent_reading.jsonl"
@@ -96,13 +97,14 @@ def regenerate(example, level: int, programs: dict) -> dict:
 
 
 def flagged(case: dict, tagger) -> dict[str, str]:
-    """rule -> the first sentence it flags ("background:<rule>" on a passage, "rest:<rule>" on the rest)."""
+    """rule -> the first sentence it flags ("background:<rule>" on a passage, "rest:<rule>" on the rest), each
+    text by the rules the generator applies to it."""
     found: dict[str, str] = {}
     texts = [("background", p) for p in case["passages"]] + [("rest", case["rest"])]
     for where, text in texts:
-        evidence = case["evidence"] if where == "background" else ""
+        evidence, rules = (case["evidence"], OFFER_RULES) if where == "background" else ("", REST_RULES)
         q, a = case["question"], case["answers"]
-        for rule, sentence in offers(text, q, a, case["kinds"], tagger, evidence):
+        for rule, sentence in offers(text, q, a, case["kinds"], tagger, evidence, rules):
             found.setdefault(f"{where}:{rule}", sentence)
     return found
 
