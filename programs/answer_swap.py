@@ -54,15 +54,17 @@ from programs.person_names import (
     is_first_name,
     is_person_answer,
     made_up_names,
+    made_up_parts,
     name_gender,
     named_part,
+    passage_gender,
     person_gender,
 )
-from programs.place_bank import cities_within, country_traces, other_places
+from programs.place_bank import cities_within, country_traces, distinct_parts, other_places, place_of
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from programs.timeline import shift_timeline, year_of
-from programs.word_bank import other_words
+from programs.word_bank import category_problem, other_words
 from signatures.answer_swap import (
     ProposeAnswerOfKind,
     ProposeAnswers,
@@ -71,7 +73,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/41"
+VERSION = "answer_swap/42"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -79,13 +81,13 @@ WRITERS = ("pivot", "rules")
 # A phrase left that ties the passage to the old answer (experiments/cues.py): recorded on the case, or the case
 # refused. A cue makes a harder conflict, not an invalid text, so it is kept unless the user asks otherwise.
 CUE_POLICIES = ("keep", "refuse")
-# The kinds the pivot writes by default: its common nouns, phrases and groups read valid in 6 of 22, 0 of 8 and
-# 2 of 10 blind readings of fresh rows, and the people it names where code makes none (no sex to go by, another
-# script) in 80 of 136 (famous people put into other lives: "Michael Jordan" as "Art3mis / Samantha Cook"); the
-# places it names where GeoNames has none in 2 of 6 and its dates in 0 of 2 (a famous city for a region or a
-# country house: "London" for "southern Anatolia"; "1832" for "the 1820s"). They are left unreached unless asked
-# (docs/results/every_kind.md). Code's own dates, people and places are made still.
-PIVOT_KINDS = ("organisation", "work", "product", "event", "language", "quantity")
+# The kinds the pivot writes by default, where code makes no new answer. Its proposals are verified in code: a
+# common noun or a place WordNet knows must be another member of the old answer's category (its things and groups
+# read valid in 6 of 22 and 2 of 10 blind readings before that check: a body part for a joint), a person must be
+# no one the Wikipedia pool names (80 of 136 before: famous people put into other lives, "Michael Jordan" as
+# "Art3mis / Samantha Cook") and of the passage's sex. Phrases (0 of 8) and dates (0 of 2: "1832" for "the
+# 1820s") have no such check and are left unreached (docs/results/every_kind.md).
+PIVOT_KINDS = ("person", "place", "thing", "group", "organisation", "work", "product", "event", "language", "quantity")
 CANDIDATES_PER_RETRY = 5
 # Answer kinds code names from WordNet's categories (programs/word_bank.py), and which category family each
 # reads: a single word the tagger calls a phrase ("tungsten", "tilde") is a thing.
@@ -402,6 +404,9 @@ class AnswerSwap(dspy.Module):
                 problem = proposal_problem(proposal, answers, context=context, question=question)
                 if problem is None:
                     problem = self._fit_problem(question, context, answers, proposal, old)
+                if problem is None and kind == "person" and self.known_name is not None and self.known_name(proposal):
+                    # A famous person's known life clashes with the passage's ("Tom Cruise ( born May 30 , 2000 )").
+                    problem = "proposal_famous"
                 proposals.append({"proposal": proposal, "answer_type": kind, "problem": problem, "attempt": attempt})
                 if problem is None:
                     return self._swap(question, context, answers, proposal, proposals, old)
@@ -448,11 +453,18 @@ class AnswerSwap(dspy.Module):
                 return problem
         if common_for_name(context, answers[0], proposal):
             return "proposal_kind_mismatch"
+        if old is not None and old.kind in (*WORD_KINDS, "place"):
+            # A common noun's proposal must be another member of the answer's WordNet category.
+            problem = category_problem(answers[0], proposal, context, question, WORD_KINDS.get(old.kind, "place"))
+            if problem is not None:
+                return problem
         # A person by the tagger's reading, or a "who" answer the passage refers back to with a pronoun
         # ("Hirschman . He presented"): the new name must be of the passage's sex, as far as its first name
         # says; a name whose sex the lists cannot tell ("Taylor Swift") would be left with "his" or "her" that
         # may not fit, so it is refused where the passage says one.
-        said = person_gender(context, answers[0])
+        # Where the name lists and the passage disagree ("Frankie" is a woman's name in one locale), the passage's
+        # pronouns are what the new name must fit.
+        said = person_gender(context, answers[0]) or passage_gender(context, answers[0])
         if said is not None and who:
             given = name_gender(proposal)
             if given != said:
@@ -534,8 +546,9 @@ class AnswerSwap(dspy.Module):
         for candidate, made in self._code_candidates(question, context, answers, old, key, similarity):
             # Against the original passage: a reader comparing the two texts reads a year the original already
             # held as an answer that was there before, even where the timeline moves that year away.
-            problem = proposal_problem(candidate, answers, context=context, question=question)
-            if problem is None and not made.startswith("distance:") and name_part_in(context, candidate):
+            new, gold = distinct_parts(candidate, answers[0]) if made == "place_bank" else (candidate, answers[0])
+            problem = proposal_problem(new, [gold, *answers[1:]], context=context, question=question)
+            if problem is None and not made.startswith("distance:") and name_part_in(context, new):
                 problem = "proposal_part_in_context"  # a shared word ties the new name to another of the passage
             if problem is None and made in ("word_bank", "title_bank"):
                 problem = self._fit_problem(question, context, answers, candidate, old)
@@ -568,7 +581,9 @@ class AnswerSwap(dspy.Module):
             # band, never a made-up person.
             yield from ((t, "title_bank") for t in titles)
             return
-        if kind == "place" or (old is None and re.match(r"\s*where\b", question, re.I)):
+        # "who won the last world cup": "France", a country the tagger reads as a person.
+        country = kind == "person" and not is_person_answer(question, answers[0]) and place_of(answers[0]) is not None
+        if kind == "place" or country or (old is None and re.match(r"\s*where\b", question, re.I)):
             yield from ((p, "place_bank") for p in other_places(answers[0], key))
             # A river, a region or a province GeoNames does not list: another of its WordNet category.
             words = other_words(answers[0], context, question, key, "place")
@@ -578,6 +593,8 @@ class AnswerSwap(dspy.Module):
             yield from ((w, "word_bank") for w in islice(words, WORD_CANDIDATES))
         elif kind in TITLE_KINDS or year_in_name(answers[0]):
             pass  # a name with a number in it ("Article Five", "the 2007 film Transformers") is not moved as a number
+        elif kind == "person" and len(answers[0].split()) == 1 and self.name_distance == "made_up":
+            yield from ((n, "made_up_name") for n in made_up_parts(context, question, answers[0], key, self.known_name))
         elif not is_person_answer(question, answers[0]):
             made = f"distance:{self.distance}"
             yield from ((a, made) for a in shifted_answers(answers[0], self.distance, key, question))

@@ -264,3 +264,43 @@ def made_up_names(
         yield name
         if len(seen) >= CANDIDATES:
             return
+
+
+def made_up_parts(
+    context: str, question: str, answer: str, key: str, known: Callable[[str], bool] | None = None
+) -> Iterator[str]:
+    """For a person the passage names by one word, a made-up word of the same part: a first name of the
+    passage's sex for a first name ("Barry" of the Bee Gees), else a surname ("Nicklaus has the most Masters
+    wins"), which needs no sex, for a "who" question: a stage name ("Ludacris") reads as one. None where the
+    passage does not say the sex of a first name."""
+    word = answer.strip()
+    first = is_first_name(word)
+    if not first and not _WHO.search(question):
+        return  # "what is the dinosaur that spits": a one-word "person" the tagger misread
+    if not first and re.search(rf"\b(?:named|called)\s+{re.escape(word)}\b", context):
+        return  # "a daughter named Roxy": a given name the lists lack, which no surname replaces
+    full = None if first else re.search(rf"\b([A-Z][a-z]+) {re.escape(word)}\b", context)
+    locale = name_locale(context, full.group(0) if full else word)
+    gender = person_gender(context, full.group(0) if full else word)
+    if locale is None or (gender is None and first):
+        return
+    faker = _provider(locale)
+    faker.seed_instance(int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big"))
+    common = set(_last_names(locale)[:COMMON_SURNAMES])
+    seen: set[str] = {word}
+    for _ in range(4 * CANDIDATES):
+        name = None
+        if not first:
+            made = faker.last_name()
+            if made in common or " " in made.strip() or is_first_name(made):
+                continue
+            name = f"{full.group(1)} {made}" if full else None
+        else:
+            # A first name alone is no famous person: the pool knows every common one.
+            made = faker.first_name_male() if gender == "male" else faker.first_name_female()
+        if made in seen or re.search(rf"\b{re.escape(made)}\b", context) or (name and known and known(name)):
+            continue
+        seen.add(made)
+        yield made
+        if len(seen) > CANDIDATES:
+            return

@@ -150,6 +150,15 @@ def _cities_in_region(answer: str, key: str) -> Iterator[str]:
         yield f"{name}{m.group('sep')}{m.group('region')}"
 
 
+def distinct_parts(candidate: str, answer: str) -> tuple[str, str]:
+    """The parts two places' names do not share: the cities of "Drammen , Norway" and "Oslo , Norway", whose
+    shared region would otherwise read as the old answer kept; the whole names else."""
+    new, old = _CITY_IN.match(candidate.strip()), _CITY_IN.match(answer.strip())
+    if new and old and _key(new.group("region")) == _key(old.group("region")):
+        return new.group("city"), old.group("city")
+    return candidate, answer
+
+
 def other_places(answer: str, key: str) -> Iterator[str]:
     """Up to CANDIDATES places of `answer`'s type, nearest first, each named as GeoNames names it."""
     place = place_of(answer)

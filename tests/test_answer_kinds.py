@@ -111,7 +111,7 @@ def test_the_pivot_is_asked_for_the_kind_and_a_refused_kind_is_asked_again():
     assert "a person: another real or plausible person" in prompt and "Harroun had retired" in prompt
 
 
-def test_rules_make_a_city_of_the_bank_and_the_pivot_a_place_outside_it_only_when_asked():
+def test_rules_make_a_city_of_the_bank_and_the_pivot_a_place_outside_it():
     context = "The river flows through Lyon before it reaches the sea ."
     question = "which city does the river flow through"
     rules = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
@@ -125,13 +125,13 @@ def test_rules_make_a_city_of_the_bank_and_the_pivot_a_place_outside_it_only_whe
         question=question, context=river, answers=["the Harlem River"]
     )
     assert rules.rejection == "level_unreachable" and rules.kind == "place"
-    # By default the pivot names no place GeoNames lacks (its famous cities read invalid: "occurred London").
+    # The pivot names a place GeoNames and WordNet lack, unless its kinds leave places out.
     lm = dspy.utils.DummyLM([{"wrong_answer": "the Hudson River"}], adapter=dspy.JSONAdapter())
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        unasked = AnswerSwap(max_attempts=1, distance="near")(
+        unasked = AnswerSwap(max_attempts=1, distance="near", pivot_kinds=["work"])(
             question=question, context=river, answers=["the Harlem River"]
         )
-        pivot = AnswerSwap(max_attempts=1, distance="near", pivot_kinds=["place"])(
+        pivot = AnswerSwap(max_attempts=1, distance="near")(
             question=question, context=river, answers=["the Harlem River"]
         )
     assert unasked.rejection == "level_unreachable" and unasked.proposals[-1]["problem"] == "kind_not_written"

@@ -134,23 +134,33 @@ def test_a_saints_title_before_a_replaced_name_is_a_split_name_but_another_title
     assert not split_names(text, [(lincoln, lincoln + len("Lincoln"), "X")], person=True)
 
 
-def test_a_person_code_cannot_name_is_unreached_at_a_code_made_distance():
-    # The passage's pronoun disagrees with the first name's lists: no made-up name is safe, and the pivot's
-    # famous names read invalid, so it is not asked.
+def test_a_person_code_cannot_name_is_asked_of_the_pivot_and_a_famous_one_refused():
+    # The passage's pronoun disagrees with the first name's lists: no made-up name is safe. The pivot is asked, and
+    # a name the pool knows is refused: a famous person's known life clashes with the passage.
     context = "The award was won by Debbie Quinlan in 1998 . He was the first to win it twice ."
     question = "who won the award in 1998"
-    lm = dspy.utils.DummyLM([{"wrong_answer": "Tom Cruise"}], adapter=dspy.JSONAdapter())
+    lm = dspy.utils.DummyLM(
+        [{"wrong_answer": "Tom Cruise"}, {"wrong_answer": "Tom Cruise"}], adapter=dspy.JSONAdapter()
+    )
     with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
-        out = AnswerSwap(max_attempts=1, distance="near", writer="pivot")(
+        out = AnswerSwap(max_attempts=1, distance="near", writer="pivot", known_name={"Tom Cruise"}.__contains__)(
+            question=question, context=context, answers=["Debbie Quinlan"]
+        )
+        unasked = AnswerSwap(max_attempts=1, distance="near", writer="pivot", pivot_kinds=("work",))(
             question=question, context=context, answers=["Debbie Quinlan"]
         )
         proposed = AnswerSwap(max_attempts=1, distance="proposed", writer="pivot")(
             question=question, context=context, answers=["Debbie Quinlan"]
         )
-    assert out.kind == "person" and out.rejection == "level_unreachable"
-    assert out.proposals[-1]["problem"] == "kind_not_written"
-    # `distance: proposed` has the pivot write every kind: it is asked, once.
-    assert proposed.proposals[0]["proposal"] == "Tom Cruise" and len(lm.history) == 1
+    assert out.kind == "person" and out.proposals[0] == {
+        "proposal": "Tom Cruise",
+        "answer_type": "person",
+        "problem": "proposal_famous",
+        "attempt": 0,
+    }
+    assert unasked.rejection == "level_unreachable" and unasked.proposals[-1]["problem"] == "kind_not_written"
+    # `distance: proposed` has the pivot write every kind: it is asked, once, and no pool is consulted.
+    assert proposed.rejection is None and proposed.new_answer == "Tom Cruise" and len(lm.history) == 2
     # Where nothing gives a sex, code makes a name the passage cannot contradict.
     unsaid = "The award was won by Morgan Quinlan in 1998 , the first to win it twice ."
     made = AnswerSwap(max_attempts=1, distance="near", writer="pivot")(
