@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from programs.answer_swap import AnswerSwap
-from programs.person_names import is_person_answer, made_up_names, name_locale, person_gender
+from programs.person_names import (
+    is_first_name,
+    is_person_answer,
+    made_up_names,
+    made_up_parts,
+    name_gender,
+    name_locale,
+    person_gender,
+)
 
 CRICKET = (
     "Sachin Tendulkar is an Indian former cricketer . He has scored the most runs in ODI cricket . In 2001 , "
@@ -128,3 +136,25 @@ def test_a_described_person_keeps_the_description_in_the_passage():
 
 def test_a_hyphenated_surname_written_apart_is_a_name():
     assert is_person_answer("who does abby's voice", "Leslie Carrara - Rudolph")
+
+
+BEE_GEES = "Robin died in May 2012 , leaving Barry as the only surviving member . He still performs ."
+
+
+def test_a_person_named_by_one_word_gets_a_made_up_word_of_the_same_part():
+    firsts = list(made_up_parts(BEE_GEES, "who is still alive of the bee gees", "Barry", "k"))
+    assert firsts and all(is_first_name(n) and name_gender(n) == "male" and n != "Barry" for n in firsts)
+    golf = "Nicklaus has the most Masters wins , with six ."
+    surnames = list(made_up_parts(golf, "who has the most green jackets", "Nicklaus", "k"))
+    assert surnames and not any(is_first_name(n) for n in surnames)
+    # A given name the lists lack ("named Roxy") and a one-word answer to no "who" question get nothing.
+    assert list(made_up_parts("a daughter named Roxy", "who is their daughter", "Roxy", "k")) == []
+    assert list(made_up_parts(golf, "what won the most masters", "Nicklaus", "k")) == []
+
+
+def test_a_one_word_person_is_swapped_in_code():
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="who is still alive of the bee gees", context=BEE_GEES, answers=["Barry"]
+    )
+    assert out.rejection is None and out.proposals[-1]["answer_type"] == "made_up_name"
+    assert "Barry" not in out.context and f"leaving {out.new_answer} as" in out.context

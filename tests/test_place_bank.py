@@ -174,3 +174,20 @@ def test_a_city_with_its_state_gives_another_city_of_that_state():
     assert near and all(n.endswith(" , New Mexico") and not n.startswith("Farmington") for n in near)
     # A province before its country is no city GeoNames lists there.
     assert list(other_places("British Columbia , Canada", "k")) == []
+
+
+def test_a_country_the_tagger_reads_as_a_person_gets_a_neighbour():
+    context = "Current champions France ( 2nd title ) . Most successful team Brazil ( 5 titles ) ."
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="who won the last fifa world cup", context=context, answers=["France"]
+    )
+    assert out.rejection is None and out.proposals[-1]["answer_type"] == "place_bank"
+    assert place_of(out.new_answer).type == "country" and "France" not in out.context
+
+
+def test_a_city_of_a_region_keeps_the_region_and_changes_the_city():
+    context = "The Nobel Peace Center in Oslo , Norway is a showcase for the prize ."
+    out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+        question="where is the nobel peace prize center located", context=context, answers=["Oslo , Norway"]
+    )
+    assert out.rejection is None and out.new_answer.endswith(" , Norway") and "Oslo" not in out.context

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from programs.answer_kinds import Typed
 from programs.answer_swap import AnswerSwap
-from programs.word_bank import other_words, sense_of
+from programs.word_bank import category_problem, other_words, sense_of
 
 GALVANISED = "Galvanization is the process of applying a protective zinc coating to steel or iron , against rust ."
 DREADFULS = "It first appeared as a series of weekly cheap pamphlets of the kind then known as `` penny dreadfuls '' ."
@@ -90,3 +91,55 @@ def test_a_year_inside_a_title_is_not_moved_as_a_date():
         question="what movie has the song drive by the cars", context=context, answers=["the 2007 film Transformers"]
     )
     assert out.rejection == "level_unreachable" and out.context is None
+
+
+MISMATCH = "proposal_category_mismatch"
+YEAST = "Yeast converts sugars into alcohol and carbon dioxide in wine-making ."
+
+
+@pytest.mark.parametrize(
+    "answer, proposal, passage, question, kind, problem",
+    [
+        ("zinc", "copper", GALVANISED, "what metal coats the steel", "thing", None),
+        ("zinc", "a metal", GALVANISED, "what metal coats the steel", "thing", "proposal_kind_of_answer"),
+        ("fermentation", "the Eiffel Tower", YEAST, "which reaction is performed by yeast", "thing", MISMATCH),
+        (
+            "fermentation",
+            "zorblast",
+            YEAST,
+            "which reaction is performed by yeast",
+            "thing",
+            "proposal_category_unknown",
+        ),
+        ("the payroll tax", "the sales tax", "It is funded by the payroll tax .", "what tax funds it", "thing", None),
+        (
+            "Mesopotamia",
+            "Babylonia",
+            "Mesopotamia lies between the rivers .",
+            "the area between the rivers",
+            "place",
+            None,
+        ),
+        (
+            "Mesopotamia",
+            "London",
+            "Mesopotamia lies between the rivers .",
+            "the area between the rivers",
+            "place",
+            MISMATCH,
+        ),
+        ("the candy store", "fermentation", "I met him at the candy store .", "where did they meet", "thing", MISMATCH),
+        ("the candy store", "the bakery", "I met him at the candy store .", "where did they meet", "thing", None),
+    ],
+)
+def test_a_proposed_common_noun_must_be_another_member_of_the_answers_category(
+    answer, proposal, passage, question, kind, problem
+):
+    assert category_problem(answer, proposal, passage, question, kind) == problem
+
+
+def test_the_pivots_common_noun_of_another_category_is_refused():
+    swap, question = AnswerSwap(max_attempts=1, distance="near"), "what is the coating applied in galvanization"
+    old = Typed(kind="thing", label="", plural=False, text="zinc")
+    assert swap._fit_problem(question, GALVANISED, ["zinc"], "bread", old) == "proposal_category_mismatch"
+    assert swap._fit_problem(question, GALVANISED, ["zinc"], "copper", old) is None
