@@ -36,6 +36,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from experiments import task_registry
 from metrics.evaluation import (
     accuracy_table,
     breakdown,
@@ -149,8 +150,12 @@ def _transfer_view(records: Sequence[Mapping[str, Any]]) -> tuple[str | None, st
 
 
 def scored_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Records with their scores: those not yet scored (no "correct" field) are scored without NLI."""
-    return [r if "correct" in r else score_record(r) for r in records]
+    """Records with their scores: those not yet scored (no "correct" field) are scored without NLI. A record
+    stored before records said what their task expects is told it from the registry."""
+    told = (
+        r if "task_answer" in r else {**r, "task_answer": task_registry.task_answer(r.get("task", ""))} for r in records
+    )
+    return [r if "correct" in r else score_record(r) for r in told]
 
 
 def report_tables(scored: Sequence[Mapping[str, Any]], metric: str = "task_correct") -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dspy
 
+from experiments import task_registry
 from experiments.errors import error_status
 from experiments.lm.registry import ResolvedLM
 from experiments.readers import readers_for
@@ -59,6 +60,7 @@ class TargetPanel:
         scored = score_record(
             {
                 **{k: case[k] for k in SCORED_FIELDS if k in case},
+                "task_answer": task_registry.task_answer(case.get("task", "")),
                 "variant": variant,
                 "prediction": answer,
                 "answers": answers,

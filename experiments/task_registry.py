@@ -202,6 +202,13 @@ def ladder(name: str) -> tuple[tuple[float, dict[str, Any]], ...]:
     return entry.ladder if entry else ()
 
 
+def task_answer(name: str) -> str:
+    """What a perturbed case of task `name` expects (`Registered.answer`), as an evaluation record carries it
+    for metrics.scores; a span for a name not registered (the rows of an external case file)."""
+    entry = find(name)
+    return entry.answer if entry else "span"
+
+
 def check_name(name: str, where: Callable[[Registered], bool], what: str) -> str:
     """For a pydantic validator: `name` if registered and `where` holds, else a ValueError saying why."""
     try:

@@ -6,6 +6,10 @@ one entry here.
 An *evaluation record* is one target model's answer to one case (original or perturbed) under one prompt
 setting and decoding. A record whose ``status`` starts with ``error:`` gets no scores (None); a score that does
 not apply to a record is None too.
+
+Which scores apply is read from the record's ``task_answer``: the kind of answer its task's perturbed cases
+expect, "span" (the case's answers), "choice" (an option letter) or a verdict keyword kind ("unknown",
+"conflict"). The caller sets it from what it knows of the task; a record without one is scored as a span.
 """
 
 from __future__ import annotations
@@ -15,13 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .choices import mc_correct
-from .keywords import TASK_ANSWERS, keyword_match
+from .keywords import PHRASES, TASK_ANSWERS, keyword_match
 from .qa import MIN_GOLD_COVERAGE, exact_match, is_correct, token_f1
 
 NLI = Callable[[str, str], float]
 
-# Task -> keyword kind for FaithEval's verdict tasks (the expected answer of a perturbed case).
-KEYWORD_TASKS: dict[str, str] = {"unanswerable": "unknown", "inconsistent": "conflict"}
 # Variants that hold a case's adversarial evidence: a generated perturbation, or a benchmark file's
 # row evaluated as given (no original to pair it with).
 ADVERSARIAL_VARIANTS: tuple[str, ...] = ("perturbed", "external")
@@ -40,16 +42,21 @@ def error_kind(record: Mapping[str, Any]) -> str | None:
     return record["status"].split(":", 1)[1] or "unknown"
 
 
+def task_answer(record: Mapping[str, Any]) -> str:
+    """What the record's task expects of a perturbed case: "span", "choice" or a keyword kind."""
+    return record.get("task_answer") or "span"
+
+
 def keyword_case(record: Mapping[str, Any]) -> bool:
     """A verdict task's adversarial case: its right answer is the task's keyword ("unknown", "conflict")."""
-    return record.get("task") in KEYWORD_TASKS and record.get("variant") in ADVERSARIAL_VARIANTS
+    return task_answer(record) in PHRASES and record.get("variant") in ADVERSARIAL_VARIANTS
 
 
 def expected_answers(record: Mapping[str, Any]) -> list[str]:
-    """Golds to score a record against. Perturbed (or external) unanswerable/inconsistent cases
-    expect the task constant ("unknown"/"conflict") whatever the record's answers field holds."""
+    """Golds to score a record against. A verdict task's perturbed (or external) case expects the task
+    constant ("unknown"/"conflict") whatever the record's answers field holds."""
     if keyword_case(record):
-        return [TASK_ANSWERS[KEYWORD_TASKS[record["task"]]]]
+        return [TASK_ANSWERS[task_answer(record)]]
     answers = record.get("answers") or []
     return [answers] if isinstance(answers, str) else [str(a) for a in answers if a is not None]
 
@@ -74,7 +81,7 @@ class Score:
 
 
 def _keyword(strict: bool) -> Callable[[Answer], bool]:
-    return lambda a: keyword_match(a.prediction, KEYWORD_TASKS[a.record["task"]], strict=strict)
+    return lambda a: keyword_match(a.prediction, task_answer(a.record), strict=strict)
 
 
 def _mc(a: Answer) -> bool | None:
@@ -97,15 +104,15 @@ def _entailment(a: Answer) -> bool | None:
 
 def _task_correct(a: Answer) -> Any:
     """The task's headline score: keyword_nonstrict on a verdict task's adversarial case (FaithEval's default),
-    mc_correct on a counterfactual case, correct otherwise."""
+    mc_correct on a multiple-choice task's case, correct otherwise."""
     for headline in ("mc_correct", "keyword_nonstrict"):
         if a.scores.get(headline) is not None:
             return a.scores[headline]
     return a.scores["correct"]
 
 
-def _on_counterfactual(record: Mapping[str, Any]) -> bool:
-    return record.get("task") == "counterfactual"
+def _on_choice(record: Mapping[str, Any]) -> bool:
+    return task_answer(record) == "choice"
 
 
 # In the order the report shows them; a score may read those above it.
@@ -122,7 +129,7 @@ SCORES: tuple[Score, ...] = (
     Score("keyword_strict", "keyword (strict)", _keyword(strict=True), keyword_case),
     Score("keyword_nonstrict", "keyword (non-strict)", _keyword(strict=False), keyword_case),
     # The right option's letter or text; naming several options is wrong.
-    Score("mc_correct", "multiple-choice", _mc, _on_counterfactual),
+    Score("mc_correct", "multiple-choice", _mc, _on_choice),
     Score("entailment", "entailment", _entailment, lambda record: not keyword_case(record)),
     Score("task_correct", "task accuracy", _task_correct),
 )

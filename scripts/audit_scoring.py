@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from experiments.task_registry import task_answer  # noqa: E402
 from metrics.scores import expected_answers  # noqa: E402
 
 KEY_FIELDS = ("id", "task", "variant", "setting", "target", "em", "correct", "keyword_strict", "keyword_nonstrict")
@@ -84,7 +85,8 @@ def blind_text(picked: list[dict]) -> str:
         if r.get("options"):
             labelled = [f"{chr(65 + j)}. {o}" for j, o in enumerate(r["options"])]
             lines.append(f"OPTIONS: {labelled} label: {r.get('answer_label')}")
-        lines.append(f"EXPECTED: {expected_answers(r)}")
+        # scores.jsonl written before records said what their task expects: the registry tells it
+        lines.append(f"EXPECTED: {expected_answers({'task_answer': task_answer(r['task']), **r})}")
         lines.append(f"PRED: {r.get('prediction')!r}")
     return "\n".join(lines) + "\n"
 

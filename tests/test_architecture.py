@@ -55,8 +55,6 @@ def test_own_modules_are_imported_at_module_level():
 
 # A function longer than this is read in pieces; split it into named steps instead.
 MAX_FUNCTION_LINES = 80
-# Functions still over the limit. The list only shrinks: a function split below the limit leaves it.
-LONG_FUNCTIONS = {"experiments/bench/render.py: sections"}
 
 
 def _function_lengths(path: Path) -> dict[str, int]:
@@ -78,23 +76,30 @@ def _function_lengths(path: Path) -> dict[str, int]:
 
 
 def test_no_library_function_is_over_80_lines():
-    long = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            for name, lines in _function_lengths(path).items():
-                if lines > MAX_FUNCTION_LINES:
-                    long[f"{path.relative_to(ROOT).as_posix()}: {name}"] = lines
-    print("functions over", MAX_FUNCTION_LINES, "lines:", ", ".join(f"{k} ({n})" for k, n in sorted(long.items())))
-    new = sorted(f"{k} ({n} lines)" for k, n in long.items() if k not in LONG_FUNCTIONS)
-    assert not new, f"over {MAX_FUNCTION_LINES} lines, split into named steps: " + "; ".join(new)
-    gone = sorted(LONG_FUNCTIONS - long.keys())
-    assert not gone, f"no longer over {MAX_FUNCTION_LINES} lines, take off LONG_FUNCTIONS: " + "; ".join(gone)
+    long = sorted(
+        f"{path.relative_to(ROOT).as_posix()}: {name} ({lines} lines)"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for name, lines in _function_lengths(path).items()
+        if lines > MAX_FUNCTION_LINES
+    )
+    assert not long, f"over {MAX_FUNCTION_LINES} lines, split into named steps: " + "; ".join(long)
 
 
 # Library files that still name a generator in a string literal. The target is 0: what a generator is lives on
 # its registered entry (experiments/task_registry.py), set in its own modules. Lower this as files are freed;
 # never raise it.
-MAX_FILES_NAMING_GENERATORS = 10
+MAX_FILES_NAMING_GENERATORS = 2
+# Words spelled like a generator that mean something else there, by file: not counted.
+HOMONYMS = {
+    # the judge's case kind (programs.judge.CaseKind) and its answerability verdict
+    "signatures/judge.py": {"unanswerable"},
+    "programs/judge.py": {"unanswerable"},
+    "experiments/judging/controls.py": {"unanswerable"},
+    "experiments/validation.py": {"unanswerable"},
+    # a phrase a non-strict "conflict" answer may use (FaithEval's list)
+    "metrics/keywords.py": {"inconsistent"},
+}
 
 
 def _own_modules() -> set[str]:
@@ -115,7 +120,7 @@ def test_library_files_naming_a_generator_are_few():
 
     generators = set(task_registry.names(lambda r: r.generator))
     own = _own_modules()
-    naming = {}
+    naming, homonyms = {}, set()
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
@@ -126,22 +131,14 @@ def test_library_files_naming_a_generator_are_few():
                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in generators
             }
-            if found:
-                naming[relative] = sorted(found)
+            homonyms |= {(relative, word) for word in found & HOMONYMS.get(relative, set())}
+            if found - HOMONYMS.get(relative, set()):
+                naming[relative] = sorted(found - HOMONYMS.get(relative, set()))
+    stale = sorted(f"{f}: {w}" for f, words in HOMONYMS.items() for w in words if (f, w) not in homonyms)
+    assert not stale, "no longer in the file, take off HOMONYMS: " + "; ".join(stale)
     print(f"{len(naming)} library files name a generator:")
     for relative, names in naming.items():
         print(f"  {relative}: {', '.join(names)}")
     assert len(naming) <= MAX_FILES_NAMING_GENERATORS, (
         "read what a generator is from its registered entry instead of naming it: " + ", ".join(naming)
     )
-
-
-def test_the_scores_expect_what_the_entries_declare():
-    # metrics/ cannot read the registry; until the scores are handed each task's expected answer, the two agree.
-    from experiments import task_registry
-    from metrics.scores import KEYWORD_TASKS, _on_counterfactual
-
-    for name, entry in task_registry.entries().items():
-        if entry.generator:
-            assert KEYWORD_TASKS.get(name, "span") == (entry.answer if entry.answer != "choice" else "span"), name
-            assert _on_counterfactual({"task": name}) == (entry.answer == "choice"), name

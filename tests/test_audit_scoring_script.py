@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from experiments.task_registry import task_answer
 from metrics.scores import score_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +30,7 @@ def _scored(i: int, task: str, prediction: str, answers: list[str], variant: str
         {
             "id": f"c{i}",
             "task": task,
+            "task_answer": task_answer(task),
             "variant": variant,
             "setting": "open_book",
             "target": "t",

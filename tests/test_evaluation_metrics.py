@@ -84,18 +84,18 @@ def test_score_record_copies_and_keeps_fields():
 
 
 @pytest.mark.parametrize(
-    ("task", "prediction", "strict", "nonstrict"),
+    ("task", "kind", "prediction", "strict", "nonstrict"),
     [
-        ("unanswerable", "Unknown.", True, True),
-        ("unanswerable", "The context does not say.", False, True),
-        ("unanswerable", "William Shakespeare", False, False),
-        ("inconsistent", "conflict", True, True),
-        ("inconsistent", "The passages are contradictory.", False, True),
-        ("inconsistent", "unknown", False, False),
+        ("unanswerable", "unknown", "Unknown.", True, True),
+        ("unanswerable", "unknown", "The context does not say.", False, True),
+        ("unanswerable", "unknown", "William Shakespeare", False, False),
+        ("inconsistent", "conflict", "conflict", True, True),
+        ("inconsistent", "conflict", "The passages are contradictory.", False, True),
+        ("inconsistent", "conflict", "unknown", False, False),
     ],
 )
-def test_keyword_scores_on_perturbed_verdict_tasks(task, prediction, strict, nonstrict):
-    s = score_record(rec(task=task, variant="perturbed", prediction=prediction))
+def test_keyword_scores_on_perturbed_verdict_tasks(task, kind, prediction, strict, nonstrict):
+    s = score_record(rec(task=task, task_answer=kind, variant="perturbed", prediction=prediction))
     assert (s["keyword_strict"], s["keyword_nonstrict"]) == (strict, nonstrict)
     assert s["task_correct"] is nonstrict
     # EM is against the task constant, not the original answers.
@@ -103,7 +103,7 @@ def test_keyword_scores_on_perturbed_verdict_tasks(task, prediction, strict, non
 
 
 def test_keywords_do_not_apply_to_originals_of_verdict_tasks():
-    s = score_record(right(task="unanswerable"))
+    s = score_record(right(task="unanswerable", task_answer="unknown"))
     assert s["keyword_strict"] is None and s["keyword_nonstrict"] is None
     assert s["correct"] is True and s["task_correct"] is True
 
@@ -160,7 +160,13 @@ def test_choice_of_list_options_in_another_order(prediction, chosen):
 
 
 def test_mc_correct_in_score_record_and_dict_labels():
-    cf = {"task": "counterfactual", "variant": "perturbed", "options": OPTIONS, "answer_label": "B"}
+    cf = {
+        "task": "counterfactual",
+        "task_answer": "choice",
+        "variant": "perturbed",
+        "options": OPTIONS,
+        "answer_label": "B",
+    }
     assert score_record(rec(prediction="(B)", **cf))["mc_correct"] is True
     assert score_record(rec(prediction="A", **cf))["mc_correct"] is False
     s = score_record(rec(prediction="A or B", **cf))
@@ -201,8 +207,8 @@ def test_errors_count_only_where_the_metric_applies():
     scored = score_records(
         [
             err(),
-            rec(task="unanswerable", variant="perturbed", prediction="unknown"),
-            err(task="unanswerable", variant="perturbed", seed_id="s2"),
+            rec(task="unanswerable", task_answer="unknown", variant="perturbed", prediction="unknown"),
+            err(task="unanswerable", task_answer="unknown", variant="perturbed", seed_id="s2"),
         ]
     )
     rows = accuracy_table(scored, metric="keyword_strict", by=("task",))

@@ -95,6 +95,7 @@ def optimize_config(tmp_path, **options):
                 },
                 "validation": {"calibration_controls": 0},
                 "options": {
+                    "generator": "answer_swap",
                     "train": 3,
                     "val": 2,
                     "test": 3,

@@ -79,6 +79,7 @@ def compare_config(tmp_path, **options):
                 },
                 "validation": {"calibration_controls": 0},
                 "options": {
+                    "generator": "answer_swap",
                     "optimizers": ["bootstrap_fewshot", "mipro_v2"],
                     "train": 2,
                     "val": 2,
@@ -263,7 +264,7 @@ def test_unanswerable_takes_any_seeds_and_the_task_instruction(isolated, roles):
     lms = {"pivot": None, "judge": None, "targets": []}
     task = OptimizeTask(lms, OptimizeOptions(generator="unanswerable"))
     assert task.scorer.setting == "task_instruction" and task.scorer.judge_lm is None  # no judge LM given
-    assert OptimizeTask(lms, OptimizeOptions()).scorer.setting == "open_book"
+    assert OptimizeTask(lms, OptimizeOptions(generator="answer_swap")).scorer.setting == "open_book"
 
 
 def _case(seed, variant, status="accepted", **targets):

@@ -107,13 +107,21 @@ def task_config(root: Path, task: str, api_base: str) -> Path:
             "models": {"pivot": pivot, "judge": judge, "targets": targets[:1]},
             "data": {**data, "limit": 6},
             "validation": no_calibration,
-            "options": {"optimizers": ["bootstrap_fewshot"], "train": 2, "val": 2, "test": 2, "max_demos": 1},
+            "options": {
+                "generator": "answer_swap",
+                "optimizers": ["bootstrap_fewshot"],
+                "train": 2,
+                "val": 2,
+                "test": 2,
+                "max_demos": 1,
+            },
         },
         "optimize_compare": {
             "models": {"pivot": pivot, "judge": judge, "targets": targets[:1]},
             "data": {**data, "limit": 6},
             "validation": no_calibration,
             "options": {
+                "generator": "answer_swap",
                 "optimizers": ["bootstrap_fewshot"],
                 "seeds": "all",
                 "train": 2,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from experiments import task_registry
 from experiments.bench.sharing import Plan
 from metrics.evaluation import answer_position
 from metrics.scores import score_record
@@ -25,6 +26,7 @@ def evaluation_records(plan: Plan, answers: Mapping[str, dict]) -> list[dict]:
             "case_id": case.id,
             "seed_id": case.seed_id,
             "task": use.task,
+            "task_answer": task_registry.task_answer(use.task),
             "generator": case.get("generator", ""),
             "target": use.target,
             "setting": use.setting,

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import get_args
 
 from experiments.judging.controls import CONDITIONS, KIND
-from programs.judge import FEATURES, METHODS, extraction_signals, score
+from programs.judge import FEATURES, METHODS, CaseKind, extraction_signals, score
 
-KINDS = ("answer", "unanswerable", "option")
+KINDS: tuple[str, ...] = get_args(CaseKind)
 # reasoned as it is (argmax verdicts), next to reasoned with a threshold on its verdict probabilities.
 VARIANTS = ("reasoned_as_is",) + METHODS
 

@@ -102,6 +102,7 @@ class EvaluateTask:
             "case_id": example.id,
             "seed_id": example.get("seed_id", example.id),
             "task": example.get("task") or "external",
+            "task_answer": task_registry.task_answer(example.get("task") or "external"),
             "generator": example.get("generator", ""),
             "target": target.config.label,
             "setting": setting,

@@ -40,7 +40,7 @@ DIALED = "dials"
 
 class OptimizeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: str = Field("answer_swap", description="the generator compiled: a registered one that can be optimised")
+    generator: str = Field(description="the generator compiled: a registered one that can be optimised")
     optimizers: list[Optimizer] = Field(
         ["bootstrap_fewshot", "mipro_v2"], description="DSPy optimizers, each compiling the generator"
     )
@@ -126,8 +126,8 @@ class OptimizeTask:
     roles = ("pivot", "judge", "targets")
     Options = OptimizeOptions
 
-    def __init__(self, lms: dict, options: OptimizeOptions | None = None):
-        self.options = options or OptimizeOptions()
+    def __init__(self, lms: dict, options: OptimizeOptions):
+        self.options = options
         self.pivot: ResolvedLM = lms["pivot"]
         self.judge_lm: ResolvedLM = lms["judge"]
         self.targets: list[ResolvedLM] = lms["targets"]
