@@ -624,8 +624,8 @@ def pack(
     from experiments.run_bundle import pack as pack_run
 
     out = out or Path(f"{run_id}.tar.gz")
-    files, cases = pack_run(run_id, out)
-    console.print(f"{out}: {files} files, {cases} cases of {run_id}")
+    files, records = pack_run(run_id, out)
+    console.print(f"{out}: {files} files, {counted(records, 'record')} of {run_id}")
 
 
 @app.command()
@@ -636,8 +636,8 @@ def unpack(
     from experiments.paths import runs_dir
     from experiments.run_bundle import unpack as unpack_run
 
-    run_id, cases = unpack_run(bundle, runs_dir())
-    console.print(f"runs/{run_id}: {cases} cases restored; resume with `reeval resume {run_id}`")
+    run_id, records = unpack_run(bundle, runs_dir())
+    console.print(f"runs/{run_id}: {counted(records, 'record')} restored; resume with `reeval resume {run_id}`")
 
 
 @app.command()

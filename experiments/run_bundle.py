@@ -4,7 +4,7 @@ Everything a run resumes from lives in `runs/<run-id>/` (its config, a bench's s
 stage's case store); the call cache and MLflow do not travel (a resumed run logs a new MLflow
 invocation, and calls not yet checkpointed are asked again). `pack` writes that folder as a gzipped tar,
 leaving out superseded stages; `unpack` restores it under `runs/`, refusing to overwrite a run that is
-already there unless it is the same run further behind (fewer cases), so a newer checkpoint is never
+already there unless it is the same run further behind (fewer records), so a newer checkpoint is never
 replaced by an older one.
 """
 
@@ -25,12 +25,12 @@ class BundleError(UserError):
     """The bundle cannot be packed or restored as asked; the message says why."""
 
 
-def _cases(paths) -> int:
+def _records(paths) -> int:
     return sum(sum(1 for line in p.open(encoding="utf-8") if line.strip()) for p in paths if p.name == "cases.jsonl")
 
 
 def pack(run_id: str, out: Path, root: Path | None = None) -> tuple[int, int]:
-    """Write runs/<run-id>/ to `out`; (files, cases) packed."""
+    """Write runs/<run-id>/ to `out`; (files, records) packed."""
     store = RunStore(run_id, root=root)
     if not (store.dir / "config.json").exists():
         raise BundleError(f"no run {run_id!r} in {store.dir.parent} (no config.json): nothing to pack")
@@ -48,11 +48,11 @@ def pack(run_id: str, out: Path, root: Path | None = None) -> tuple[int, int]:
             info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
             with path.open("rb") as f:
                 tar.addfile(info, f)
-    return len(files), _cases(files)
+    return len(files), _records(files)
 
 
 def unpack(bundle: Path, root: Path) -> tuple[str, int]:
-    """Restore a packed run under `root`; (run id, cases restored)."""
+    """Restore a packed run under `root`; (run id, records restored)."""
     with tarfile.open(bundle, "r:gz") as tar:
         members = tar.getmembers()
         tops = {m.name.split("/", 1)[0] for m in members}
@@ -77,10 +77,10 @@ def unpack(bundle: Path, root: Path) -> tuple[str, int]:
 def _restore(tar: tarfile.TarFile, root: Path, run_id: str, incoming: int, existed: bool) -> None:
     target = root / run_id
     if existed:
-        here = _cases(p for p in target.rglob("cases.jsonl") if ".superseded-" not in str(p))
+        here = _records(p for p in target.rglob("cases.jsonl") if ".superseded-" not in str(p))
         if here >= incoming:
             raise BundleError(
-                f"runs/{run_id} already holds {here} cases, the bundle {incoming}: it is not behind; "
+                f"runs/{run_id} already holds {here} records, the bundle {incoming}: it is not behind; "
                 "move it away to restore the bundle"
             )
         config = target / "config.json"
