@@ -326,18 +326,42 @@ def test_no_page_names_a_program_version_the_code_does_not_have():
     assert not ahead, "\n".join(sorted(set(ahead)))
 
 
-def test_the_tutorial_says_which_version_it_was_recorded_at():
-    """The tutorial shows recorded output. It names the generator version it was recorded at, and while
-    the code is at a later version it says so above the first output, so that a reader who gets other
-    cases knows why; once it is recorded again at the current version the warning goes."""
-    text = (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+# Pages that record what was measured at a version: they keep naming it.
+RECORD_PAGES = ("docs/results/", "docs/reviews/", "CHANGELOG")
+RECORDED_AT = re.compile(r'^!!! warning "Recorded at `', re.M)
+
+
+def _shown_versions(text: str) -> list[tuple[str, str]]:
+    """The program versions a page shows as output: inside fenced code blocks, and in the sentence that says
+    when its output was recorded or captured. Prose elsewhere naming a version tells history ("from `/34` the
+    pivot names no place")."""
     versions = _program_versions()
-    recorded = re.findall(r"[Rr]ecorded at `([a-z_]+)/([0-9]+)`", text)
-    assert recorded, "docs/tutorial.md: no 'recorded at `<program>/<version>`'"
-    behind = sorted({f"{p}/{n}" for p, n in recorded if int(n) < versions.get(p, 0)})
-    warned = re.search(r'^!!! warning "Recorded at `', text, re.M)
-    if behind:
-        assert warned, f"docs/tutorial.md was recorded at {behind}; the code is newer and the page does not say so"
-        assert warned.start() < text.index("```"), "the warning comes before the first command"
-    else:
-        assert not warned, "docs/tutorial.md is recorded at the current version: its warning is out of date"
+    mention = re.compile(r"\b(" + "|".join(sorted(versions, key=len, reverse=True)) + r")/([0-9]+)\b")
+    blocks = re.findall(r"^```.*?^```", text, re.M | re.S)
+    statements = re.findall(r"[^.]*\b(?:[Rr]ecorded|captured)\b[^.]*", text)
+    return [found for part in [*blocks, *statements] for found in mention.findall(part)]
+
+
+def test_pages_show_the_output_of_the_current_programs():
+    """The tutorial, the quickstart, concepts, the guides and the reference show what today's code prints. A
+    page whose output was recorded at an older generator version than the code's says so above its first
+    command (a `!!! warning "Recorded at …"`), so that a reader who gets other cases knows why; once it is
+    recorded again at the current version the warning goes."""
+    versions = _program_versions()
+    stale, stale_warnings = [], []
+    for name, text in _site_pages().items():
+        if name.startswith(RECORD_PAGES):
+            continue
+        behind = sorted({f"{p}/{n}" for p, n in _shown_versions(text) if int(n) < versions[p]})
+        warned = RECORDED_AT.search(text)
+        if behind and not (warned and ("```" not in text or warned.start() < text.index("```"))):
+            stale.append(f"{name}: shows {', '.join(behind)}")
+        if warned and not behind:
+            stale_warnings.append(name)
+    assert not stale, "output of older programs, without a warning above the first command:\n" + "\n".join(stale)
+    assert not stale_warnings, f"recorded at the current versions, their warning is out of date: {stale_warnings}"
+
+
+def test_the_tutorial_says_which_version_it_was_recorded_at():
+    text = (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    assert re.search(r"[Rr]ecorded at `([a-z_]+)/([0-9]+)`", text), "docs/tutorial.md: no 'recorded at `<program>/<N>`'"
