@@ -66,7 +66,10 @@ def scripted_roles(monkeypatch):
     # swap leaves the old head noun in its passage. And code makes no name, so that the pivot names the people
     # (answer_swap/30 makes them up in code where it can): its proposal step is what these tests compile.
     monkeypatch.setattr("programs.answer_swap.person_gender", lambda *args: None)
+    monkeypatch.setattr("programs.answer_swap.passage_gender", lambda *args: None)
+    monkeypatch.setattr("programs.answer_swap.category_problem", lambda *args: None)
     monkeypatch.setattr("programs.answer_swap.made_up_names", lambda *args: iter(()))
+    monkeypatch.setattr("programs.answer_swap.made_up_parts", lambda *args: iter(()))
     monkeypatch.setattr("programs.answer_swap.heads_left", lambda *args, **kwargs: [])
     # The pivot writes for every kind here, people too (by default it names none: answer_swap/33).
     monkeypatch.setattr("programs.answer_swap.PIVOT_KINDS", KINDS)
