@@ -64,7 +64,7 @@ from programs.place_bank import cities_within, country_traces, distinct_parts, o
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from programs.timeline import shift_timeline, year_of
-from programs.word_bank import category_problem, other_words
+from programs.word_bank import category_problem, is_common_name, is_place, other_words
 from signatures.answer_swap import (
     ProposeAnswerOfKind,
     ProposeAnswers,
@@ -73,7 +73,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/42"
+VERSION = "answer_swap/43"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -337,7 +337,10 @@ class AnswerSwap(dspy.Module):
         unwritten = (
             self.distance != "proposed"
             and old is not None
-            and old.kind not in self.pivot_kinds
+            and (
+                old.kind not in self.pivot_kinds
+                or (old.kind == "place" and not self._known_place(question, context, answers))
+            )
             and other_alternative(question, answers) is None
         )
         if out is None and self.typed and unwritten:
@@ -357,6 +360,17 @@ class AnswerSwap(dspy.Module):
                 else self._propose_untyped(question, context, answers)
             )
         return dspy.Prediction(**{**dict(out.items()), "kind": old.kind if old else None})
+
+    @staticmethod
+    def _known_place(question: str, context: str, answers: list[str]) -> bool:
+        """A place by GeoNames, by WordNet, or by a "where" question: the pivot is asked for another only then. A
+        tagger's place otherwise is too often a work or a person ("Smooth Criminal"), for which the pivot names a
+        city."""
+        return (
+            place_of(answers[0]) is not None
+            or is_place(answers[0], context, question)
+            or re.match(r"\s*where\b", question, re.I) is not None
+        )
 
     def _propose_of_kind(self, question: str, context: str, answers: list[str], old: Typed | None) -> dspy.Prediction:
         """The pivot proposes a new answer of the old one's kind with the passage in view; code refuses one of
@@ -594,6 +608,8 @@ class AnswerSwap(dspy.Module):
         elif kind in TITLE_KINDS or year_in_name(answers[0]):
             pass  # a name with a number in it ("Article Five", "the 2007 film Transformers") is not moved as a number
         elif kind == "person" and len(answers[0].split()) == 1 and self.name_distance == "made_up":
+            if is_common_name(answers[0]):
+                return  # "Queensland", a state a tagger reads as a person: no surname stands in for it
             yield from ((n, "made_up_name") for n in made_up_parts(context, question, answers[0], key, self.known_name))
         elif not is_person_answer(question, answers[0]):
             made = f"distance:{self.distance}"

@@ -222,3 +222,15 @@ def category_problem(answer: str, proposal: str, passage: str, question: str, ki
     if not any(near & _up(s, 2) for s in senses):  # siblings or cousins, not a city beside a region
         return "proposal_category_mismatch"
     return None
+
+
+def is_common_name(word: str) -> bool:
+    """WordNet knows the word, and as no person: "Queensland", not "Nicklaus" (an instance of golfer) nor a name
+    it lacks ("Ludacris")."""
+    senses = _wordnet().synsets(word.replace(" ", "_"), "n")
+    return bool(senses) and all(s.lexname() != "noun.person" for s in senses)
+
+
+def is_place(answer: str, passage: str, question: str) -> bool:
+    """WordNet reads the answer as a location in this passage ("Mesopotamia", "the Harlem River")."""
+    return sense_of(answer, passage, question, "place") is not None

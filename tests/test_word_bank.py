@@ -7,7 +7,7 @@ import pytest
 
 from programs.answer_kinds import Typed
 from programs.answer_swap import AnswerSwap
-from programs.word_bank import category_problem, other_words, sense_of
+from programs.word_bank import category_problem, is_common_name, other_words, sense_of
 
 GALVANISED = "Galvanization is the process of applying a protective zinc coating to steel or iron , against rust ."
 DREADFULS = "It first appeared as a series of weekly cheap pamphlets of the kind then known as `` penny dreadfuls '' ."
@@ -143,3 +143,19 @@ def test_the_pivots_common_noun_of_another_category_is_refused():
     old = Typed(kind="thing", label="", plural=False, text="zinc")
     assert swap._fit_problem(question, GALVANISED, ["zinc"], "bread", old) == "proposal_category_mismatch"
     assert swap._fit_problem(question, GALVANISED, ["zinc"], "copper", old) is None
+
+
+def test_a_tagged_person_wordnet_knows_as_no_person_gets_no_made_up_surname():
+    assert is_common_name("Queensland") and not is_common_name("Nicklaus") and not is_common_name("Ludacris")
+    swap = AnswerSwap(max_attempts=1, distance="near", writer="rules")
+    old = Typed(kind="person", label="PERSON", plural=False, text="Queensland")
+    context = "The first match was won by Queensland in 1980 ."
+    assert list(swap._code_candidates("who won the first match", context, ["Queensland"], old, "k", {})) == []
+
+
+def test_the_pivot_is_asked_for_a_place_only_where_the_answer_is_known_as_one():
+    river = "The Harlem River separates Manhattan from the Bronx ."
+    assert AnswerSwap._known_place("what river separates manhattan from the bronx", river, ["the Harlem River"])
+    song = "Smooth Criminal is a song by Michael Jackson , released in 1988 ."
+    assert not AnswerSwap._known_place("what song did he release in 1988", song, ["Smooth Criminal"])
+    assert AnswerSwap._known_place("where did he record it", song, ["Smooth Criminal"])
