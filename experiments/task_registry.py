@@ -119,6 +119,14 @@ class Registered:
     card_text: str = ""
     paper: str = ""
     arxiv: str = ""
+    # In a pivot comparison (experiments/tasks/compare_pivots.py), which studies the pivot as a generator: the
+    # options it runs with there under the config's, and `rules(options)`, the options of its wholly code-made
+    # setting (no LM in the pivot role, every seed perturbed), the row a pivot must beat; None: it has none.
+    comparison_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    rules: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # Id suffixes of the records it writes beside its cases that are no attack: a baseline, or the part of a
+    # case the judge read alone.
+    helper_suffixes: tuple[str, ...] = ()
 
     @property
     def Options(self):  # noqa: N802 - the task class's options model, under its own name
@@ -200,6 +208,11 @@ def ladder(name: str) -> tuple[tuple[float, dict[str, Any]], ...]:
     """The strength ladder of task `name`; empty for a task without one, or not registered."""
     entry = find(name)
     return entry.ladder if entry else ()
+
+
+def is_helper(record_id: str) -> bool:
+    """Whether a record is one a generator writes beside its cases, no attack (`Registered.helper_suffixes`)."""
+    return str(record_id).endswith(tuple(s for entry in entries().values() for s in entry.helper_suffixes))
 
 
 def task_answer(name: str) -> str:

@@ -86,7 +86,7 @@ def test_pivots_write_the_swaps_unless_told_and_the_rules_row_makes_them_in_code
     options = CompareOptions(generator="answer_swap", generator_options={"distance": "proposed"}, rules=True)
     assert options.resolved() == {"writer": "pivot", "distance": "proposed"}
     assert rules_options("answer_swap", options.resolved()) == {"writer": "rules", "distance": "near", "seeds": "all"}
-    mid = CompareOptions(generator_options={"strength": 0.5, "writer": "rules"}).resolved()
+    mid = CompareOptions(generator="answer_swap", generator_options={"strength": 0.5, "writer": "rules"}).resolved()
     assert mid == {"writer": "rules", "strength": 0.5}
     assert rules_options("unanswerable", {"removal": "rewrite", "background": 2}) == {
         "removal": "drop",
@@ -96,7 +96,8 @@ def test_pivots_write_the_swaps_unless_told_and_the_rules_row_makes_them_in_code
     # The generator's strength reads its ladder as in a single-task run: every row's program runs at it.
     pivots = [ResolvedLM("pivot", LMConfig(name=n), None, None) for n in ("qwen2.5-0.5b", "qwen2.5-1.5b")]
     task = ComparePivotsTask(
-        {"pivots": pivots, "targets": []}, CompareOptions(generator_options={"strength": 0.5}, rules=True)
+        {"pivots": pivots, "targets": []},
+        CompareOptions(generator="answer_swap", generator_options={"strength": 0.5}, rules=True),
     )
     assert {name: row.program.distance for name, (_, row) in task.rows.items()} == {
         "qwen2.5-0.5b": "mid",
@@ -244,7 +245,7 @@ def test_a_pivots_cost_leaves_out_what_the_judge_spent_on_the_same_model():
 
 
 def test_the_read_share_per_pivot_is_prediction_powered_from_the_pivot_sheets(isolated, scripted):
-    config = compare_config(isolated, {"rules": True})
+    config = compare_config(isolated, {"generator": "answer_swap", "rules": True})
     result = runner.run_experiment(config, progress=False)
     store = RunStore(result.run_id)
     records = store.records()
@@ -323,7 +324,7 @@ def test_an_unanswerable_comparison_runs_its_own_dials_and_targets_answer_with_t
 def test_a_pivot_the_rules_row_would_share_a_name_with_is_refused():
     pivot = ResolvedLM("pivot", LMConfig(name="qwen2.5-0.5b", label="rules"), None, None)
     with pytest.raises(ConfigError, match="name one row twice"):
-        ComparePivotsTask({"pivots": [pivot], "targets": []}, CompareOptions(rules=True))
+        ComparePivotsTask({"pivots": [pivot], "targets": []}, CompareOptions(generator="answer_swap", rules=True))
     assert RulesPivot().config.label == "rules" and RulesPivot().lm is None
 
 
@@ -359,7 +360,7 @@ def test_a_provider_pivot_is_compared_unchanged_against_a_fake_openai_server(pro
     with FakeOpenAI(reply=lambda prompt: "{}") as server:
         config = compare_config(
             config_dir,
-            {"rules": True},
+            {"generator": "answer_swap", "rules": True},
             pivots=("qwen2.5-0.5b",),
             extra_pivots=[{**provider, "api_base": server.api_base}],
             limit=3,
@@ -435,7 +436,11 @@ def test_a_pivot_whose_calls_left_no_token_count_has_none_not_zero(provider_env,
     monkeypatch.setattr(runner, "build_lms", build_lms)
     with FakeOpenAI(reply=lambda prompt: "{}", **server) as fake:
         config = compare_config(
-            provider_env, {"rules": True}, pivots=(), extra_pivots=[{**provider, "api_base": fake.api_base}], limit=2
+            provider_env,
+            {"generator": "answer_swap", "rules": True},
+            pivots=(),
+            extra_pivots=[{**provider, "api_base": fake.api_base}],
+            limit=2,
         )
         config = config.model_copy(update={"run": config.run.model_copy(update={"error_budget": 1.0})})
         answers = dict(FORMAT_ANSWERS)

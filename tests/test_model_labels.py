@@ -17,7 +17,7 @@ from experiments.config import ExperimentConfig, LMConfig, ModelsConfig
 from experiments.config_loader import load_config
 from experiments.lm.registry import ResolvedLM
 from experiments.run_store import RunStore
-from experiments.tasks.compare_pivots import ComparePivotsTask
+from experiments.tasks.compare_pivots import CompareOptions, ComparePivotsTask
 from experiments.tracking import find_runs
 from tests.fake_openai import FakeOpenAI
 
@@ -121,7 +121,7 @@ def test_compare_pivots_keeps_two_pivots_of_one_name_apart():
         for x, lm in (("a", Refusing()), ("b", Refusing()))
     ]
     judge = ResolvedLM("judge", LMConfig(name="qwen2.5-1.5b"), Refusing(), None)
-    task = ComparePivotsTask({"pivots": pivots, "judge": judge, "targets": []})
+    task = ComparePivotsTask({"pivots": pivots, "judge": judge, "targets": []}, CompareOptions(generator="answer_swap"))
     example = dspy.Example(id="q0", question="q?", context="c.", answers=["a"]).with_inputs("question", "context")
     records = task.process(example)
     assert [(r["id"], r["pivot"]) for r in records] == [("q0:m-a", "m-a"), ("q0:m-b", "m-b")]

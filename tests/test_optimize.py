@@ -245,6 +245,7 @@ def compare_config(tmp_path, pivots=("qwen2.5-0.5b", "smollm2-135m")):
                     "targets": [{"name": "smollm2-135m"}, {"name": "gemma3-270m"}],
                 },
                 "validation": {"calibration_controls": 0},
+                "options": {"generator": "answer_swap"},
             }
         )
     )

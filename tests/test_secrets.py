@@ -101,6 +101,7 @@ def task_config(root: Path, task: str, api_base: str) -> Path:
                 "targets": targets[:1],
             },
             "data": data,
+            "options": {"generator": "answer_swap"},
             "validation": no_calibration,
         },
         "optimize": {

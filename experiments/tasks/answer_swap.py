@@ -83,6 +83,16 @@ def _no_refused_proposal(case: dict) -> bool:
     paper="ReEval (Yu et al., 2023, arXiv:2310.12516)",
     arxiv="2310.12516",
     knowledge_conflict=task_registry.ConflictRole("swap", {"max_attempts": 5}),
+    # The task's default makes new answers in code (writer: rules), which would leave every pivot's row of a
+    # comparison the same but for its seed selection.
+    comparison_options={"writer": "pivot"},
+    # The pivot proposes at distance 'proposed'; code moves a year or number 'near'.
+    rules=lambda options: {
+        **options,
+        "writer": "rules",
+        "seeds": "all",
+        **({"distance": "near"} if options.get("distance") == "proposed" else {}),
+    },
     acceptance_signals=(
         "old_pmi",
         "old_drop",

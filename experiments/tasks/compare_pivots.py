@@ -58,16 +58,16 @@ def default_setting(generator: str) -> str:
 
 class CompareOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    generator: str = Field("answer_swap", description="the generator every pivot runs: any generator with a pivot step")
+    generator: str = Field(description="the generator every pivot runs: any generator with a pivot step")
     generator_options: dict[str, Any] = Field(
         default_factory=dict,
         description="the generator's own options, as in its single-task config (dials, strength, distance, "
-        "removal, background, writer…); answer_swap's writer defaults to 'pivot' here",
+        "removal, background, writer…), over its comparison defaults (answer swapping's writer: pivot)",
     )
     rules: bool = Field(
         False,
-        description="add the generator's code-made setting as a row 'rules', no pivot (answer_swap: writer: rules; "
-        "unanswerable: removal: drop); it perturbs every seed",
+        description="add the generator's code-made setting as a row 'rules', no pivot (answer swapping's "
+        "writer: rules; unanswerable's removal: drop); it perturbs every seed",
     )
     seeds: Literal["open_correct", "open_correct_closed_wrong", "all"] | None = Field(
         None, description="which seed-table cells to perturb (default: the generator's own)"
@@ -123,8 +123,8 @@ class ComparePivotsTask:
     roles = ("pivots", "judge", "targets")
     Options = CompareOptions
 
-    def __init__(self, lms: dict, options: CompareOptions | None = None):
-        self.options = options or CompareOptions()
+    def __init__(self, lms: dict, options: CompareOptions):
+        self.options = options
         self.lms = lms
         self.cpu_started: float | None = None
         self.pivots: list[ResolvedLM] = lms["pivots"]

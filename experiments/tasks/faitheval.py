@@ -133,6 +133,7 @@ def _no_dropped_rewrite(case: dict) -> bool:
     ladder=UNANSWERABLE_LADDER,
     acceptance_signals=("old_pmi", "old_drop", "rest_top", "rest_sum", "fluency", "old_closed"),
     answer="unknown",
+    rules=lambda options: {**options, "removal": "drop", "seeds": "all"},
     release="FaithEval-unanswerable-v1.0",
     expectation=(
         "ORIGINAL answer (removed): {original}",
@@ -200,6 +201,8 @@ class UnanswerableTask(_JudgedTask):
     bench_sampled=("open_book", "task_instruction"),
     answer="conflict",
     release="FaithEval-inconsistent-v1.0",
+    # The modified document alone: what the judge read for the two-document case.
+    helper_suffixes=(":inconsistent-modified",),
     expectation=(
         "ORIGINAL answer: {original}",
         "Answer the modified document gives: {new_answer}",
@@ -286,6 +289,8 @@ class CounterfactualOptions(BaseModel):
     bench_sampled=("open_book",),
     answer="choice",
     release="FaithEval-counterfactual-v1.0",
+    # The closed-book twin: the question without the passage, the case's baseline.
+    helper_suffixes=(":closed-book",),
     original_setting="closed_book",
     card_text="FaithEval counterfactual passages: a passage that supports an option the world does not, so a "
     "faithful reader picks the option the passage supports",

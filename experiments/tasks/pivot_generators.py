@@ -22,17 +22,6 @@ from experiments.call_cache import replayed_usage
 from experiments.lm.usage import total_tokens
 
 RULES = "rules"
-# What makes a generator's cases wholly in code: every other option keeps the comparison's value.
-RULES_SETTINGS: dict[str, dict[str, Any]] = {
-    "answer_swap": {"writer": "rules", "seeds": "all"},
-    "unanswerable": {"removal": "drop", "seeds": "all"},
-}
-# A pivot comparison studies the pivot as a generator: answer swapping's task default makes new answers in code
-# (writer: rules), which would leave every pivot's row the same but for its seed selection.
-COMPARISON_DEFAULTS: dict[str, dict[str, Any]] = {"answer_swap": {"writer": "pivot"}}
-# Records a generator writes beside its cases that are no attack: counterfactual's closed-book twin (a baseline)
-# and inconsistent's modified document alone (what the judge read for the two-document case).
-HELPER_SUFFIXES = (":closed-book", ":inconsistent-modified")
 
 
 def comparable(entry: task_registry.Registered) -> bool:
@@ -41,24 +30,23 @@ def comparable(entry: task_registry.Registered) -> bool:
 
 
 def is_attack(record: dict) -> bool:
-    return not str(record.get("case_key", record.get("id", ""))).endswith(HELPER_SUFFIXES)
+    return not task_registry.is_helper(record.get("case_key", record.get("id", "")))
 
 
 def generator_options(generator: str, given: dict[str, Any]) -> dict[str, Any]:
     """The options every pivot's generator runs with: the comparison's defaults under what the config gives."""
-    return {**COMPARISON_DEFAULTS.get(generator, {}), **given}
+    return {**task_registry.get(generator).comparison_options, **given}
 
 
 def rules_options(generator: str, options: dict[str, Any]) -> dict[str, Any]:
     """The rules row's options, or a ValueError naming the generators that have a code-made setting."""
-    if generator not in RULES_SETTINGS:
+    rules = task_registry.get(generator).rules
+    if rules is None:
+        with_rules = task_registry.names(lambda r: r.rules is not None)
         raise ValueError(
-            f"rules: {generator} has no code-made setting to compare (generators with one: {', '.join(RULES_SETTINGS)})"
+            f"rules: {generator} has no code-made setting to compare (generators with one: {', '.join(with_rules)})"
         )
-    rules = dict(RULES_SETTINGS[generator])
-    if generator == "answer_swap" and options.get("distance") == "proposed":
-        rules["distance"] = "near"  # the pivot proposes at 'proposed'; code moves a year or number 'near'
-    return {**options, **rules}
+    return rules(options)
 
 
 @dataclass(frozen=True)
