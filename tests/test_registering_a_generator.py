@@ -1,23 +1,27 @@
 """A generator registered from this file alone goes through every command: run, evaluate and report, the review
-page, validity, the bench and optimize. Nothing else in the project names it.
+page, validity, export, a strength sweep over its ladder, the bench and optimize. Nothing else in the project
+names it.
 
 The models are the bench's prompt-reading stand-ins (tests/bench_fakes.py) behind the real LM engine: the pivot
 answers a `wrong_answer` request with "Zora Quinn", the judge reads the context, the target follows it."""
 
 import time
+from typing import ClassVar
 
 import dspy
 import pytest
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from starlette.testclient import TestClient
 
 from experiments import launch, task_registry
 from experiments.attack import case_status
 from experiments.config_loader import load_config
+from experiments.export import export_run
 from experiments.report import write_report
 from experiments.review.server import ReviewSession, create_app
 from experiments.run_store import RunStore
+from experiments.tasks.dialled import DialledOptions
 from experiments.tasks.seed_selection import SEED_RULES, select_seed
 from experiments.tasks.seeded import JudgedTask
 from experiments.validity import run_validity
@@ -36,14 +40,17 @@ class ProposeDecoy(dspy.Signature):
 
 
 class DecoySwap(dspy.Module):
-    """Asks the pivot for a decoy and puts it in place of every mention of the answer, in code."""
+    """Asks the pivot for a decoy and puts it in place of every mention of the answer, in code; its one dial,
+    `shout`, writes the decoy in capitals (a reader matching the name it knows no longer finds it)."""
 
-    def __init__(self):
+    def __init__(self, shout: bool = False):
         super().__init__()
+        self.shout = shout
         self.propose = dspy.Predict(ProposeDecoy)
 
     def forward(self, question: str, context: str, answers: list[str]) -> dspy.Prediction:
         decoy = self.propose(question=question, answer=answers[0]).wrong_answer.strip()
+        decoy = decoy.upper() if self.shout else decoy
         found = bool(decoy) and answers[0] in context
         return dspy.Prediction(
             context=context.replace(answers[0], decoy) if found else context,
@@ -65,15 +72,17 @@ def _decoy_case(example, out) -> dict:
 
 
 class DecoySwapTask(JudgedTask):
-    class Options(BaseModel):
+    class Options(DialledOptions):
         model_config = ConfigDict(extra="forbid")
+        generator: ClassVar[str] = "decoy_swap"
+        shout: bool = Field(False, description="the decoy in capitals")
         seeds: str = Field("open_correct", description="which seed-table cells to perturb")
         max_attempts: int = Field(1, ge=1, description="unused: the toy asks once")
 
     def __init__(self, lms, options=None):
         super().__init__(lms, options or self.Options())
         self.seeds = SeedSelection()
-        self.program = DecoySwap()
+        self.program = DecoySwap(self.options.shout)
 
     def programs(self):
         return {"seed_selection": self.seeds, "decoy_swap": self.program, "judge": self.judge}
@@ -104,8 +113,14 @@ def decoy_swap():
         guidance=GUIDANCE,
         review_fields=(("decoy", "new_answer"),),
         bench_settings=("open_book",),
-        attack=task_registry.Attack(build=lambda max_attempts, **dials: DecoySwap(), to_case=_decoy_case),
+        attack=task_registry.Attack(
+            build=lambda max_attempts, shout=False, **dials: DecoySwap(shout), to_case=_decoy_case
+        ),
         sweep_settings=("open_book",),
+        ladder=((0.0, {"shout": False}), (1.0, {"shout": True})),
+        release="Decoy-swap-v1",
+        card_text="Decoy swaps: the passage's answer replaced by a decoy the pivot names",
+        paper="A toy of this test",
     )(DecoySwapTask)
     yield
     task_registry.unregister("decoy_swap")
@@ -161,6 +176,28 @@ def test_a_generator_registered_in_one_place_runs_through_every_command(world, i
 
     # validity: the judge's verdicts on the run's cases
     assert run_validity(made.run_id).figures
+
+    # export: the card says what a case is, and FaithEval's layout names the folder after the release
+    card = export_run(made.run_id, isolated / "hf").out / "README.md"
+    assert "Decoy swaps: the passage's answer replaced" in card.read_text()
+    faitheval = export_run(made.run_id, isolated / "fe", layout="faitheval")
+    assert any("Decoy-swap-v1" in f.as_posix() for f in faitheval.files)
+
+    # a strength sweep over its ladder: the target, which reads the name it knows, misses the capitalised decoy
+    sweep = launch.run_experiment(
+        _config(
+            isolated,
+            "decoy-sweep",
+            "strength_sweep",
+            nq,
+            {"pivot": PIVOT, "judge": PIVOT, "targets": TARGETS},
+            generator="decoy_swap",
+        ),
+        progress=False,
+    )
+    assert sweep.metrics["sweep.0.accepted"] == sweep.metrics["sweep.1.accepted"] == 3
+    assert sweep.metrics["sweep.0.qwen2.5-0.5b.open_book.success"] == 0.0
+    assert sweep.metrics["sweep.1.qwen2.5-0.5b.open_book.success"] == 1.0
 
     # the bench: the generator among its tasks, on its paper settings by default
     bench = launch.run_experiment(
