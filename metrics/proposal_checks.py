@@ -81,6 +81,22 @@ def _runs(tokens: list[str], run: list[str]) -> list[int]:
     return [i for i in range(len(tokens) - len(run) + 1) if run and tokens[i : i + len(run)] == run]
 
 
+def truncated(proposal: str) -> bool:
+    """A proposal cut off before its noun: "belief of" for "cognitive bias"."""
+    words = proposal.split()
+    return len(words) > 1 and words[-1].casefold() in _FUNCTION
+
+
+def spells_part(proposal: str, golds: Iterable[str]) -> bool:
+    """A word of the proposal holds a distinctive word of a gold inside it: "Ratnathee" for "The Bharat Ratna"."""
+    inside = [_fold(w) for w in proposal.split()]
+    for gold in golds:
+        for word in _content(gold):
+            if len(word) >= 4 and any(word in w and word != w for w in inside):
+                return True
+    return False
+
+
 def either_or(question: str, golds: Iterable[str]) -> tuple[list[str], str] | None:
     """The question's words on the other side of "or" from a gold it offers, and the side ("after": the
     gold stands before "or", the alternative runs to the end of the question; "before": the gold stands

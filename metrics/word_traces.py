@@ -212,15 +212,13 @@ def _letters(span: str) -> int:
 
 
 def letter_counts(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
-    """ "N-letter" (or "N letters", "N characters") in a sentence holding a replaced span, where N is the
-    old span's length in letters and not the new one's: the count still spells the old answer."""
-    spans = list(spans)
-    sentences, _ = _with_spans(original, [s for s, _, _ in spans])
+    """ "N-letter" (or "N letters", "N characters") anywhere in the passage, where N is a replaced span's
+    length in letters and not the new one's: the count still spells the old answer ("At 14 characters , his
+    last name is the longest" a sentence after the name; read invalid)."""
     found = []
     for start, end, new in spans:
-        s, e = next((s, e) for s, e in sentences if s <= start < e)
         old_count, new_count = _letters(original[start:end]), _letters(new)
-        for m in _LETTER_COUNT.finditer(original[s:e]):
+        for m in _LETTER_COUNT.finditer(original):
             values = numbers_in(m.group(1))
             if values and values[-1] == old_count != new_count:
                 found.append(m.group().strip())
@@ -301,3 +299,12 @@ def ordinals_of(text: str, answers: Iterable[str]) -> list[str]:
         if u is not None and u.kind == "num" and u.value == int(u.value) and 1 < u.value < 100
     }
     return [text[u.start : u.end] for u in units_of(text) if u.kind == "ord" and u.value in counts]
+
+
+_ALIAS = re.compile(r"\s*[,(]\s*(?:also |otherwise |commonly |formerly )?(?:known as|called|a\.k\.a\.)\s+[^,;.)]+")
+
+
+def aliases_after(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
+    """Another name of the old answer glossed right after a replaced span ("adenoid , also known as a pharyngeal
+    tonsil"): the edit renames the thing, the gloss still names the old one (read invalid)."""
+    return [m.group().strip(" ,(") for _, end, _ in spans if (m := _ALIAS.match(original, end))]

@@ -30,10 +30,11 @@ from metrics.checks import (
     similarity_outside,
     stale_glosses,
 )
-from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
+from metrics.proposal_checks import either_or, is_alternative, other_alternative, spells_part, translates, truncated
 from metrics.surface_forms import find_forms
 from metrics.traces import conversions_after, descriptions_left, gloss_traces, inside_words, weekdays_broken
 from metrics.word_traces import (
+    aliases_after,
     anaphors,
     derived_words,
     heads_left,
@@ -73,7 +74,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/43"
+VERSION = "answer_swap/44"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -106,6 +107,7 @@ TRACE_KINDS = (
     "inflection",
     "anaphor",
     "name_talk",
+    "alias",
     "letter_count",
     "inside_name",
     "split_name",
@@ -136,7 +138,9 @@ def proposal_problem(
         return "proposal_type_mismatch"
     if is_placeholder(proposal):
         return "proposal_placeholder"
-    if overlaps_answer(proposal, golds):
+    if truncated(proposal):
+        return "proposal_truncated"
+    if overlaps_answer(proposal, golds) or spells_part(proposal, golds):
         return "proposal_overlaps_answer"
     if translates(proposal, golds):
         return "proposal_translates_answer"
@@ -179,6 +183,7 @@ def swap_checks(
         "derived_word": bool(derived_words(edited, golds, keep=[new])),
         "anaphor": bool(anaphors(edited, golds, keep=[new])),
         "name_talk": bool(name_talk(original, [s for s, _, _ in spans])),
+        "alias": bool(aliases_after(original, spans)),
         "letter_count": bool(letter_counts(original, spans)),
         "inside_name": bool(inside_names(original, spans, golds)),
         "split_name": kind not in (None, "date", "quantity") and bool(split_names(original, spans, kind == "person")),

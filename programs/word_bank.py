@@ -194,6 +194,16 @@ def _up(synset: Any, steps: int) -> set[Any]:
     return found
 
 
+_AFTER_HEAD = re.compile(r"\s+(?:in|of|at|on|from|near|with|by|for)\s+.*$", re.IGNORECASE)
+
+
+def head_of(answer: str) -> str:
+    """The noun a phrase is about: its last word before a preposition ("beach" of "a secluded beach in Mexico")."""
+    bare = _DETERMINER.sub("", answer.strip())
+    words = _AFTER_HEAD.sub("", bare).split()
+    return words[-1] if words else bare
+
+
 def category_problem(answer: str, proposal: str, passage: str, question: str, kind: str = "thing") -> str | None:
     """Why a proposed common noun is not another member of the answer's category, or None; None too where the
     answer is no WordNet noun of its kind (a name, an ambiguous word), which the tagger's kind check covers.
@@ -201,12 +211,16 @@ def category_problem(answer: str, proposal: str, passage: str, question: str, ki
     A proposal WordNet does not know, or knows under another category, is refused: the pivot's things read
     valid in 6 of 22 blind readings, most often a word of another kind ("a body part for a joint")."""
     sense = sense_of(answer, passage, question, kind)
+    if sense is None and head_of(answer) != _DETERMINER.sub("", answer.strip()):
+        sense = sense_of(head_of(answer), passage, question, kind)  # "a secluded beach in Mexico": a beach
     if sense is None:
         return None
     bare = _DETERMINER.sub("", proposal.strip())
-    if bare.split()[-1:] == _DETERMINER.sub("", answer.strip()).split()[-1:] and len(bare.split()) > 1:
+    if head_of(proposal) == head_of(answer) and bare != head_of(proposal):
         return None  # the same head, another modifier: "the sales tax" for "the payroll tax"
     senses = [s for s in _wordnet().synsets(bare.replace(" ", "_"), "n") if s.lexname() != "noun.person"]
+    if not senses and head_of(proposal) != bare:
+        senses = [s for s in _wordnet().synsets(head_of(proposal), "n") if s.lexname() != "noun.person"]
     if not senses:
         singular = _inflector().singular_noun(bare.split()[-1]) if bare else False
         if singular:

@@ -12,6 +12,7 @@ import pytest
 from metrics.arithmetic import elapsed_years, remainder, share
 from metrics.proposal_checks import either_or, is_alternative, other_alternative, translates
 from metrics.word_traces import (
+    aliases_after,
     anaphors,
     derivations,
     derived_words,
@@ -286,3 +287,27 @@ def test_a_figure_with_a_unit_is_no_year_the_timeline_moves():
     start = context.index("1863")
     moved, _ = shift_timeline(context, "when did it open", 1863, 1862, [(start, start + 4)])
     assert "( 1524 mm )" in moved and "closed in 1863 in winter" in moved
+
+
+def test_a_letter_count_in_another_sentence_still_spells_the_old_name():
+    original = "Saltalamacchia holds the record . At 14 characters , his last name is the longest ."
+    assert letter_counts(original, [(0, 14, "Barese")]) == ["14 characters"]
+
+
+def test_an_alias_glossed_after_the_swapped_span_names_the_old_answer():
+    original = "The adenoid , also known as a pharyngeal tonsil , is the top of the tonsils ."
+    start = original.index("adenoid")
+    assert aliases_after(original, [(start, start + 7, "spleen")]) == ["also known as a pharyngeal tonsil"]
+    assert aliases_after("The adenoid is the top of the tonsils .", [(4, 11, "spleen")]) == []
+
+
+@pytest.mark.parametrize(
+    "proposal, problem",
+    [
+        ("Ratnathee", "proposal_overlaps_answer"),  # a distinctive word of the gold inside one of its words
+        ("belief of", "proposal_truncated"),  # cut off before its noun
+        ("Padma Shri", None),
+    ],
+)
+def test_a_proposal_spelling_the_gold_inside_a_word_or_cut_short_is_refused(proposal, problem):
+    assert proposal_problem(proposal, ["The Bharat Ratna"]) == problem

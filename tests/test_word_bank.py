@@ -7,7 +7,7 @@ import pytest
 
 from programs.answer_kinds import Typed
 from programs.answer_swap import AnswerSwap
-from programs.word_bank import category_problem, is_common_name, other_words, sense_of
+from programs.word_bank import category_problem, head_of, is_common_name, other_words, sense_of
 
 GALVANISED = "Galvanization is the process of applying a protective zinc coating to steel or iron , against rust ."
 DREADFULS = "It first appeared as a series of weekly cheap pamphlets of the kind then known as `` penny dreadfuls '' ."
@@ -159,3 +159,11 @@ def test_the_pivot_is_asked_for_a_place_only_where_the_answer_is_known_as_one():
     song = "Smooth Criminal is a song by Michael Jackson , released in 1988 ."
     assert not AnswerSwap._known_place("what song did he release in 1988", song, ["Smooth Criminal"])
     assert AnswerSwap._known_place("where did he record it", song, ["Smooth Criminal"])
+
+
+def test_a_phrase_is_checked_by_its_head_noun():
+    beach = "Nancy travels to a secluded beach in Mexico , the same beach her mother visited ."
+    question = "where is the movie set"
+    assert head_of("a secluded beach in Mexico") == "beach"
+    assert category_problem("a secluded beach in Mexico", "London", beach, question, "place") == MISMATCH
+    assert category_problem("a secluded beach in Mexico", "a quiet beach in Brazil", beach, question, "place") is None
