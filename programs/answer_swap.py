@@ -613,7 +613,7 @@ class AnswerSwap(dspy.Module):
         elif kind in TITLE_KINDS or year_in_name(answers[0]):
             pass  # a name with a number in it ("Article Five", "the 2007 film Transformers") is not moved as a number
         elif kind == "person" and len(answers[0].split()) == 1 and self.name_distance == "made_up":
-            if is_common_name(answers[0]):
+            if is_common_name(answers[0]) and not is_first_name(answers[0]):
                 return  # "Queensland", a state a tagger reads as a person: no surname stands in for it
             yield from ((n, "made_up_name") for n in made_up_parts(context, question, answers[0], key, self.known_name))
         elif not is_person_answer(question, answers[0]):

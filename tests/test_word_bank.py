@@ -151,6 +151,10 @@ def test_a_tagged_person_wordnet_knows_as_no_person_gets_no_made_up_surname():
     old = Typed(kind="person", label="PERSON", plural=False, text="Queensland")
     context = "The first match was won by Queensland in 1980 ."
     assert list(swap._code_candidates("who won the first match", context, ["Queensland"], old, "k", {})) == []
+    # A first name WordNet also knows as a word ("max") is still a first name.
+    first = Typed(kind="person", label="PERSON", plural=False, text="Max")
+    max_ = "The first match was won by Max in 1980 . He was nine ."
+    assert list(swap._code_candidates("who won the first match", max_, ["Max"], first, "k", {}))
 
 
 def test_the_pivot_is_asked_for_a_place_only_where_the_answer_is_known_as_one():
