@@ -23,16 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from experiments.bench.conflict_kinds import kind_group as group  # noqa: E402
 from experiments.run_store import RunStore  # noqa: E402
 from metrics.intervals import wilson_interval  # noqa: E402
-from programs.answer_kinds import Typed  # noqa: E402
 from scripts.measure_acceptance import INDEPENDENT, quoted_text, run_key  # noqa: E402
 
 _CUE = re.compile(r"cue:\s*(yes|no)", re.IGNORECASE)
-
-
-def group(kind: str | None) -> str:
-    return Typed(kind, None, None, "").group if kind else "untyped"
 
 
 def share(k: int, n: int) -> str:

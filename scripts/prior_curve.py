@@ -14,22 +14,15 @@ and on the swaps read valid, with Wilson intervals.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from experiments.bench.conflict_prior import answer_prior as prior  # noqa: E402
 from metrics.intervals import wilson_interval  # noqa: E402
 from scripts.conflict_on_valid import TARGET, pooled_swaps  # noqa: E402
-
-
-def prior(scorer, question: str, answer: str) -> float:
-    """P(answer | "Question: q\\nAnswer:") under the scorer's model: the product of the answer's token probabilities."""
-    prefix = f"Question: {question}\nAnswer:"
-    tokens = scorer(f"{prefix} {answer}")
-    return math.exp(sum(t.logprob for t in tokens if t.start >= len(prefix)))
 
 
 def main() -> None:

@@ -61,6 +61,16 @@ def provider_env(isolated, module_mlflow, monkeypatch):
     return isolated
 
 
+def fixed_prior_scorer(text: str) -> list:
+    """A token scorer that gives the whole answer after "Answer:" one token of probability 0.9."""
+    import math
+
+    from experiments.lm.token_scorer import ScoredToken
+
+    start = text.index("\nAnswer:") + len("\nAnswer:")
+    return [ScoredToken(0, start, 0.0), ScoredToken(start, len(text), math.log(0.9))]
+
+
 @pytest.fixture
 def world(isolated, monkeypatch, tmp_path):
     """The bench's world (tests/bench_fakes.py): fake llama.cpp models behind the real engine, a private
@@ -78,6 +88,8 @@ def world(isolated, monkeypatch, tmp_path):
     monkeypatch.setattr(llama_engine, "choice_logprobs", lambda *args, **kwargs: None)
     monkeypatch.setattr("experiments.lm.roster.model_path", lambda name: tmp_path / f"{name}.gguf")
     monkeypatch.setattr("experiments.corpus.default_retriever", lambda embedder, **options: FakeRetriever())
+    # the fake models have no weights to score text with: every closed-book answer gets the prior 0.9
+    monkeypatch.setattr("experiments.bench.conflict_prior.scorer_for", lambda target: lambda: fixed_prior_scorer)
     previous = dspy.cache
     configure_cache(disk_cache_dir=str(tmp_path / "dspy-cache"))
     yield models

@@ -76,10 +76,16 @@ def replay_records(examples: list[dspy.Example]) -> list[dict]:
 
 
 def conflict_asks(
-    cases: dict[str, list[dspy.Example]], seeds: dict[str, TargetSeeds], settings: list[str], book: DemoBook
+    cases: dict[str, list[dspy.Example]],
+    seeds: dict[str, TargetSeeds],
+    settings: list[str],
+    book: DemoBook,
+    answer_kinds: dict[str, str] | None = None,
 ) -> tuple[dict[str, Ask], list[dict]]:
     """Every target asked on the perturbed cases of its own seeds: the distinct asks and one use per
-    (target, seed kind, task, setting, case)."""
+    (target, seed kind, task, setting, case). `answer_kinds`: case id -> the old answer's kind, where the
+    generator read one (answer swaps), carried on the use for the table by kind."""
+    answer_kinds = answer_kinds or {}
     asks: dict[str, Ask] = {}
     uses: list[dict] = []
     roles = conflict_roles()
@@ -109,6 +115,7 @@ def conflict_asks(
                             "evidence_answers": list(case.answers),
                             "original_answers": list(case.original_answers),
                             "closed_answer": own.closed.get(str(case.seed_id), ""),
+                            **({"answer_kind": answer_kinds[str(case.id)]} if answer_kinds.get(str(case.id)) else {}),
                         }
                     )
     return asks, uses

@@ -5,7 +5,12 @@
    context enriching on the first known ones (checks and judge as in any generation stage);
 3. `conflict.evaluate.<target>` — the target on the perturbed cases of its own seeds, in every setting;
 
-then the memory / evidence / other table (experiments.bench.conflict), logged to MLflow and the report.
+4. `conflict.prior.<target>` — a local target's prior: the probability of its closed-book answer of each of
+   its seeds (experiments.bench.conflict_prior; none for a provider's model);
+
+then the memory / evidence / other table (experiments.bench.conflict), the same on known-seed swaps by the old
+answer's kind (experiments.bench.conflict_kinds), and the share that follows the passage by prior bin, each
+logged to MLflow and the report, the prior curve drawn beside it.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import logging
 from dataclasses import dataclass, field
 from functools import partial
 
-from experiments.bench import units
+import dspy
+
+from experiments.bench import conflict_prior, units
 from experiments.bench.answering import TargetAsker
 from experiments.bench.cases import accepted_cases
 from experiments.bench.conflict import (
@@ -27,6 +34,9 @@ from experiments.bench.conflict import (
     seeds_to_generate,
     table,
 )
+from experiments.bench.conflict_kinds import ENOUGH_SWAPS, kind_table
+from experiments.bench.conflict_prior import BINS, PriorProbe, plot_prior_curve, prior_bins, with_priors
+from experiments.bench.conflict_prior import VERSION as PRIOR_VERSION
 from experiments.bench.demos import DemoBook
 from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, scan_order, scan_summary, scan_until_known
@@ -34,7 +44,7 @@ from experiments.bench.placement import UnitRecipe
 from experiments.bench.render import Section
 from experiments.bench.scan_archive import start_from_archive
 from experiments.bench.sharing import passage_order
-from experiments.bench.stages import digest
+from experiments.bench.stages import digest, run_cases
 from experiments.bench.summary import validity_figure
 from experiments.report import jsonable
 from experiments.runner import load_data
@@ -52,6 +62,10 @@ class ConflictResult:
     cases: dict[str, int] = field(default_factory=dict)  # task -> accepted cases
     records: list[dict] = field(default_factory=list)  # classified answers
     rows: list[dict] = field(default_factory=list)  # the table
+    kind_rows: list[dict] = field(default_factory=list)  # the table on known-seed swaps, by answer-kind group
+    kinds_left_out: list[str] = field(default_factory=list)  # targets with too few known-seed swaps for it
+    prior_rows: list[dict] = field(default_factory=list)  # the evidence share by prior bin
+    no_prior: dict[tuple, int] = field(default_factory=dict)  # (target, seeds, setting) -> answers without one
 
     def metrics(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -62,6 +76,15 @@ class ConflictResult:
             out[f"{key}.n"] = float(row["n"])
             for label in ("evidence", "memory", "other"):
                 out[f"{key}.{label}"] = row[f"{label}_share"]
+        for row in self.kind_rows:
+            key = f"conflict.by_kind.{row['target']}.{row['setting']}.{row['answer_group'].replace(' ', '_')}"
+            out[f"{key}.n"] = float(row["n"])
+            for label in ("evidence", "memory", "other"):
+                out[f"{key}.{label}"] = row[f"{label}_share"]
+        for row in self.prior_rows:
+            key = f"conflict.prior.{row['target']}.{row['seeds']}.{row['setting']}.{row['low']:.1f}"
+            out[f"{key}.n"] = float(row["n"])
+            out[f"{key}.evidence"] = row["evidence_share"]
         return out
 
 
@@ -87,7 +110,7 @@ class ConflictRun:
         if self.options.scan_only:
             return result
         wanted = seeds_to_generate(result.seeds, self.order, self.options.control_seeds)
-        cases = {}
+        cases, kinds = {}, {}
         for task in conflict_tasks():
             cases[task] = []
             for pivot_name, pivot in self.bench.pivots.items():
@@ -99,17 +122,54 @@ class ConflictRun:
                     store.run_id, self.bench.calibration_of(task, calibration)
                 )
                 cases[task].extend(accepted_cases(store, examples))
+                kinds.update({r["id"]: r["answer_kind"] for r in store.records() if r.get("answer_kind")})
             result.cases[task] = len(cases[task])
         book = DemoBook(
             {f"conflict.{t}": c for t, c in cases.items()}, self.bench.options.k_shots, self.bench.options.seed
         )
-        asks, uses = conflict_asks(cases, result.seeds, list(self.options.settings), book)
+        asks, uses = conflict_asks(cases, result.seeds, list(self.options.settings), book, kinds)
         answers = {}
         for name, target in self.bench.targets.items():
             answers.update(self.evaluate(name, target, book, [a for a in asks.values() if a.target == name]))
-        result.records = classified(uses, answers)
+        priors = {name: self.priors(name, target, result.seeds[name]) for name, target in self.bench.targets.items()}
+        result.records = with_priors(classified(uses, answers), priors)
         result.rows = table(result.records)
+        result.kind_rows, result.kinds_left_out = kind_table(result.records)
+        result.prior_rows, result.no_prior = prior_bins(result.records)
         return result
+
+    def priors(self, name: str, target, seeds: TargetSeeds) -> dict[str, float]:
+        """seed id -> the target's prior of its closed-book answer, for the seeds it is asked on; empty for a
+        target whose engine gives no log-probabilities of a text."""
+        build = conflict_prior.scorer_for(target)  # through the module: a test world puts a fake scorer there
+        if build is None:
+            return {}
+        items = [
+            dspy.Example(id=s, seed_id=s, question=self.by_id[s].question, closed_answer=seeds.closed[s])
+            for s in dict.fromkeys([*seeds.known, *seeds.unknown])
+            if seeds.closed.get(s)
+        ]
+        if not items:
+            return {}
+        stage = f"conflict.prior.{name}"
+        b = self.bench
+        b.stages.run(
+            stage,
+            digest([PRIOR_VERSION, [(e.id, e.question, e.closed_answer) for e in items]]),
+            partial(self._prior_stage, stage=stage, probe=PriorProbe(name, build), items=items),
+            uses=[target],
+        )
+        return {
+            str(r["seed_id"]): r["prior"]
+            for r in b.stages.store(stage).records()
+            if r.get("status") == "ok" and r.get("prior") is not None
+        }
+
+    def _prior_stage(self, store, *, stage: str, probe: PriorProbe, items: list) -> dict[str, float]:
+        b = self.bench
+        records, new = run_cases(probe, items, store, b.loop_config(stage), b.retry_errors, b.progress)
+        ok = sum(r.get("status") == "ok" for r in records)
+        return {"items": float(len(records)), "new_items": float(new), "errors": float(len(records) - ok)}
 
     def scan(self, name: str, target) -> list[dict]:
         kc = self.options
@@ -189,6 +249,12 @@ def _share(row: dict, label: str) -> str:
     return f"{row[f'{label}_share']:.2f} [{row[f'{label}_low']:.2f}, {row[f'{label}_high']:.2f}]"
 
 
+def _prior_share(row: dict) -> str:
+    if not row["n"]:
+        return "—"
+    return f"{row['evidence_share']:.2f} [{row['evidence_low']:.2f}, {row['evidence_high']:.2f}]"
+
+
 def conflict_sections(result: ConflictResult) -> list:
     """The report's part: each target's scan, the memory / evidence / other table, the cases' validity."""
     scan_rows = []
@@ -228,6 +294,37 @@ def conflict_sections(result: ConflictResult) -> list:
         ]
         for r in result.rows
     ]
+    kind_rows = [
+        [
+            r["target"],
+            r["setting"],
+            r["answer_group"],
+            str(r["n"]),
+            _share(r, "evidence"),
+            _share(r, "memory"),
+            _share(r, "other"),
+            str(r["no_conflict"]),
+            str(r["errors"]),
+        ]
+        for r in result.kind_rows
+    ]
+    prior_rows = [
+        [
+            r["target"],
+            r["seeds"],
+            r["setting"],
+            f"[{r['low']:.1f}, {r['high']:.1f}{']' if r['high'] >= 1 else ')'}",
+            str(r["n"]),
+            str(r["evidence"]),
+            _prior_share(r),
+        ]
+        for r in result.prior_rows
+    ]
+    no_prior = [
+        f"{' · '.join(map(str, key))}: {n} answers without a prior, left out of the bins"
+        for key, n in result.no_prior.items()
+        if n
+    ]
     validity_rows = [
         [
             key,
@@ -263,20 +360,50 @@ def conflict_sections(result: ConflictResult) -> list:
             "them right from memory; unknown: only from the evidence. Context enriching keeps the original "
             "answer (the control): its 'evidence' share is the answer surviving the added text.",
         ),
+        Section(
+            "Knowledge conflict: by answer kind",
+            ["target", "setting", "answer kind", "n", "evidence", "memory", "other", "no conflict", "errors"],
+            kind_rows,
+            note="Answer swaps on the seeds each target knows, by the reading group of the old answer's kind "
+            "(people / places and organisations / works and things / dates and numbers; untyped: a case "
+            "written before kinds were read), on every swap the checks and the judge accepted. Shares with "
+            f"95% Wilson intervals; a target with fewer than {ENOUGH_SWAPS} labelled known-seed swaps in a "
+            "setting is left out.",
+            extra=[f"Too few known-seed swaps for the table: {', '.join(result.kinds_left_out)}."]
+            if result.kinds_left_out
+            else [],
+        ),
+        Section(
+            "Knowledge conflict: the target's prior",
+            ["target", "seeds", "setting", "prior", "n", "from the passage", "share"],
+            prior_rows,
+            note="The target's prior (ClashEval): P(its closed-book answer | 'Question: … Answer:'), the "
+            "product of the answer's token probabilities from llama.cpp's logits, against the share of its "
+            f"answers to the swapped passage that follow the passage, in {BINS} equal bins, with 95% Wilson "
+            "intervals. A provider's model has no prior; its answers are counted apart, not as 0. The curve: "
+            "prior_curve.png beside this report.",
+            extra=no_prior,
+        ),
         Section("Knowledge conflict: the cases", ["stage", "accepted", "seeds", "validity"], validity_rows),
     ]
 
 
 def write_conflict_files(out_dir, result: ConflictResult) -> None:
-    """conflict.json (scans and table) and conflict_answers.jsonl (every classified answer) beside the report."""
+    """conflict.json (scans and tables), conflict_answers.jsonl (every classified answer) and prior_curve.png
+    (where some answer has a prior) beside the report."""
     payload = {
         "scans": result.scans,
         "seeds": {t: {"known": len(s.known), "unknown": len(s.unknown)} for t, s in result.seeds.items()},
         "cases": result.cases,
         "validity": result.validity,
         "table": result.rows,
+        "by_kind": result.kind_rows,
+        "kinds_left_out": result.kinds_left_out,
+        "prior_bins": result.prior_rows,
+        "no_prior": [{"target": t, "seeds": k, "setting": s, "n": n} for (t, k, s), n in result.no_prior.items()],
     }
     (out_dir / "conflict.json").write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
     with open(out_dir / "conflict_answers.jsonl", "w", encoding="utf-8") as handle:
         for record in result.records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    plot_prior_curve(result.prior_rows, out_dir / "prior_curve.png")
