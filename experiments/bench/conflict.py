@@ -32,6 +32,11 @@ def conflict_tasks() -> tuple[str, ...]:
     return tuple(conflict_roles())
 
 
+def swap_tasks() -> tuple[str, ...]:
+    """The generators that put another answer in the evidence (role "swap"): the conflict proper."""
+    return tuple(t for t, role in conflict_roles().items() if role == "swap")
+
+
 @dataclass
 class TargetSeeds:
     """One target's scan outcome: the seeds it knows and its comparison seeds, with its closed-book answers."""

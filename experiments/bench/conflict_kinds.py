@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from experiments.bench.conflict import swap_tasks
 from metrics.conflict import LABELS, conflict_table
 from programs.answer_kinds import Typed
 
@@ -26,17 +27,19 @@ def kind_group(kind: str | None) -> str:
 
 def kind_table(
     records: Iterable[Mapping[str, Any]],
-    task: str = "answer_swap",
+    tasks: Iterable[str] | None = None,
     enough: int = ENOUGH_SWAPS,
     valid: set[str] | None = None,
 ) -> tuple[list[dict], list[str]]:
     """Rows of (target, setting, group) with n and each label's share and interval, on the known-seed swaps of
     targets with at least `enough` labelled swaps in a setting; `valid`, where given, keeps only those case
-    ids (swaps read valid). Also the targets left out for too few swaps."""
+    ids (swaps read valid); `tasks`, the swap generators by default. Also the targets left out for too few
+    swaps."""
+    tasks = set(swap_tasks() if tasks is None else tasks)
     swaps = [
         {**r, "answer_group": kind_group(r.get("answer_kind"))}
         for r in records
-        if r.get("task") == task and r.get("seeds") == "known" and (valid is None or r.get("case_id") in valid)
+        if r.get("task") in tasks and r.get("seeds") == "known" and (valid is None or r.get("case_id") in valid)
     ]
     labelled: dict[tuple, int] = {}
     for r in swaps:

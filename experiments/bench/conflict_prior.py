@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from experiments.bench.conflict import swap_tasks
+from experiments.lm.token_scorer import shared_scorer
 from metrics.conflict import LABELS
 from metrics.intervals import wilson_interval
 
@@ -44,8 +46,6 @@ def scorer_for(target) -> Callable[[], Scorer] | None:
     name = target.config.name
 
     def build() -> Scorer:
-        from experiments.lm.token_scorer import shared_scorer
-
         return shared_scorer(name)
 
     return build
@@ -97,17 +97,18 @@ def _bin(prior: float, bins: int) -> int:
 def prior_bins(
     records: Iterable[Mapping[str, Any]],
     bins: int = BINS,
-    task: str = "answer_swap",
+    tasks: Iterable[str] | None = None,
     by: tuple[str, ...] = ("target", "seeds", "setting"),
 ) -> tuple[list[dict], dict[tuple, int]]:
     """Per group and prior bin: n, the answers that follow the passage (label `evidence`), and their share with
     a 95% Wilson interval; and per group, the labelled answers with no prior, left out of the bins. Only
     labelled answers count (an error or a seed whose memory already says what the passage says is no
-    choice); every bin is listed, empty ones with n = 0."""
+    choice); every bin is listed, empty ones with n = 0. `tasks`: the swap generators by default."""
+    tasks = set(swap_tasks() if tasks is None else tasks)
     counts: dict[tuple, list[list[int]]] = {}
     missing: dict[tuple, int] = {}
     for record in records:
-        if record.get("task") != task or record.get("label") not in LABELS:
+        if record.get("task") not in tasks or record.get("label") not in LABELS:
             continue
         key = tuple(record.get(k) for k in by)
         cells = counts.setdefault(key, [[0, 0] for _ in range(bins)])

@@ -255,6 +255,69 @@ def _prior_share(row: dict) -> str:
     return f"{row['evidence_share']:.2f} [{row['evidence_low']:.2f}, {row['evidence_high']:.2f}]"
 
 
+def _kind_section(result: ConflictResult) -> Section:
+    """The memory / evidence / other table on known-seed swaps, by the old answer's kind."""
+    kind_rows = [
+        [
+            r["target"],
+            r["setting"],
+            r["answer_group"],
+            str(r["n"]),
+            _share(r, "evidence"),
+            _share(r, "memory"),
+            _share(r, "other"),
+            str(r["no_conflict"]),
+            str(r["errors"]),
+        ]
+        for r in result.kind_rows
+    ]
+    return Section(
+        "Knowledge conflict: by answer kind",
+        ["target", "setting", "answer kind", "n", "evidence", "memory", "other", "no conflict", "errors"],
+        kind_rows,
+        note="Answer swaps on the seeds each target knows, by the reading group of the old answer's kind "
+        "(people / places and organisations / works and things / dates and numbers; untyped: a case "
+        "written before kinds were read), on every swap the checks and the judge accepted. Shares with "
+        f"95% Wilson intervals; a target with fewer than {ENOUGH_SWAPS} labelled known-seed swaps in a "
+        "setting is left out.",
+        extra=[f"Too few known-seed swaps for the table: {', '.join(result.kinds_left_out)}."]
+        if result.kinds_left_out
+        else [],
+    )
+
+
+def _prior_section(result: ConflictResult) -> Section:
+    """The share of answers that follow the passage, by the target's prior of its closed-book answer."""
+    prior_rows = [
+        [
+            r["target"],
+            r["seeds"],
+            r["setting"],
+            f"[{r['low']:.1f}, {r['high']:.1f}{']' if r['high'] >= 1 else ')'}",
+            str(r["n"]),
+            str(r["evidence"]),
+            _prior_share(r),
+        ]
+        for r in result.prior_rows
+    ]
+    no_prior = [
+        f"{' · '.join(map(str, key))}: {n} answers without a prior, left out of the bins"
+        for key, n in result.no_prior.items()
+        if n
+    ]
+    return Section(
+        "Knowledge conflict: the target's prior",
+        ["target", "seeds", "setting", "prior", "n", "from the passage", "share"],
+        prior_rows,
+        note="The target's prior (ClashEval): P(its closed-book answer | 'Question: … Answer:'), the "
+        "product of the answer's token probabilities from llama.cpp's logits, against the share of its "
+        f"answers to the swapped passage that follow the passage, in {BINS} equal bins, with 95% Wilson "
+        "intervals. A provider's model has no prior; its answers are counted apart, not as 0. The curve: "
+        "prior_curve.png beside this report.",
+        extra=no_prior,
+    )
+
+
 def conflict_sections(result: ConflictResult) -> list:
     """The report's part: each target's scan, the memory / evidence / other table, the cases' validity."""
     scan_rows = []
@@ -294,37 +357,6 @@ def conflict_sections(result: ConflictResult) -> list:
         ]
         for r in result.rows
     ]
-    kind_rows = [
-        [
-            r["target"],
-            r["setting"],
-            r["answer_group"],
-            str(r["n"]),
-            _share(r, "evidence"),
-            _share(r, "memory"),
-            _share(r, "other"),
-            str(r["no_conflict"]),
-            str(r["errors"]),
-        ]
-        for r in result.kind_rows
-    ]
-    prior_rows = [
-        [
-            r["target"],
-            r["seeds"],
-            r["setting"],
-            f"[{r['low']:.1f}, {r['high']:.1f}{']' if r['high'] >= 1 else ')'}",
-            str(r["n"]),
-            str(r["evidence"]),
-            _prior_share(r),
-        ]
-        for r in result.prior_rows
-    ]
-    no_prior = [
-        f"{' · '.join(map(str, key))}: {n} answers without a prior, left out of the bins"
-        for key, n in result.no_prior.items()
-        if n
-    ]
     validity_rows = [
         [
             key,
@@ -360,30 +392,8 @@ def conflict_sections(result: ConflictResult) -> list:
             "them right from memory; unknown: only from the evidence. Context enriching keeps the original "
             "answer (the control): its 'evidence' share is the answer surviving the added text.",
         ),
-        Section(
-            "Knowledge conflict: by answer kind",
-            ["target", "setting", "answer kind", "n", "evidence", "memory", "other", "no conflict", "errors"],
-            kind_rows,
-            note="Answer swaps on the seeds each target knows, by the reading group of the old answer's kind "
-            "(people / places and organisations / works and things / dates and numbers; untyped: a case "
-            "written before kinds were read), on every swap the checks and the judge accepted. Shares with "
-            f"95% Wilson intervals; a target with fewer than {ENOUGH_SWAPS} labelled known-seed swaps in a "
-            "setting is left out.",
-            extra=[f"Too few known-seed swaps for the table: {', '.join(result.kinds_left_out)}."]
-            if result.kinds_left_out
-            else [],
-        ),
-        Section(
-            "Knowledge conflict: the target's prior",
-            ["target", "seeds", "setting", "prior", "n", "from the passage", "share"],
-            prior_rows,
-            note="The target's prior (ClashEval): P(its closed-book answer | 'Question: … Answer:'), the "
-            "product of the answer's token probabilities from llama.cpp's logits, against the share of its "
-            f"answers to the swapped passage that follow the passage, in {BINS} equal bins, with 95% Wilson "
-            "intervals. A provider's model has no prior; its answers are counted apart, not as 0. The curve: "
-            "prior_curve.png beside this report.",
-            extra=no_prior,
-        ),
+        _kind_section(result),
+        _prior_section(result),
         Section("Knowledge conflict: the cases", ["stage", "accepted", "seeds", "validity"], validity_rows),
     ]
 
