@@ -48,7 +48,7 @@ import dspy
 from experiments import task_registry
 from experiments.data.errors import DataError
 from experiments.data.fields import choices, field_error, missing, opt_str, option_label, req_str, row_id, str_list
-from experiments.data.registry import iter_rows, source_name
+from experiments.data.files import iter_rows, source_name
 from metrics.keywords import TASK_ANSWERS
 from metrics.normalize import normalize_answer
 

@@ -1,6 +1,7 @@
 """A run resolved once, before anything runs: the environment's offline defaults, the case set a `run:<config>`
 source names, the task's registration and its validated options, the models of the task's roles and how this
-process's local models share its cores, the run id (resumed or fresh) and how this invocation runs it. The
+process's local models share its cores (and, under a spend cap, that each provider model has a price), the run id
+(resumed or fresh), its folder, and how this invocation runs it. The
 runner, the Ray workers and the tasks that drive their own stages receive this object and read it; none of them
 resolves any of it again.
 """
@@ -9,14 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from experiments import task_registry
 from experiments.case_sets import is_run_source, resolve_run_source
-from experiments.config import ExperimentConfig
+from experiments.config import ConfigError, ExperimentConfig
 from experiments.lm.offline import apply_offline_defaults
 from experiments.lm.pool import CoreSplit
+from experiments.lm.prices import is_priced
 from experiments.lm.settings import LMConfig
 from experiments.run_store import RunStore, RunStoreError
 from experiments.tracking import flatten
@@ -30,6 +33,7 @@ class ResolvedRun:
     models: dict[str, LMConfig | list[LMConfig]]  # by role, the roles the task uses ("targets", "pivots": lists)
     split: CoreSplit  # how the local models of a process share its cores
     run_id: str
+    folder: Path  # runs/<run id>: its checkpoint, lock and spend
     retry_errors: bool = False  # redo the cases that ended in error:<kind>
     progress: bool = True
     ray_address: str | None = None  # the Ray cluster to join, with run.executor: ray
@@ -64,11 +68,29 @@ def resolve_run(
     task = task_registry.get(config.task)
     options = task.Options.model_validate(config.options)
     run_id = run_id or RunStore.new_id(config.name, config.digest(), fresh=fresh)
-    _check_same_config(RunStore(run_id), config)
+    store = RunStore(run_id)
+    _check_same_config(store, config)
     models = config.models_of(task.cls.roles, getattr(task.cls, "optional_roles", ()))
-    return ResolvedRun(
-        config, task, options, models, config.run.core_split(), run_id, retry_errors, progress, ray_address
-    )
+    split = config.run.core_split()
+    _check_priced(config)
+    return ResolvedRun(config, task, options, models, split, run_id, store.dir, retry_errors, progress, ray_address)
+
+
+def _check_priced(config: ExperimentConfig) -> None:
+    """Under `run.max_cost`, a provider model without a price is refused: a cap cannot bound what it cannot
+    price."""
+    if config.run.max_cost is None:
+        return
+    unpriced = [
+        f"{where} ({entry.name})"
+        for where, entry in config.models.entries().items()
+        if "/" in entry.name and not is_priced(entry.name, entry.price)
+    ]
+    if unpriced:
+        raise ConfigError(
+            f"run.max_cost: no price for {', '.join(unpriced)} in LiteLLM's cost map; give each a "
+            "`price: {prompt_per_million: …, completion_per_million: …}` or drop the cap"
+        )
 
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:

@@ -91,7 +91,7 @@ def run_experiment(config: ExperimentConfig, **invocation) -> RunResult:
 
 def run(resolved: ResolvedRun) -> RunResult:
     """The run's folder is locked for the whole invocation: one writer per checkpoint."""
-    with run_lock.hold(RunStore(resolved.run_id).dir):
+    with run_lock.hold(resolved.folder):
         return _run(resolved)
 
 
@@ -177,6 +177,7 @@ class _Run:
     data: LoadedData
     lms: dict
     judge_params: dict | None
+    judge_described: dict  # the judge's parameters as MLflow params
     task: object
     run_judge: object
     todo: list
@@ -208,10 +209,11 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         )
     lms = build_lms(resolved)
     warn_long_prompts(data.examples, role_lms(lms))
-    judge_params = None
+    judge_params, judge_described = None, {}
     if "judge" in lms and config.task != "judge_calibration":
         v = config.validation
         judge_params = resolve_params(lms["judge"], v.judge_params, resolved.judged_task, v.judge_method)
+        judge_described = describe(judge_params)
     task, run_judge = build_task(resolved, lms, judge_params)
     store.write_config(logged_config)
     run_inputs.record(store, identity, digest, {"data": (config.data.source, data.path, data.sha256)})
@@ -228,7 +230,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         len(data.examples) - len(todo),
         len(todo),
     )
-    return _Run(run_id, store, logged_config, data, lms, judge_params, task, run_judge, todo, earlier)
+    return _Run(run_id, store, logged_config, data, lms, judge_params, judge_described, task, run_judge, todo, earlier)
 
 
 @contextmanager
@@ -238,7 +240,6 @@ def _tracked(config: ExperimentConfig, run: _Run):
     import mlflow
 
     data, lms = run.data, run.lms
-    judge_described = describe(run.judge_params) if run.judge_params is not None else {}
     tags = {tracking.RUN_ID_TAG: run.run_id, "reeval.task": config.task, **tracking.git_state()}
     with tracking.parent_run(f"reeval/{config.name}", run.run_id, tags) as parent:
         tracking.log_params(tracking.flatten(run.logged_config))
@@ -252,7 +253,7 @@ def _tracked(config: ExperimentConfig, run: _Run):
         if data.filter_counts:
             tracking.log_metrics({f"data.filter.{k}": v for k, v in data.filter_counts.items()})
         if run.judge_params is not None:
-            tracking.log_params(judge_described)
+            tracking.log_params(run.judge_described)
             mlflow.log_dict(run.judge_params, "judge_params.json")
         yield parent
 

@@ -20,6 +20,7 @@ from experiments.data.errors import DataError, describe
 _JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 # ReEval released its cases as one JSON array per file; such a file is read row by row like JSON Lines.
 _JSON_ARRAY_SUFFIX = ".json"
+PARQUET = ".parquet"
 
 
 def content_sha256(path: str | Path) -> str:
@@ -109,3 +110,25 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(obj, dict):
             raise DataError(f"{path}:{lineno}: expected a JSON object, got {describe(obj)}")
         yield lineno, obj
+
+
+def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(row number, object)`` of a Parquet file, or :func:`iter_jsonl` of any other."""
+    path = Path(path)
+    if path.suffix != PARQUET:
+        yield from iter_jsonl(path)
+        return
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for one cause: not a Parquet file
+        raise DataError(f"{path}: not a readable Parquet file ({type(e).__name__}: {e})") from None
+    yield from enumerate(table.to_pylist(), start=1)
+
+
+def source_name(path: Path) -> str:
+    """What a file's rows are called: its stem, or for a hub-style `<name>/data/test-….parquet` the `<name>`."""
+    if path.suffix == PARQUET and path.parent.name == "data" and path.parent.parent.name:
+        return path.parent.parent.name
+    return file_stem(path)

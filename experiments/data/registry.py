@@ -1,18 +1,19 @@
 """The shipped data sets by name, and a name, a file path or an export folder resolved to its file and loader.
 
 A Parquet file (FaithEval's hub files, `reeval export`'s `hf` and `faitheval` layouts) is read row by row
-like JSON Lines, each row numbered; a folder `reeval export` wrote stands for the one data file it holds.
+like JSON Lines, each row numbered (experiments/data/files.py); a folder `reeval export` wrote stands for the one
+data file it holds.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from experiments.data.errors import DataError, UnknownDatasetError
-from experiments.data.files import file_stem, iter_jsonl
+from experiments.data.files import PARQUET, iter_rows, source_name
 from experiments.data.loaders import load_mrqa, load_multiple_choice, load_passages, load_qa
 from experiments.paths import project_root
 
@@ -37,32 +38,9 @@ class DatasetSpec(NamedTuple):
     loader: Callable[..., Any]
 
 
-PARQUET = ".parquet"
 # Files of an export folder that are its metadata, not its rows.
 METADATA_FILES = ("croissant.json",)
 ROW_SUFFIXES = (".jsonl", ".jsonl.gz", ".json")
-
-
-def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(row number, object)`` of a Parquet file, or :func:`~experiments.data.files.iter_jsonl` of any other."""
-    path = Path(path)
-    if path.suffix != PARQUET:
-        yield from iter_jsonl(path)
-        return
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for one cause: not a Parquet file
-        raise DataError(f"{path}: not a readable Parquet file ({type(e).__name__}: {e})") from None
-    yield from enumerate(table.to_pylist(), start=1)
-
-
-def source_name(path: Path) -> str:
-    """What a file's rows are called: its stem, or for a hub-style `<name>/data/test-….parquet` the `<name>`."""
-    if path.suffix == PARQUET and path.parent.name == "data" and path.parent.parent.name:
-        return path.parent.parent.name
-    return file_stem(path)
 
 
 def data_file_of(folder: Path) -> Path:
