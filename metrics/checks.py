@@ -179,7 +179,8 @@ SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]*[A-Z0-9])")
 
 _IPA = re.compile(r"[ˈˌːɒəæɑɪʊʃʒθðŋɡɛɔʌɜɐ]")
 # A post-nominal may stand between the name and its gloss ("John Locke FRS ( / lɒk / ; …").
-_GLOSS = re.compile(r"(?:\s*,?\s*(?:FRS|OBE|KBE|CBE|MBE|PC|QC)\b)*\s*\(([^;)]*)")
+# A name's span may stop before the period of its "Jr." ("Theodore Roosevelt Jr. ( / ˈroʊzəvɛlt / …"; read invalid).
+_GLOSS = re.compile(r"\.?(?:\s*,?\s*(?:FRS|OBE|KBE|CBE|MBE|PC|QC)\b)*\s*\(([^;)]*)")
 
 
 def stale_glosses(original: str, spans: Iterable[tuple[int, int, str]], golds: Iterable[str]) -> list[str]:

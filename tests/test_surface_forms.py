@@ -308,6 +308,9 @@ def test_a_swapped_name_keeps_no_gloss_of_the_old_one():
     coltrane = "Robbie Coltrane , OBE ( born Anthony Robert McMillan ; 30 March 1950 ) is a Scottish actor ."
     assert glosses(coltrane, "Robbie Coltrane , OBE", "Tom Cruise") == []
     assert glosses("It opened in 1890 ( / x / ) .", "1890", "1891") == []  # a date has no name gloss
+    # A span that stops before the period of "Jr." still has the gloss after it.
+    junior = "Theodore Roosevelt Jr. ( / ˈroʊzəvɛlt / ROH - zə - velt ; born 1858 ) was a statesman ."
+    assert glosses(junior, "Theodore Roosevelt Jr.", "Tony Morton") == ["/ ˈroʊzəvɛlt / ROH - zə - velt"]
 
 
 def test_an_ism_answer_is_still_told_by_its_family():
