@@ -255,6 +255,18 @@ def _prior_share(row: dict) -> str:
     return f"{row['evidence_share']:.2f} [{row['evidence_low']:.2f}, {row['evidence_high']:.2f}]"
 
 
+def _outcome_cells(row: dict) -> list[str]:
+    """The cells every conflict table ends on: n, the three outcome shares, no-conflict answers and errors."""
+    return [
+        str(row["n"]),
+        _share(row, "evidence"),
+        _share(row, "memory"),
+        _share(row, "other"),
+        str(row["no_conflict"]),
+        str(row["errors"]),
+    ]
+
+
 def _kind_section(result: ConflictResult) -> Section:
     """The memory / evidence / other table on known-seed swaps, by the old answer's kind."""
     kind_rows = [
@@ -262,12 +274,7 @@ def _kind_section(result: ConflictResult) -> Section:
             r["target"],
             r["setting"],
             r["answer_group"],
-            str(r["n"]),
-            _share(r, "evidence"),
-            _share(r, "memory"),
-            _share(r, "other"),
-            str(r["no_conflict"]),
-            str(r["errors"]),
+            *_outcome_cells(r),
         ]
         for r in result.kind_rows
     ]
@@ -348,12 +355,7 @@ def conflict_sections(result: ConflictResult) -> list:
             r["task"].replace("_", " "),
             r["seeds"],
             r["setting"],
-            str(r["n"]),
-            _share(r, "evidence"),
-            _share(r, "memory"),
-            _share(r, "other"),
-            str(r["no_conflict"]),
-            str(r["errors"]),
+            *_outcome_cells(r),
         ]
         for r in result.rows
     ]
