@@ -201,15 +201,19 @@ def stale_glosses(original: str, spans: Iterable[tuple[int, int, str]], golds: I
     return stale
 
 
-def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]], reach: int = 1) -> list[str]:
+def chronology_flips(
+    original: str, spans: Iterable[tuple[int, int, str]], reach: int = 1, unmoved: str | None = None
+) -> list[str]:
     """Years near a replaced span whose order against the replaced year the edit reverses: "published
     on July 13, 1890, it was first collected in Bierce's 1891 book" swapped to 1900 makes the book
     older than the story; a hiatus "from 2009 to 2012" swapped to "from 2013 to 2014" ends after the
     next sentence's 2013 comeback album (both reviewed invalid). `spans`: (start, end, new text) in
     `original`; a span with several years pairs them in order. Compared: the span's own sentence and
     `reach` sentences either side, where narrative text keeps its order; further years are often
-    unrelated."""
+    unrelated. `unmoved`: the passage before its timeline moved (programs/timeline.py keeps every offset), whose
+    years the old answer is ordered against; the new one is ordered against the moved ones."""
     flips = []
+    unmoved = original if unmoved is None else unmoved
     bounds = [0, *(m.end() for m in SENTENCE_BREAK.finditer(original)), len(original)]
     for start, end, new in spans:
         old_years, new_years = _YEAR.findall(original[start:end]), _YEAR.findall(new)
@@ -217,16 +221,13 @@ def chronology_flips(original: str, spans: Iterable[tuple[int, int, str]], reach
             continue
         left = max(i for i, b in enumerate(bounds) if b <= start)
         right = min(i for i, b in enumerate(bounds) if b >= end)
-        around = (
-            original[bounds[max(0, left - reach)] : start]
-            + " "
-            + original[end : bounds[min(len(bounds) - 1, right + reach)]]
-        )
-        others = list(map(int, _YEAR.findall(around)))
+        windows = [(bounds[max(0, left - reach)], start), (end, bounds[min(len(bounds) - 1, right + reach)])]
+        was = [m for a, b in windows for m in _YEAR.finditer(unmoved, a, b)]
+        others = [(int(m.group(1)), int((_YEAR.match(original, m.start()) or m).group(1))) for m in was]
         for before, after in zip(map(int, old_years), map(int, new_years), strict=True):
-            for other in others:
-                if (before - other) * (after - other) < 0:  # strictly reversed; from or to a tie is not judged
-                    flips.append(f"{before}->{after} against {other}")
+            for was, now in others:
+                if (before - was) * (after - now) < 0:  # strictly reversed; from or to a tie is not judged
+                    flips.append(f"{before}->{after} against {now}")
     return flips
 
 

@@ -308,3 +308,25 @@ def aliases_after(original: str, spans: Iterable[tuple[int, int, str]]) -> list[
     """Another name of the old answer glossed right after a replaced span ("adenoid , also known as a pharyngeal
     tonsil"): the edit renames the thing, the gloss still names the old one (read invalid)."""
     return [m.group().strip(" ,(") for _, end, _ in spans if (m := _ALIAS.match(original, end))]
+
+
+# A list the count introduces: "( Luigi , Captain Falcon , Ness , and Jigglypuff )", ": red , green and blue".
+_LIST_AFTER = re.compile(r"^[^.;()]{0,60}?(?:\(\s*|:\s*)(?P<items>[^.;()]{1,300}?)(?:\s*\)|\s*[.;]|$)")
+_ITEM_BREAK = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def listed_counts(original: str, spans: Iterable[tuple[int, int, str]]) -> list[str]:
+    """Lists after a replaced count that still hold the old count's number of items: "three unlockable
+    characters ( Luigi , Captain Falcon , Ness , and Jigglypuff )" keeps the four it listed (read invalid)."""
+    found = []
+    for start, end, new in spans:
+        old_values, new_values = numbers_in(original[start:end]), numbers_in(new)
+        if len(old_values) != 1 or len(new_values) != 1 or old_values[0] == new_values[0]:
+            continue
+        m = _LIST_AFTER.match(original[end:])
+        if m is None:
+            continue
+        items = [i for i in _ITEM_BREAK.split(m.group("items")) if i.strip()]
+        if len(items) >= 2 and len(items) == old_values[0]:
+            found.append(original[start : end + m.end()].strip())
+    return found

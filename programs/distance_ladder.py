@@ -25,6 +25,8 @@ FACTORS = {"near": Decimal("1.1"), "mid": Decimal("1.5"), "far": Decimal("3"), "
 LATEST_YEAR = 2026
 _WHEN = re.compile(r"^\s*(?:when|what year|which year|in what year|in which year)\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
+# "the 1840s", "the late 1960s": a decade moves by whole decades.
+_DECADE = re.compile(r"(?<!\d)(1\d{2}0|20[0-2]0)s\b")
 _NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,]*\d)")
 
 
@@ -67,14 +69,24 @@ def _years(answer: str, step: int, key: str, asked: frozenset[int] = frozenset()
         return []
     if years[0] in asked:
         return _days(answer, years[0], step, key)
+    if _DECADE.search(answer):
+        step = 10 * max(1, round(step / 10))
     out = []
-    for delta in _order(key, [-step, step]):
-        if min(years) + delta < 1000:
+    # A year one step further each way is the fallback where the step's own years are taken: the passage holds
+    # them, or the timeline would move another year onto the old answer's (1992 beside a 1991 and a 1993).
+    for ring, delta in enumerate([*_order(key, [-step, step]), *_order(key, [-step - 1, step + 1])]):
+        if min(years) + delta < 1000 or (ring >= 2 and _DECADE.search(answer)):
             continue
         moved = _YEAR.sub(lambda m, d=delta: str(int(m.group(1)) + d), answer)
-        out.append((max(years) + delta > LATEST_YEAR, moved))
-    out.sort(key=lambda pair: pair[0])  # a future year only when the past one is unusable
-    return [text for _, text in out]
+        out.append((ring >= 2, max(years) + delta > LATEST_YEAR, moved))
+    out.sort(key=lambda t: t[:2])  # a future year only when the past one is unusable
+    return [text for *_, text in out]
+
+
+def _decade(answer: str) -> bool:
+    """A decade with at most an article and an early / mid / late before it ("the late 1960s", "mid-1990s")."""
+    rest = re.sub(r"\b(?:the|early|mid|late|in)\b|-", " ", _DECADE.sub(" ", answer, count=1), flags=re.IGNORECASE)
+    return _DECADE.search(answer) is not None and not rest.strip()
 
 
 def _format(value: Decimal, grouped: bool, decimals: int) -> str:
@@ -135,7 +147,7 @@ def shifted_answers(answer: str, level: str, key: str, question: str = "") -> li
         raise ValueError("'proposed' is the pivot's own proposal, not a code-made distance")
     if level not in YEAR_STEPS:
         raise ValueError(f"distance: one of {DISTANCES}, got {level!r}")
-    kind = answer_kind(answer)
+    kind = "date" if _decade(answer) else answer_kind(answer)
     # "spring 2018", "Between 1955 and 1968": years a when-question asks for, not quantities to scale.
     if kind == "date" or (kind == "number" and _WHEN.match(question) and _YEAR.search(answer) and "," not in answer):
         asked = frozenset(int(y) for y in _YEAR.findall(question))

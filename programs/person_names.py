@@ -81,8 +81,14 @@ def named_part(question: str, answer: str) -> str:
     The description stays in the passage around the swapped name; renaming the whole span would drop it, and
     keeping it in the new answer would make a gold answer no reader gives."""
     m = _DESCRIBED.match(answer.strip())
-    # "Mike Reid and Allen Shamblin" is two people, not a description and a name.
-    if m is None or not _WHO.search(question) or (_GROUP_WORDS | _JOINS) & set(m.group("desc").lower().split()):
+    if m is None or not _WHO.search(question):
+        return answer
+    desc = m.group("desc").split()
+    # "Mike Reid and Allen Shamblin" is two people, not a description and a name: a join after a name. "American
+    # singer and actress Lady Gaga" is one person described twice.
+    if _GROUP_WORDS & {w.lower() for w in desc} or any(
+        w.lower() in _JOINS and before[:1].isupper() for before, w in zip(desc, desc[1:], strict=False)
+    ):
         return answer
     name = m.group("name")
     return name if is_person_answer(question, name) else answer

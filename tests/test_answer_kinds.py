@@ -251,3 +251,43 @@ def test_at_a_code_made_distance_a_person_gets_a_made_up_name_and_the_pivot_is_n
         )
     assert out.rejection is None and out.kind == "person" and not lm.history
     assert out.proposals[-1]["answer_type"] == "made_up_name" and out.new_answer != "Tom Cruise"
+
+
+@pytest.mark.parametrize(
+    "question, context, answers, kind, new",
+    [
+        # A "who" answer the passage calls he: a person, whom code names, though the tagger reads a group.
+        (
+            "who sang i'm going back to cali",
+            "`` Going Back to Cali '' is a single by LL Cool J from the Less Than Zero soundtrack . He recorded it "
+            "in 1987 and his label released it .",
+            ["LL Cool J"],
+            "person",
+            True,
+        ),
+        # A title with its year is a work, not the year the tagger reads; code has no work to give here.
+        (
+            "what was the first movie thanos was in",
+            "Thanos first appeared on film in The Avengers ( 2012 ) , in a scene after the credits .",
+            ["The Avengers ( 2012 )"],
+            "work",
+            False,
+        ),
+        # A decade moves by a decade.
+        (
+            "when was the term social justice first used",
+            "The term social justice was first used in the 1840s by a Jesuit priest .",
+            ["1840s"],
+            "date",
+            True,
+        ),
+    ],
+)
+def test_what_the_small_tagger_misreads_is_typed_by_the_question_and_the_passage(question, context, answers, kind, new):
+    lm = dspy.utils.DummyLM([], adapter=dspy.JSONAdapter())
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        out = AnswerSwap(max_attempts=1, distance="near", writer="rules")(
+            question=question, context=context, answers=answers
+        )
+    assert out.kind == kind and not lm.history
+    assert (out.rejection is None and out.new_answer not in answers) if new else out.rejection == "level_unreachable"

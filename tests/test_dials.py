@@ -94,9 +94,9 @@ def test_a_year_the_original_passage_holds_is_passed_over_though_the_timeline_wo
     out, _ = run(
         [], AnswerSwap(distance="near"), question="when was the tower finished", context=context, answers=["1889"]
     )
-    assert out.rejection == "level_unreachable"
     # both neighbours are in the original passage: a reader would see the new answer there before
-    assert [p["problem"] for p in out.proposals] == ["proposal_in_context", "proposal_in_context"]
+    assert [p["problem"] for p in out.proposals[:2]] == ["proposal_in_context", "proposal_in_context"]
+    assert out.rejection is None and out.new_answer in ("1887", "1891")
 
 
 # --- unanswerable: removal and lures -----------------------------------------------------------------

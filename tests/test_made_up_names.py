@@ -158,3 +158,11 @@ def test_a_one_word_person_is_swapped_in_code():
     )
     assert out.rejection is None and out.proposals[-1]["answer_type"] == "made_up_name"
     assert "Barry" not in out.context and f"leaving {out.new_answer} as" in out.context
+
+
+def test_a_person_described_twice_is_renamed_by_the_name_alone():
+    from programs.person_names import named_part
+
+    assert named_part("who does the voice", "actor and comedian Tim Allen") == "Tim Allen"
+    assert named_part("who does the voice", "American singer and actress Lady Gaga") == "Lady Gaga"
+    assert named_part("who wrote it", "Mike Reid and Allen Shamblin") == "Mike Reid and Allen Shamblin"

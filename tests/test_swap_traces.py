@@ -311,3 +311,24 @@ def test_an_alias_glossed_after_the_swapped_span_names_the_old_answer():
 )
 def test_a_proposal_spelling_the_gold_inside_a_word_or_cut_short_is_refused(proposal, problem):
     assert proposal_problem(proposal, ["The Bharat Ratna"]) == problem
+
+
+def test_a_list_after_a_swapped_count_still_holds_the_old_number_of_items():
+    from metrics.word_traces import listed_counts
+
+    original = "It has four unlockable characters ( Luigi , Captain Falcon , Ness , and Jigglypuff ) to find ."
+    start = original.index("four")
+    assert listed_counts(original, [(start, start + 4, "three")]) == [
+        "four unlockable characters ( Luigi , Captain Falcon , Ness , and Jigglypuff )"
+    ]
+    assert listed_counts(original, [(start, start + 4, "four")]) == []  # the count did not move
+    colours = "The flag has three colours : red , green and blue ."
+    start = colours.index("three")
+    assert listed_counts(colours, [(start, start + 5, "four")]) == ["three colours : red , green and blue ."]
+    # A parenthesis that is no list ("( 2001 )") and a list of another length say nothing.
+    other = "The band has four members ( 2001 ) and toured ( Oslo , Bergen ) twice ."
+    start = other.index("four")
+    assert listed_counts(other, [(start, start + 4, "five")]) == []
+    edit = replace_forms(original, ["four"], "three")
+    checks = swap_checks(original, edit.text, ["four"], "three", 0.9, edit)
+    assert checks["old_answer_trace:list_count"] is False

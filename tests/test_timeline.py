@@ -33,17 +33,18 @@ def test_a_year_the_question_names_stays():
     assert moved == "The 2004 -- 05 season ended in 2006 ." and [m["old"] for m in moves] == ["2005"]
 
 
-def test_a_move_that_would_land_on_the_old_year_is_refused_and_so_is_a_year_the_original_holds():
+def test_a_move_onto_the_old_year_or_a_year_the_original_holds_is_passed_over_for_one_step_further():
     from programs.answer_swap import AnswerSwap
 
     context = "The act was passed in 1918 . It was repealed in 1919 over a veto ."
     out = AnswerSwap(distance="near")(question="when was the act passed", context=context, answers=["1918"])
-    # 1917 would move the repeal onto 1918; 1919 is in the original passage
-    assert out.rejection == "level_unreachable"
-    assert {p["proposal"]: p["problem"] for p in out.proposals} == {
+    # 1917 would move the repeal onto 1918; 1919 is in the original passage; one step further is the fallback.
+    assert {p["proposal"]: p["problem"] for p in out.proposals[:2]} == {
         "1917": "timeline_collides",
         "1919": "proposal_in_context",
     }
+    assert out.rejection is None and out.new_answer in ("1916", "1920")
+    assert "1918" not in out.context
 
 
 def test_a_weekday_the_moved_year_no_longer_fits_rejects_the_swap():
@@ -70,14 +71,22 @@ def test_a_year_range_answer_moves_both_ends_and_is_not_scaled_like_a_quantity()
     from programs.distance_ladder import shifted_answers
 
     question = "when did the movement start"
-    assert sorted(shifted_answers("Between 1955 and 1968", "near", "k", question)) == [
-        "Between 1954 and 1967",
-        "Between 1956 and 1969",
-    ]
-    assert sorted(shifted_answers("spring 2018", "near", "k", "when will the season start")) == [
+    moved = shifted_answers("Between 1955 and 1968", "near", "k", question)
+    assert sorted(moved[:2]) == ["Between 1954 and 1967", "Between 1956 and 1969"]
+    # One step further each way, tried only after the step's own years.
+    assert sorted(moved[2:]) == ["Between 1953 and 1966", "Between 1957 and 1970"]
+    assert sorted(shifted_answers("spring 2018", "near", "k", "when will the season start")[:2]) == [
         "spring 2017",
         "spring 2019",
     ]
+
+
+def test_a_decade_moves_by_whole_decades():
+    from programs.distance_ladder import shifted_answers
+
+    assert sorted(shifted_answers("1840s", "near", "k", "when was the term first used")) == ["1830s", "1850s"]
+    assert sorted(shifted_answers("the late 1960s", "far", "k", "when")) == ["the late 1940s", "the late 1980s"]
+    assert shifted_answers("1960s music", "near", "k", "what") == []  # a decade inside a phrase is no date
 
 
 def test_a_unit_conversion_after_a_swapped_number_rejects_the_swap():
