@@ -28,7 +28,7 @@ from metrics.evidence_checks import competing_candidates, names_beside, restatin
 from metrics.normalize import answer_tokens
 from metrics.offered_answers import RULES as OFFER_RULES
 from metrics.offered_answers import offered_answers
-from metrics.surface_forms import answer_kind, find_forms, units_of
+from metrics.surface_forms import answer_kind, find_forms, name_part_left, units_of
 from metrics.traces import coarse_dates, date_year_left, descriptions_left, gloss_traces
 from metrics.word_traces import derived_words, split_names
 from programs.answer_kinds import CONFUSED, LABEL_KINDS, NAMES, TYPE_NOUN_KINDS, type_in
@@ -48,7 +48,7 @@ from signatures.faitheval import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "faitheval/31"
+VERSION = "faitheval/32"
 UNKNOWN = "unknown"
 CONFLICT = "conflict"
 GENERATION_TOKENS = 256
@@ -195,6 +195,8 @@ def masked(text: str, answers: list[str], noun: str) -> str:
     "a", the others with "the" ("a person" … "The person wrote"); an article the text already has before a
     form is kept ("by the band"); capitalised where a sentence starts."""
     marked = replace_forms(text, answers, _MARK, whole_name=True).text
+    if noun == "person":
+        marked = _mask_name_parts(marked, answers)
     # An article of the text stays and the mask takes none ("by the Beatles" → "by the band").
     marked = _ARTICLE_BEFORE_MARK.sub(lambda m: m.group(1) + " " + _MARK.lower() + "\0", marked)
     out, first = [], True
@@ -210,6 +212,27 @@ def masked(text: str, answers: list[str], noun: str) -> str:
             first = False
         out.append(piece)
     return "".join(out)
+
+
+def _mask_name_parts(text: str, answers: list[str]) -> str:
+    """A person's first name or surname standing alone ("Ramsay" after "Ramsay Snow", "Frye") masked too:
+    left, it names the person (`old_name_part_absent` lost a tenth of the selected seeds). Not inside another
+    name ("King James", "James Bay"), which the part does not name."""
+    spans = []
+    for answer in answers:
+        # A shorter form of the whole name first ("Mary Frye" for "Mary Elizabeth Frye").
+        words = [w for w in answer.split() if w[:1].isupper() and w.isalpha()]
+        run = rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?:\s+(?:{'|'.join(map(re.escape, words))}))+(?!\w)"
+        if len(words) >= 2:
+            text = re.sub(run, _MARK, text)
+        for form in name_part_left(text, answer):
+            before, after = text[: form.start].split()[-1:], text[form.end :].split()[:1]
+            inside = any(w[:1].isupper() and w not in ("``", _MARK) for w in before + after)
+            if form.text[:1].isupper() and form.text.isalpha() and not inside:
+                spans.append((form.start, form.end))
+    for start, end in sorted(set(spans), reverse=True):
+        text = text[:start] + _MARK + text[end:]
+    return text
 
 
 def indefinite(noun: str) -> str:

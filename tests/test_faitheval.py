@@ -514,3 +514,15 @@ def test_a_mask_leaves_no_gloss_of_the_name_and_calls_a_known_place_by_its_type(
 def test_a_mask_inside_a_longer_name_is_refused(context, question, answers):
     out = Unanswerable(removal="mask", lures="keep")(question=question, context=context, answers=answers)
     assert out.rejection == "old_answer_trace:split_name" and out.context is None
+
+
+def test_a_persons_first_name_or_shorter_name_standing_alone_is_masked_too():
+    from programs.faitheval import masked
+
+    text = "Ramsay Snow is the son of Roose Bolton . Ramsay 's cruelty is known ."
+    assert masked(text, ["Ramsay Snow"], "person") == "A person is the son of Roose Bolton . The person 's cruelty is known ."
+    text = "The poem is by Mary Elizabeth Frye . Later , Mary Frye 's authorship was confirmed ."
+    assert masked(text, ["Mary Elizabeth Frye"], "person").endswith("Later , the person 's authorship was confirmed .")
+    # A part inside another name names someone or something else, and stays (the check then refuses the case).
+    text = "James Taylor wrote it . He sang it at James Bay , and King James was not there ."
+    assert masked(text, ["James Taylor"], "person").endswith("at James Bay , and King James was not there .")
