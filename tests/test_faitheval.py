@@ -520,9 +520,11 @@ def test_a_persons_first_name_or_shorter_name_standing_alone_is_masked_too():
     from programs.faitheval import masked
 
     text = "Ramsay Snow is the son of Roose Bolton . Ramsay 's cruelty is known ."
-    assert masked(text, ["Ramsay Snow"], "person") == "A person is the son of Roose Bolton . The person 's cruelty is known ."
+    masked_text = masked(text, ["Ramsay Snow"], "person")
+    assert masked_text == "A person is the son of Roose Bolton . The person 's cruelty is known ."
     text = "The poem is by Mary Elizabeth Frye . Later , Mary Frye 's authorship was confirmed ."
-    assert masked(text, ["Mary Elizabeth Frye"], "person").endswith("Later , the person 's authorship was confirmed .")
+    masked_text = masked(text, ["Mary Elizabeth Frye"], "person")
+    assert masked_text.endswith("Later , the person 's authorship was confirmed .")
     # A part inside another name names someone or something else, and stays (the check then refuses the case).
     text = "James Taylor wrote it . He sang it at James Bay , and King James was not there ."
     assert masked(text, ["James Taylor"], "person").endswith("at James Bay , and King James was not there .")
