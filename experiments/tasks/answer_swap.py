@@ -144,10 +144,9 @@ class AnswerSwapTask(JudgedTask):
         pivot_kinds: list[Literal[KINDS]] | None = Field(  # type: ignore[valid-type]
             None,
             description="at a code-made distance, the old answers' kinds the pivot writes a new answer for where "
-            "code makes none (writer: pivot); a seed of another kind is rejected:level_unreachable. By default not "
-            "'person', 'thing', 'phrase', 'group', 'place' or 'date', whose pivot-written swaps read valid 59%, 27%, "
-            "0%, 20%, 33% and 0% of the time on fresh rows (unset: " + ", ".join(PIVOT_KINDS) + "). "
-            "'distance: proposed' has the pivot write every kind",
+            "code makes none (writer: pivot), each proposal verified in code; a seed of another kind is "
+            "rejected:level_unreachable. By default every kind but 'phrase' and 'date', which no check verifies "
+            "(unset: " + ", ".join(PIVOT_KINDS) + "). 'distance: proposed' has the pivot write every kind",
         )
         name_distance: Literal["made_up", "near", "far"] = Field(
             "made_up",
