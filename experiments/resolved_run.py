@@ -19,7 +19,7 @@ from experiments.case_sets import is_run_source, resolve_run_source
 from experiments.config import ConfigError, ExperimentConfig
 from experiments.lm.offline import apply_offline_defaults
 from experiments.lm.pool import CoreSplit
-from experiments.lm.prices import is_priced
+from experiments.lm.prices import unpriced
 from experiments.lm.settings import LMConfig
 from experiments.run_store import RunStore, RunStoreError
 from experiments.tracking import flatten
@@ -72,25 +72,13 @@ def resolve_run(
     _check_same_config(store, config)
     models = config.models_of(task.cls.roles, getattr(task.cls, "optional_roles", ()))
     split = config.run.core_split()
-    _check_priced(config)
-    return ResolvedRun(config, task, options, models, split, run_id, store.dir, retry_errors, progress, ray_address)
-
-
-def _check_priced(config: ExperimentConfig) -> None:
-    """Under `run.max_cost`, a provider model without a price is refused: a cap cannot bound what it cannot
-    price."""
-    if config.run.max_cost is None:
-        return
-    unpriced = [
-        f"{where} ({entry.name})"
-        for where, entry in config.models.entries().items()
-        if "/" in entry.name and not is_priced(entry.name, entry.price)
-    ]
-    if unpriced:
+    # Under `run.max_cost`, a provider model without a price is refused: a cap cannot bound what it cannot price.
+    if config.run.max_cost is not None and (missing := unpriced(config.models.entries())):
         raise ConfigError(
-            f"run.max_cost: no price for {', '.join(unpriced)} in LiteLLM's cost map; give each a "
+            f"run.max_cost: no price for {', '.join(missing)} in LiteLLM's cost map; give each a "
             "`price: {prompt_per_million: …, completion_per_million: …}` or drop the cap"
         )
+    return ResolvedRun(config, task, options, models, split, run_id, store.dir, retry_errors, progress, ray_address)
 
 
 def _check_same_config(store: RunStore, config: ExperimentConfig) -> None:

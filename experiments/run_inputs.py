@@ -1,7 +1,8 @@
-"""What a run was started on, kept beside its checkpoint (`runs/<run-id>/inputs.json`): the data file's content
-hash, the resolved config's digest and the keys it was made from. A run resumed on an edited data file, or on an
-edited `runs/<run-id>/config.json`, would hold records of the old rows or settings beside records of the new
-ones, with nothing to tell them apart; so a resume compares both and refuses a change.
+"""What a run was started on, kept beside its checkpoint: its resolved config (`runs/<run-id>/config.json`) and, in
+`runs/<run-id>/inputs.json`, the data file's content hash, the resolved config's digest and the keys it was made
+from. A run resumed on an edited data file, or on an edited `runs/<run-id>/config.json`, would hold records of
+the old rows or settings beside records of the new ones, with nothing to tell them apart; so a resume compares
+both and refuses a change.
 
 (A config given on the command line that differs from the run's is refused before this, by its keys:
 experiments.resolved_run. That check reads the run's config.json, so an edit of that file itself is caught
@@ -94,10 +95,11 @@ def check_config(store: RunStore, identity: dict, digest: str) -> None:
     )
 
 
-def record(store: RunStore, identity: dict, digest: str, data: dict[str, tuple[str, Path, str]]) -> None:
-    """Write what the run starts on; a run begun before these were kept records them on its next invocation.
-    `data`: the data files it reads, by config key ("data", and a bench's "options.counterfactual_data"), each as
-    (source, path, sha256)."""
+def record(store: RunStore, config: dict, identity: dict, digest: str, data: dict[str, tuple[str, Path, str]]) -> None:
+    """Write what the run starts on: its resolved `config` (config.json, as first written) and its inputs; a run
+    begun before the inputs were kept records them on its next invocation. `data`: the data files it reads, by
+    config key ("data", and a bench's "options.counterfactual_data"), each as (source, path, sha256)."""
+    store.write_config(config)
     target = _path(store)
     if target.exists():
         return

@@ -154,12 +154,13 @@ def _map_all(resolved: ResolvedRun, run: _Run, started: float) -> None:
                 tracking.log_params(executor.describe())
                 merge_usage(run.lms, executor.usage())
     except (ErrorBudgetExceeded, SpendCapReached) as stop:
+        usage = _usage_metrics(run.lms)
         records = [r for r in run.store.records() if r["seed_id"] in seed_ids]
         stopped = {
             **status_counts(records, "error"),
             "cases_done": len(records),
             "wall_seconds": time.perf_counter() - started,
-            **_usage_metrics(run.lms),
+            **usage,
         }
         tracking.log_metrics({tracking.metric_name(k): v for k, v in stopped.items()})
         mlflow.set_tag("reeval.stopped", "spend_cap" if isinstance(stop, SpendCapReached) else "error_budget")
@@ -215,8 +216,7 @@ def _prepare(resolved: ResolvedRun) -> _Run:
         judge_params = resolve_params(lms["judge"], v.judge_params, resolved.judged_task, v.judge_method)
         judge_described = describe(judge_params)
     task, run_judge = build_task(resolved, lms, judge_params)
-    store.write_config(logged_config)
-    run_inputs.record(store, identity, digest, {"data": (config.data.source, data.path, data.sha256)})
+    run_inputs.record(store, logged_config, identity, digest, {"data": (config.data.source, data.path, data.sha256)})
     if hasattr(task, "prepare"):
         task.prepare(data.examples, store.dir)
     done = store.finished_ids(retry_errors=resolved.retry_errors)

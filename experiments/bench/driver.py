@@ -438,8 +438,7 @@ def staged_run(driver, run: ResolvedRun):
         }
         for key, (_, path, sha256) in data.items():
             run_inputs.check_data(store, path, sha256, key)
-        store.write_config(run.config.model_dump(mode="json"))
-        run_inputs.record(store, identity, config_digest, data)
+        run_inputs.record(store, run.config.model_dump(mode="json"), identity, config_digest, data)
         return stages.run()
 
 

@@ -59,6 +59,16 @@ def is_priced(model: str, price: Price | None = None) -> bool:
     return dollars(model, 1, 1, price) is not None
 
 
+def unpriced(entries: dict) -> list[str]:
+    """The provider models of `entries` (model entries by where a config has them) without a price, each as
+    "<where> (<name>)"."""
+    return [
+        f"{where} ({entry.name})"
+        for where, entry in entries.items()
+        if "/" in entry.name and not is_priced(entry.name, entry.price)
+    ]
+
+
 def prompt_tokens_bound(model: str, messages: list[dict]) -> int:
     """At least the prompt tokens `messages` make: LiteLLM's count (the model's tokenizer where it has one, else
     OpenAI's), with a margin for a tokenizer that splits finer."""
