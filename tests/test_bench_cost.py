@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from experiments.bench.render import sections, to_markdown
+from experiments.bench.render import sections
 from experiments.bench.stages import StageRunner
 from experiments.bench.summary import stage_rows
+from experiments.report_page import to_markdown
 from experiments.run_store import RunStore
 
 

@@ -41,12 +41,12 @@ from experiments.bench.demos import DemoBook
 from experiments.bench.generate import program_version
 from experiments.bench.knowledge import VERSION, KnowledgeProbe, scan_order, scan_summary, scan_until_known
 from experiments.bench.placement import UnitRecipe
-from experiments.bench.render import Section
 from experiments.bench.scan_archive import start_from_archive
 from experiments.bench.sharing import passage_order
 from experiments.bench.stages import digest, run_cases
 from experiments.bench.summary import validity_figure
 from experiments.report import jsonable
+from experiments.report_page import Section
 from experiments.runner import load_data
 from programs.target_reader import VERSION as READER_VERSION
 
@@ -325,7 +325,7 @@ def _prior_section(result: ConflictResult) -> Section:
     )
 
 
-def conflict_sections(result: ConflictResult) -> list:
+def conflict_sections(result: ConflictResult) -> list[Section]:
     """The report's part: each target's scan, the memory / evidence / other table, the cases' validity."""
     scan_rows = []
     for target, s in result.scans.items():

@@ -45,6 +45,7 @@ from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, judge_from, resolve_params
 from experiments.lm.engine import release_models
 from experiments.lm.registry import build_lm  # a name of this module: tests swap in a builder Ray actors use too
+from experiments.report_page import log_report
 from experiments.resolved_run import ResolvedRun
 from experiments.run_store import RunStore
 from experiments.runner import RunResult, load_data
@@ -321,7 +322,7 @@ class Bench:
                 records, the_plan, cases, generation, validity, time.perf_counter() - started, conflict
             )
             mlflow.log_metrics(clean_metrics({**metrics, **report.metrics}))
-            mlflow.log_artifacts(str(report.dir), artifact_path="report")
+            log_report(report.dir)
             mlflow.log_artifact(str(self.store.dir / "stages.json"), artifact_path="stages")
         new_items = int(metrics.pop("new_items"))
         return RunResult(self.run_id, parent.info.run_id, records, metrics, new_items, metrics["wall_seconds"], report)

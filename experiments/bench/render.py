@@ -1,32 +1,20 @@
-"""The bench report as sections of plain rows, rendered to markdown (printed at the end of a run and
-logged to MLflow) and to HTML (a Jinja2 template, autoescaped: cells hold model output)."""
+"""The bench report's sections of plain rows and the cells they are made of; experiments.report_page renders
+them (markdown printed at the end of a run, HTML, both logged to MLflow)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from experiments import task_registry
+from experiments.report_page import Section
 
 
 def task_label(task: str) -> str:
     """How the report names a task: its registration's label."""
     entry = task_registry.find(task)
     return entry.shown_as if entry else task
-
-
-@dataclass
-class Section:
-    title: str
-    header: list[str]
-    rows: list[list[str]]
-    note: str = ""
-    level: int = 2
-    empty: str = "No data."
-    extra: list[str] = field(default_factory=list)  # lines after the table
 
 
 def _nan(x: Any) -> bool:
@@ -345,30 +333,3 @@ def _sharing_lines(sharing: Mapping[str, Any]) -> list[str]:
             f"case): {dict(sharing['skipped'])}."
         )
     return lines
-
-
-def to_markdown(title: str, intro: str, parts: Sequence[Section]) -> str:
-    lines = [f"# {title}", "", intro, ""]
-    for s in parts:
-        lines += ["#" * s.level + " " + s.title, ""]
-        if s.note:
-            lines += [s.note, ""]
-        if s.rows:
-            lines.append("| " + " | ".join(s.header) + " |")
-            lines.append("|" + "---|" * len(s.header))
-            lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in s.rows]
-        else:
-            lines.append(s.empty)
-        if s.extra:
-            lines += ["", *s.extra]
-        lines.append("")
-    return "\n".join(lines)
-
-
-def to_html(title: str, intro: str, parts: Sequence[Section], links: Sequence[tuple[str, str]]) -> str:
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
-
-    env = Environment(
-        loader=FileSystemLoader(Path(__file__).parent / "templates"), autoescape=select_autoescape(["html"])
-    )
-    return env.get_template("bench.html").render(title=title, intro=intro, sections=parts, links=links)

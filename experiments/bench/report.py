@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.bench.render import drop_cell, sections, to_html, to_markdown
+from experiments.bench.render import drop_cell, sections
 from experiments.bench.tables import bench_tables, main_metrics
 from experiments.report import jsonable, scored_records, write_report
+from experiments.report_page import Report, Section, write
 
 logger = logging.getLogger(__name__)
 
-MARKDOWN_FILE = "bench.md"
-HTML_FILE = "bench.html"
+PAGE = "bench"
+MARKDOWN_FILE = f"{PAGE}.md"
+HTML_FILE = f"{PAGE}.html"
 TABLES_FILE = "bench_tables.json"
 SCORES_FILE = "scores.jsonl"
 # Left out of scores.jsonl: the evidence is the stage's (runs/<id>/<stage>/cases.jsonl) and would make the
@@ -48,6 +50,27 @@ class BenchReport:
         return ["target", *tasks], rows
 
 
+class BenchPage(Report):
+    """The bench's page: its run, the intervals it shows, then the sections (experiments.bench.render) and any
+    the run adds (the knowledge conflict's)."""
+
+    name = PAGE
+    links = ((f"{DETAILS_DIR}/report.html", "every metric, breakdowns and cases"),)
+
+    def __init__(self, parts: Sequence[Section], *, run_info: Mapping[str, Any], targets: Sequence[str]):
+        self.parts = list(parts)
+        self.title = f"reeval bench — {run_info.get('run_id', '')}"
+        self.intro = (
+            f"Config {run_info.get('config', '')}, commit {run_info.get('git.commit', '?')[:12]}"
+            f"{' (dirty)' if run_info.get('git.dirty') == 'true' else ''}. Targets: {', '.join(targets)}. "
+            "Intervals: 95% percentile bootstrap over seeds (1000 resamples, seed 0). Errored answers are "
+            "counted apart, never scored as wrong."
+        )
+
+    def sections(self) -> list[Section]:
+        return self.parts
+
+
 def write_bench_report(
     out_dir: Path,
     records: Sequence[Mapping[str, Any]],
@@ -59,25 +82,14 @@ def write_bench_report(
     stages: Sequence[Mapping[str, Any]],
     sharing: Mapping[str, Any],
     run_info: Mapping[str, Any],
-    extra_sections: Sequence[Any] = (),
+    extra_sections: Sequence[Section] = (),
 ) -> BenchReport:
     out_dir.mkdir(parents=True, exist_ok=True)
     tables = bench_tables(records, tasks=tasks, targets=targets, headline=headline)
-    parts = [*sections(tables, tasks_info, stages, sharing), *extra_sections]
-    title = f"reeval bench — {run_info.get('run_id', '')}"
-    intro = (
-        f"Config {run_info.get('config', '')}, commit {run_info.get('git.commit', '?')[:12]}"
-        f"{' (dirty)' if run_info.get('git.dirty') == 'true' else ''}. Targets: {', '.join(targets)}. "
-        "Intervals: 95% percentile bootstrap over seeds (1000 resamples, seed 0). Errored answers are "
-        "counted apart, never scored as wrong."
+    page = BenchPage(
+        [*sections(tables, tasks_info, stages, sharing), *extra_sections], run_info=run_info, targets=targets
     )
-    markdown = to_markdown(title, intro, parts)
-    (out_dir / MARKDOWN_FILE).write_text(markdown, encoding="utf-8")
-    details = out_dir / DETAILS_DIR
-    (out_dir / HTML_FILE).write_text(
-        to_html(title, intro, parts, [(f"{DETAILS_DIR}/report.html", "every metric, breakdowns and cases")]),
-        encoding="utf-8",
-    )
+    markdown = write(page, out_dir).markdown
     payload = {"tables": tables, "tasks": list(tasks_info), "stages": list(stages), "sharing": dict(sharing)}
     (out_dir / TABLES_FILE).write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
     scored = scored_records(records)
@@ -86,6 +98,6 @@ def write_bench_report(
             row = {k: v for k, v in record.items() if k not in SCORES_DROPPED}
             f.write(json.dumps(jsonable(row), default=str) + "\n")
     if records:
-        write_report(scored, details, title=f"{title}: every evaluation", run_info=dict(run_info))
+        write_report(scored, out_dir / DETAILS_DIR, title=f"{page.title}: every evaluation", run_info=dict(run_info))
     logger.info("wrote bench report %s", out_dir / HTML_FILE)
     return BenchReport(out_dir, markdown, main_metrics(tables), tables)
