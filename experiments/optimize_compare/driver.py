@@ -32,6 +32,7 @@ from experiments.optimize_compare.changes import load_variant, prompt_diff, side
 from experiments.optimize_compare.compare import GROUPS, comparison, cost, variant_figures
 from experiments.optimize_compare.report import ComparisonReport, write_report
 from experiments.optimize_compare.review import reviewed_validity
+from experiments.report_page import log_report
 from experiments.resolved_run import ResolvedRun
 from experiments.review.carry import carry_reviews
 from experiments.run_store import RunStore
@@ -196,7 +197,7 @@ class Comparison:
                     curve_stages[strength] = self.optimise(stage, strength, opts.curve_optimizers, seeds)
             report = self.report(records, curve_stages, main_stage, time.perf_counter() - started)
             mlflow.log_metrics(clean_metrics(report.metrics))
-            mlflow.log_artifacts(str(report.dir), artifact_path="report")
+            log_report(report.dir)
             mlflow.log_artifact(str(self.store.dir / "stages.json"), artifact_path="stages")
         ran = [s for s, did in self.stages.ran.items() if did]
         new_items = int(sum(self.stages.ledger.stages[s]["metrics"].get("new_items", 0) for s in ran))

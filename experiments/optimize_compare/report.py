@@ -1,5 +1,5 @@
-"""The comparison's report: comparison.md (tables, prompt diffs, cases side by side), strength_curve.png and
-comparison.json, in runs/<run-id>/report/."""
+"""The comparison's report: comparison.md and comparison.html (tables, prompt diffs, cases side by side),
+strength_curve.png and comparison.json, in runs/<run-id>/report/."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report import jsonable
+from experiments.report_page import Figure, Report, Section, write
 from metrics.attack import format_rate
 
 GROUP_LABEL = {"optimised": "optimisation targets", "held_out": "held-out targets"}
-PAGE = "comparison.md"
+PAGE_NAME = "comparison"
+PAGE = f"{PAGE_NAME}.md"
 PLOT = "strength_curve.png"
 
 
@@ -33,11 +35,6 @@ class ComparisonReport:
         return {k: v for k, v in metrics.items() if any(s in k for s in keep) and not k.endswith((".low", ".high"))}
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
-
-
 def _diff(d: Mapping[str, Any]) -> str:
     if not d["n"]:
         return "— (n=0)"
@@ -53,7 +50,7 @@ def _paired_label(measure: str) -> str:
     )
 
 
-def comparison_tables(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> list[str]:
+def comparison_sections(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> list[Section]:
     header = ["variant", "test seeds", "validity"]
     for g in groups:
         header += [f"success on valid cases, {GROUP_LABEL[g]}", f"success per seed, {GROUP_LABEL[g]}"]
@@ -88,15 +85,12 @@ def comparison_tables(rows: Sequence[Mapping[str, Any]], groups: Sequence[str]) 
         "exact McNemar p",
         "pairs",
     ]
-    return [
-        *_table(header, figures),
-        "",
+    note = (
         "Paired against the uncompiled program on the same test seeds (per seed: valid and answered wrongly; "
         "valid in both: answered wrongly, on the seeds whose cases both programs made valid; intervals: bootstrap "
-        "over seeds):",
-        "",
-        *_table(paired_header, paired),
-    ]
+        "over seeds):"
+    )
+    return [Section("Compiled against uncompiled", header, figures), Section("", paired_header, paired, note=note)]
 
 
 def _reviewed(point: Mapping[str, Any]) -> str:
@@ -106,7 +100,7 @@ def _reviewed(point: Mapping[str, Any]) -> str:
     return format_rate(r)
 
 
-def strength_table(curve: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> list[str]:
+def strength_section(curve: Sequence[Mapping[str, Any]], groups: Sequence[str]) -> Section:
     header = ["strength", "variant", "validity", "accepted cases valid, read blind"]
     header += [f"success per seed, {GROUP_LABEL[g]}" for g in groups]
     rows = [
@@ -114,10 +108,10 @@ def strength_table(curve: Sequence[Mapping[str, Any]], groups: Sequence[str]) ->
         + [format_rate(p[g]["per_seed"]) for g in groups]
         for p in curve
     ]
-    return _table(header, rows)
+    return Section("The strength curve", header, rows, figure=Figure(PLOT, "strength curve"))
 
 
-def cost_table(costs: Mapping[str, Mapping[str, float]]) -> list[str]:
+def cost_section(costs: Mapping[str, Mapping[str, float]]) -> Section:
     rows = []
     for variant, c in costs.items():
         per_case = c["test_seconds"] / c["test_cases"] if c["test_cases"] else float("nan")
@@ -132,54 +126,58 @@ def cost_table(costs: Mapping[str, Mapping[str, float]]) -> list[str]:
             ]
         )
     header = ["variant", "compile: LM calls", "compile: s", "test seeds: LM calls", "test seeds: s", "s per test case"]
-    return _table(header, rows)
+    closing = "Calls the LMs really made; calls answered by the call cache are free and not counted."
+    return Section("Cost", header, rows, extra=[closing])
 
 
-def review_section(review: Mapping[str, Any]) -> list[str]:
+def review_section(review: Mapping[str, Any]) -> Section:
     """The test cases' review-based validity per variant, or how to get it."""
     run_id = review["stage"].split("/")[0]
     how = f"`reeval review {review['stage']}`, then `reeval resume {run_id}` (no LM call; writes this report again)"
     figures = review.get("figures")
     if not figures:
-        return [
-            "Validity above is the checks' and the judge's verdict; nobody has reviewed the test cases. For the "
-            f"review-based estimate (blind, prediction-powered, per variant): {how}."
-        ]
+        return Section(
+            "Review",
+            note="Validity above is the checks' and the judge's verdict; nobody has reviewed the test cases. For "
+            f"the review-based estimate (blind, prediction-powered, per variant): {how}.",
+        )
     rows = [
         [v, str(f["accepted"]), str(f["n"]), format_rate(f) if f["n"] else "— (none read)"]
         for v, f in figures["variants"].items()
     ]
-    return [
-        f"The test cases read blind ({', '.join(figures['reviewers']) or 'reviewer kind not recorded'}; cases that "
-        "read the same in several variants were read once): the valid share of each variant's accepted cases, "
+    return Section(
+        "Review",
+        ["variant", "accepted test cases", "read", "valid share of accepted [95% CI] (n read)"],
+        rows,
+        note=f"The test cases read blind ({', '.join(figures['reviewers']) or 'reviewer kind not recorded'}; cases "
+        "that read the same in several variants were read once): the valid share of each variant's accepted cases, "
         f"prediction-powered with the judge's scores. More verdicts: {how}.",
-        "",
-        *_table(["variant", "accepted test cases", "read", "valid share of accepted [95% CI] (n read)"], rows),
-    ]
+    )
 
 
-def cases_section(shown: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[str]:
-    lines: list[str] = []
+def cases_sections(shown: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[Section]:
+    """A heading, then each seed's cases side by side: one table a seed under its question."""
+    parts = [Section("Cases side by side")]
     for seed in shown:
-        lines += ["", f"**{seed['seed_id']}**: {seed['question']} (gold: {', '.join(seed['original_answers'])})", ""]
         rows = [
             [variant, ", ".join(c["answers"]) or "—", c["status"], c["excerpt"]]
             + [str(c["targets"].get(t) or "—") for t in targets]
             for variant, c in seed["cases"].items()
         ]
-        lines += _table(["variant", "new answer", "status", "changed passage", *targets], rows)
-    return lines
+        note = f"**{seed['seed_id']}**: {seed['question']} (gold: {', '.join(seed['original_answers'])})"
+        parts.append(Section("", ["variant", "new answer", "status", "changed passage", *targets], rows, note=note))
+    return parts
 
 
-def plot_strength_curve(curve: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any], groups, path: Path) -> Path:
+def strength_figure(curve: Sequence[Mapping[str, Any]], baseline: Mapping[str, Any], groups):
     """Validity and per-seed attack success against strength, 95% intervals as error bars; the uncompiled
-    program (which no strength changes) as dashed lines."""
-    import matplotlib
+    program (which no strength changes) as dashed lines. Drawn on the Agg canvas, without pyplot's state."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as PlotFigure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = PlotFigure(figsize=(6, 4), dpi=120, layout="tight")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
     xs = [p["strength"] for p in curve]
     series = [("validity", lambda p: p["validity"])] + [
         (f"success per seed, {GROUP_LABEL[g]}", lambda p, g=g: p[g]["per_seed"]) for g in groups
@@ -202,55 +200,51 @@ def plot_strength_curve(curve: Sequence[Mapping[str, Any]], baseline: Mapping[st
     ax.set_xticks(xs)
     ax.set_title(f"Strength curve: {curve[0]['variant'] if curve else ''} (dashed: uncompiled)")
     ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
+
+
+class ComparisonPage(Report):
+    """The comparison's page: the run, the paired tables, the strength curve, cost, the optimisers' prompt changes,
+    cases side by side and their review. `content` as `write_report` takes it."""
+
+    name = PAGE_NAME
+
+    def __init__(self, content: Mapping[str, Any]):
+        self.content = content
+        info = content["info"]
+        self.title = str(info["run_id"])
+        self.intro = (
+            f"Config `{info['config']}` · commit `{info.get('git.commit', '?')}` · pivot `{info['pivot']}` · "
+            f"judge `{info['judge']}` ({info.get('judge_method', 'method not recorded')}) · "
+            f"generator `{info['generator']}` · seeds: {info['seeds']} · strength {info['strength']:g} · "
+            f"{info['test']} test seeds ({info['train']} train, {info['val']} validation)\n\n"
+            f"Optimisation targets (the metric's, while compiling): {', '.join(info['optimised']) or '—'}. "
+            f"Held-out targets (never seen while compiling): {', '.join(info['held_out']) or '—'}.\n\n"
+            f"Validity is the checks{' and the judge' if info['judged'] else ' alone'} ({info['validity_note']})."
+        )
+
+    def figures(self) -> dict[str, Any]:
+        c = self.content
+        return {PLOT: strength_figure(c["curve"], c["baseline"], c["groups"])}
+
+    def sections(self) -> list[Section]:
+        c, groups = self.content, self.content["groups"]
+        changed = [Section("What the optimiser changed")] + [
+            Section(variant, level=3, code=diff, code_language="diff") for variant, diff in c["diffs"].items()
+        ]
+        return [
+            *comparison_sections(c["rows"], groups),
+            strength_section(c["curve"], groups),
+            cost_section(c["costs"]),
+            *changed,
+            *cases_sections(c["shown"], c["targets"]),
+            review_section(c["review"]),
+        ]
 
 
 def write_report(out_dir: Path, content: Mapping[str, Any]) -> ComparisonReport:
     """`content`: info, groups, rows, curve, baseline, costs, diffs, shown, targets, review (see the driver)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    info, groups = content["info"], content["groups"]
-    plot_strength_curve(content["curve"], content["baseline"], groups, out_dir / PLOT)
-    lines = [
-        f"# {info['run_id']}",
-        "",
-        f"Config `{info['config']}` · commit `{info.get('git.commit', '?')}` · pivot `{info['pivot']}` · "
-        f"judge `{info['judge']}` ({info.get('judge_method', 'method not recorded')}) · "
-        f"generator `{info['generator']}` · seeds: {info['seeds']} · "
-        f"strength {info['strength']:g} · {info['test']} test seeds ({info['train']} train, {info['val']} validation)",
-        "",
-        f"Optimisation targets (the metric's, while compiling): {', '.join(info['optimised']) or '—'}. "
-        f"Held-out targets (never seen while compiling): {', '.join(info['held_out']) or '—'}.",
-        "",
-        f"Validity is the checks{' and the judge' if info['judged'] else ' alone'} ({info['validity_note']}).",
-        "",
-        "## Compiled against uncompiled",
-        "",
-        *comparison_tables(content["rows"], groups),
-        "",
-        "## The strength curve",
-        "",
-        f"![strength curve]({PLOT})",
-        "",
-        *strength_table(content["curve"], groups),
-        "",
-        "## Cost",
-        "",
-        *cost_table(content["costs"]),
-        "",
-        "Calls the LMs really made; calls answered by the call cache are free and not counted.",
-        "",
-        "## What the optimiser changed",
-    ]
-    for variant, diff in content["diffs"].items():
-        lines += ["", f"### {variant}", "", "```diff", diff, "```"]
-    lines += ["", "## Cases side by side", *cases_section(content["shown"], content["targets"])]
-    lines += ["", "## Review", "", *review_section(content["review"]), ""]
-    markdown = "\n".join(lines)
-    (out_dir / PAGE).write_text(markdown, encoding="utf-8")
+    markdown = write(ComparisonPage(content), out_dir).markdown
     payload = {k: content[k] for k in ("info", "rows", "curve", "baseline", "costs", "review")}
     (out_dir / "comparison.json").write_text(json.dumps(jsonable(payload), indent=1, default=str), encoding="utf-8")
     return ComparisonReport(out_dir, markdown)

@@ -5,7 +5,7 @@
 3. `evaluate.<target>` — every target on every level's accepted cases and their originals (an ask two levels
    share, such as an original passage, is asked once);
 
-then the report (runs/<id>/report/sweep.md and sweep.png; it makes no LM call).
+then the report (runs/<id>/report/sweep.md, sweep.html and sweep.png; it makes no LM call).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from experiments.bench.stages import StageRunner, clean_metrics, digest
 from experiments.bench.summary import validity_figure
 from experiments.config import ExperimentConfig
 from experiments.lm.engine import release_models
+from experiments.report_page import log_report
 from experiments.resolved_run import ResolvedRun
 from experiments.runner import RunResult
 from experiments.sweep.curves import level_yield, sweep_table
@@ -176,7 +177,7 @@ class StrengthSweep:
                 metrics[f"{key}.success"] = r["success"]["rate"] if r["success"]["n"] else float("nan")
                 metrics[f"{key}.vs_default"] = r["vs_default"]["diff"]
             mlflow.log_metrics(clean_metrics(metrics))
-            mlflow.log_artifacts(str(out), artifact_path="report")
+            log_report(out)
             mlflow.log_artifact(str(b.store.dir / "stages.json"), artifact_path="stages")
         report = SweepReport(out, (out / "sweep.md").read_text(encoding="utf-8"), metrics)
         new_items = sum(m.get("new_items", 0) for s, m in b.stages.ledger.stages.items() if b.stages.ran.get(s))

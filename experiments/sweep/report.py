@@ -1,11 +1,15 @@
 """The sweep's report: the curves (success and yield against the level, per target and setting) as a PNG,
-and a Markdown page of the same figures with intervals and paired differences."""
+and a page (sweep.md, sweep.html) of the same figures with intervals and paired differences."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from experiments.report_page import Figure, Report, Section, write
+
+PLOT = "sweep.png"
 
 
 def _pct(rate: Mapping[str, Any]) -> str:
@@ -45,6 +49,53 @@ def curve_figure(rows: Sequence[Mapping[str, Any]], yields: Mapping[str, Mapping
     return fig
 
 
+class SweepPage(Report):
+    """The sweep's page: the curve, then yield and validity per level, then attack success per level."""
+
+    name = "sweep"
+
+    def __init__(self, *, generator, dial, default, rows, yields, validity, run_info):
+        self.dial, self.default, self.rows, self.yields, self.validity = dial, default, rows, yields, validity
+        self.title = f"Strength sweep: {generator}, {dial}"
+        self.intro = (
+            f"Run `{run_info.get('run_id')}` (config {run_info.get('config')}, "
+            f"commit {str(run_info.get('git.commit', '?'))[:10]}). "
+            f"Paired differences are against level `{default}`, over the cases both levels made."
+        )
+
+    def figures(self) -> dict[str, Any]:
+        return {PLOT: curve_figure(self.rows, self.yields, self.dial)}
+
+    def sections(self) -> list[Section]:
+        curve = Section("", figure=Figure(PLOT, "success and yield against the level"))
+        return [curve, self._yields(), self._success()]
+
+    def _yields(self) -> Section:
+        rows = []
+        for level, y in self.yields.items():
+            reasons = ", ".join(f"`{k}` {v}" for k, v in list(y["not_accepted"].items())[:5]) or "—"
+            rows.append(
+                [level, str(y["cases"]), str(y["accepted"]), _pct(y["yield"]), self.validity.get(level, "—"), reasons]
+            )
+        header = ["level", "cases made", "accepted", "yield", "validity", "not accepted, by reason"]
+        return Section("Yield and validity per level", header, rows)
+
+    def _success(self) -> Section:
+        header = ["level", "target", "setting", "success", "memory answer", "success − default (paired)"]
+        rows = [
+            [
+                r["level"],
+                r["target"],
+                r["setting"],
+                _pct(r["success"]),
+                _pct(r["memory"]),
+                _diff(r["vs_default"]) if r["level"] != self.default else "(default)",
+            ]
+            for r in self.rows
+        ]
+        return Section("Attack success per level", header, rows)
+
+
 def write_report(
     out: Path,
     *,
@@ -56,40 +107,8 @@ def write_report(
     validity: Mapping[str, str],
     run_info: Mapping[str, Any],
 ) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    fig = curve_figure(rows, yields, dial)
-    fig.savefig(out / "sweep.png", format="png")
-    lines = [
-        f"# Strength sweep: {generator}, {dial}",
-        "",
-        f"Run `{run_info.get('run_id')}` (config {run_info.get('config')}, "
-        f"commit {str(run_info.get('git.commit', '?'))[:10]}). "
-        f"Paired differences are against level `{default}`, over the cases both levels made.",
-        "",
-        "![success and yield against the level](sweep.png)",
-        "",
-        "## Yield and validity per level",
-        "",
-        "| level | cases made | accepted | yield | validity | not accepted, by reason |",
-        "|---|---:|---:|---|---|---|",
-    ]
-    for level, y in yields.items():
-        reasons = ", ".join(f"`{k}` {v}" for k, v in list(y["not_accepted"].items())[:5]) or "—"
-        lines.append(
-            f"| {level} | {y['cases']} | {y['accepted']} | {_pct(y['yield'])} "
-            f"| {validity.get(level, '—')} | {reasons} |"
-        )
-    lines += [
-        "",
-        "## Attack success per level",
-        "",
-        "| level | target | setting | success | memory answer | success − default (paired) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['level']} | {r['target']} | {r['setting']} | {_pct(r['success'])} | {_pct(r['memory'])} "
-            f"| {_diff(r['vs_default']) if r['level'] != default else '(default)'} |"
-        )
-    (out / "sweep.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    page = SweepPage(
+        generator=generator, dial=dial, default=default, rows=rows, yields=yields, validity=validity, run_info=run_info
+    )
+    write(page, out)
     return out
