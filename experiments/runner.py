@@ -29,6 +29,7 @@ from experiments.judging.calibration import calibrate
 from experiments.judging.params import describe, resolve_params
 from experiments.lm.context_limits import warn_long_prompts
 from experiments.lm.usage import run_cost
+from experiments.report_page import log_report
 from experiments.resolved_run import ResolvedRun, resolve_run
 from experiments.run_store import RunStore
 from experiments.splits import select_split
@@ -301,7 +302,7 @@ def _log_outputs(config: ExperimentConfig, run: _Run, records: list[dict], metri
         report = task.write_artifacts(
             records, store.dir / "report", {"run_id": run_id, "config": config.name, **tracking.git_state()}
         )
-        mlflow.log_artifacts(str(report.parent), artifact_path="report")
+        log_report(report.parent)
     if (store.dir / "compiled").is_dir():
         mlflow.log_artifacts(str(store.dir / "compiled"), artifact_path="compiled")
         if hasattr(task, "log_models"):

@@ -27,6 +27,7 @@ from experiments.compiled import BEST, log_compiled_model, read_meta, save_compi
 from experiments.config import ConfigError
 from experiments.errors import error_kind, error_status, error_text
 from experiments.lm.registry import ResolvedLM
+from experiments.report_page import Report, Section, write
 from metrics.attack import attack_summary, flat_metrics, format_rate, setting_score
 from programs.strength import dials_at
 
@@ -435,10 +436,6 @@ class OptimizeTask:
         return ["variant", "val score", "validity [95% CI]", "target", "attack success [95% CI]", "flip [95% CI]"], rows
 
     def write_artifacts(self, records: list[dict], out_dir: Path, run_info: dict) -> Path:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        header, rows = self.table_rows(records)
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
         info = {
             "best": getattr(self, "best", None),
             "failed": self.failed,
@@ -446,15 +443,21 @@ class OptimizeTask:
             "optimisation_targets": [t.config.label for t in self.optimised_for],
             **run_info,
         }
-        path = out_dir / "optimisation.md"
-        path.write_text(
-            f"# {run_info.get('run_id', '')}\n\n"
-            + "\n".join(lines)
-            + "\n\n```json\n"
-            + json.dumps(info, indent=2, default=str)
-            + "\n```\n"
-        )
-        return path
+        page = OptimisationPage(str(run_info.get("run_id", "")), *self.table_rows(records), info)
+        return write(page, out_dir).markdown_path
+
+
+class OptimisationPage(Report):
+    """The optimisation's page: each variant's attack figures, then the run's information as JSON."""
+
+    name = "optimisation"
+
+    def __init__(self, title: str, header: list[str], rows: list[list[str]], info: dict):
+        self.title, self.header, self.rows, self.info = title, header, rows, info
+
+    def sections(self) -> list[Section]:
+        table = Section("", self.header, self.rows)
+        return [table, Section("", code=json.dumps(self.info, indent=2, default=str), code_language="json")]
 
 
 def _with_inputs(examples: list) -> list[dspy.Example]:

@@ -1,4 +1,4 @@
-"""A pivot comparison's report: `comparison.md` and `.json`, the generator x target matrix beside the cost per
+"""A pivot comparison's report: `comparison.md`, `.html` and `.json`, the generator x target matrix beside the cost per
 valid case, and validity against attack success per row."""
 
 from __future__ import annotations
@@ -8,15 +8,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from experiments.report_page import Figure, Report, Section, write
 from metrics.attack import format_rate
 
 
 def _num(x: float, digits: int = 2) -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def _read(read: dict[str, Any] | None) -> str:
@@ -109,22 +106,21 @@ def pair_rows(pairs: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def settings_lines(info: dict[str, Any]) -> list[str]:
-    lines = [
+def settings_text(info: dict[str, Any]) -> str:
+    """The comparison's settings, paragraphs apart."""
+    paragraphs = [
         f"Generator: {info['generator']} ({', '.join(info['versions']) or info['version']}); "
         f"judge: {info['judge']}; targets answer in setting {info['setting']}.",
-        "",
         f"Every pivot's generator options as given: `{json.dumps(info['options'], sort_keys=True)}`; "
         f"in full: `{json.dumps(info['resolved'], sort_keys=True)}`.",
     ]
     if info.get("rules") is not None:
-        lines += [
-            "",
+        paragraphs.append(
             "Row `rules`: the same generator made in code, no pivot, so no seed selection (every seed perturbed): "
             f"`{json.dumps(info['rules'], sort_keys=True)}`; in full: "
-            f"`{json.dumps(info['rules_resolved'], sort_keys=True)}`.",
-        ]
-    return lines
+            f"`{json.dumps(info['rules_resolved'], sort_keys=True)}`."
+        )
+    return "\n\n".join(paragraphs)
 
 
 def _money(value: float | None) -> str:
@@ -166,6 +162,55 @@ def spend_rows(spend: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+PAIRED_NOTE = (
+    "B − A with a percentile bootstrap interval over those cases; McNemar's exact test on the cases only one "
+    "row's attack succeeded on (A only / B only)."
+)
+COST_NOTE = (
+    "What each model spent in the process that finished the comparison (a resumed comparison: since it "
+    "resumed), judge and targets included; the same figures as the run's `lm.<model>.…` and `cost_usd` "
+    "metrics. Calls the cache answered cost nothing. Dollars: the price map's or the config's price on the "
+    "tokens a provider reported, $0 for a local model (its cost is CPU time: this process's, every thread, "
+    "in the total); no price where a model answered without one."
+)
+MATRIX, SCATTER = "generator_x_target.png", "validity_x_success.png"
+
+
+class PivotComparisonPage(Report):
+    """The pivot comparison's page: settings, the main and flip tables, the paired tests, cost, the two figures."""
+
+    name = "comparison"
+
+    def __init__(self, run_id, info, per_row, pairs, targets, spend=None):
+        self.info, self.per_row, self.pairs, self.targets, self.spend = info, per_row, pairs, targets, spend
+        self.title = f"Pivot comparison — {run_id}"
+        self.intro = settings_text(info)
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            MATRIX: matrix_figure(self.per_row, self.targets),
+            SCATTER: validity_success_figure(self.per_row, self.targets),
+        }
+
+    def sections(self) -> list[Section]:
+        flip = "Flip rate: the target read the original right and the perturbed case wrong."
+        parts = [
+            Section("", *main_rows(self.per_row, self.targets)),
+            Section("", *flip_rows(self.per_row, self.targets), note=flip),
+            Section("Paired, on the cases both rows made valid", *pair_rows(self.pairs), note=PAIRED_NOTE)
+            if self.pairs
+            else Section("Paired, on the cases both rows made valid", note=PAIRED_NOTE, extra=[NOTHING_PAIRED]),
+        ]
+        if self.spend is not None:
+            parts.append(Section("Cost", *spend_rows(self.spend), note=COST_NOTE))
+        parts.append(Section("", figure=Figure(MATRIX, "generator × target")))
+        parts.append(Section("", figure=Figure(SCATTER, "validity against attack success")))
+        return parts
+
+
+NOTHING_PAIRED = "(one row only: nothing to pair)"
+
+
 def write_report(
     out_dir: Path,
     run_id: str,
@@ -176,73 +221,32 @@ def write_report(
     spend: dict[str, Any] | None = None,
 ) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
-    plot_matrix(per_row, targets, out_dir / "generator_x_target.png")
-    plot_validity_success(per_row, targets, out_dir / "validity_x_success.png")
     (out_dir / "comparison.json").write_text(
         json.dumps({"settings": info, "pivots": per_row, "pairs": pairs, "spend": spend}, indent=2, default=str)
     )
-    lines = [f"# Pivot comparison — {run_id}", "", *settings_lines(info), ""]
-    lines += _table(*main_rows(per_row, targets))
-    lines += ["", "Flip rate: the target read the original right and the perturbed case wrong.", ""]
-    lines += _table(*flip_rows(per_row, targets))
-    lines += [
-        "",
-        "## Paired, on the cases both rows made valid",
-        "",
-        "B − A with a percentile bootstrap interval over those cases; McNemar's exact test on the cases only one "
-        "row's attack succeeded on (A only / B only).",
-        "",
-    ]
-    lines += _table(*pair_rows(pairs)) if pairs else ["(one row only: nothing to pair)"]
-    if spend is not None:
-        lines += [
-            "",
-            "## Cost",
-            "",
-            "What each model spent in the process that finished the comparison (a resumed comparison: since it "
-            "resumed), judge and targets included; the same figures as the run's `lm.<model>.…` and `cost_usd` "
-            "metrics. Calls the cache answered cost nothing. Dollars: the price map's or the config's price on the "
-            "tokens a provider reported, $0 for a local model (its cost is CPU time: this process's, every thread, "
-            "in the total); no price where a model answered without one.",
-            "",
-            *_table(*spend_rows(spend)),
-        ]
-    lines += [
-        "",
-        "![generator × target](generator_x_target.png)",
-        "",
-        "![validity against attack success](validity_x_success.png)",
-        "",
-    ]
-    path = out_dir / "comparison.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write(PivotComparisonPage(run_id, info, per_row, pairs, targets, spend), out_dir).markdown_path
 
 
-def _plt():
-    import matplotlib
+def _figure(**kw):
+    """A matplotlib figure on the Agg canvas, which touches no global pyplot state."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as PlotFigure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    fig = PlotFigure(dpi=110, **kw)
+    FigureCanvasAgg(fig)
+    return fig
 
-    return plt
 
-
-def plot_matrix(per_row: dict, targets: list[str], path: Path) -> None:
+def matrix_figure(per_row: dict, targets: list[str]):
     """Attack success (valid cases the target got wrong), generator rows × target columns, beside cost."""
     import numpy as np
 
-    plt = _plt()
     pivots = list(per_row)
     grid = np.array(
         [[per_row[p]["summary"]["targets"][t]["success"]["rate"] for t in targets] for p in pivots], dtype=float
     ).reshape(len(pivots), len(targets))
-    fig, (left, right) = plt.subplots(
-        1,
-        2,
-        figsize=(4 + 1.6 * len(targets), 1.2 + 0.7 * len(pivots)),
-        gridspec_kw={"width_ratios": [max(len(targets), 1), 1.3]},
-    )
+    fig = _figure(figsize=(4 + 1.6 * len(targets), 1.2 + 0.7 * len(pivots)))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [max(len(targets), 1), 1.3]})
     left.imshow(np.nan_to_num(grid, nan=0.0), vmin=0, vmax=1, cmap="Reds", aspect="auto")
     for i, pivot in enumerate(pivots):
         for j, target in enumerate(targets):
@@ -258,15 +262,14 @@ def plot_matrix(per_row: dict, targets: list[str], path: Path) -> None:
     right.invert_yaxis()
     right.set_title("pivot tokens / valid case")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
-def plot_validity_success(per_row: dict, targets: list[str], path: Path) -> None:
+def validity_success_figure(per_row: dict, targets: list[str]):
     """One point per row and target: validity (the readers' where read, else the judge's) against attack
     success, each with its interval."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig = _figure(figsize=(6, 4.5))
+    ax = fig.add_subplot()
     markers = "osD^vP*X"
     for i, (name, row) in enumerate(per_row.items()):
         read = row.get("read")
@@ -294,5 +297,4 @@ def plot_validity_success(per_row: dict, targets: list[str], path: Path) -> None
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
