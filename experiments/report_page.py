@@ -96,12 +96,15 @@ def write(report: Report, folder: Path) -> Written:
     return Written(markdown, md_path, html_path, figures)
 
 
-def log_report(folder: Path, artifact_path: str = "report") -> None:
+def log_report(folder: Path, artifact_path: str = "report", run_id: str | None = None) -> None:
     """Every file of the report's folder (pages, figures, and whatever else the report keeps there) as
-    artifacts of the active MLflow run."""
+    artifacts of the active MLflow run, or of `run_id` (a run that may have finished)."""
     import mlflow
 
-    mlflow.log_artifacts(str(folder), artifact_path=artifact_path)
+    if run_id is None:
+        mlflow.log_artifacts(str(folder), artifact_path=artifact_path)
+    else:
+        mlflow.MlflowClient().log_artifacts(run_id, str(folder), artifact_path=artifact_path)
 
 
 def _cell(text: Any) -> str:

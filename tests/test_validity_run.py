@@ -3,6 +3,7 @@ an evaluate run of the cases; `reeval validity` logs to MLflow, `reeval show` an
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -245,7 +246,9 @@ def test_validity_command_prints_and_logs_to_the_latest_parent_run(runs, mlflow_
     assert metrics["validity.ppi.accepted_valid.lo"] <= metrics["validity.ppi.accepted_valid"]
     assert metrics["validity.judge_calibration_accuracy"] == pytest.approx(0.9)
     artifacts = [a.path for a in MlflowClient().list_artifacts(latest, "validity")]
-    assert artifacts == ["validity/validity.json"]
+    assert artifacts == ["validity/validity.html", "validity/validity.json", "validity/validity.md"]
+    page = Path(MlflowClient().download_artifacts(latest, "validity/validity.md")).read_text()
+    assert f"# validity — {run}" in page and "| judge accuracy on calibration controls | 0.900 |" in page
 
 
 def test_validity_command_without_a_run(runs):

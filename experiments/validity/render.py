@@ -1,10 +1,12 @@
-"""Validity figures as words and table rows, for the terminal (rich) and the HTML report."""
+"""Validity figures as words and table rows, for the terminal (rich), the evaluation report and the validity
+page (a report_page Report, logged beside validity.json)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from experiments.report_page import Report, Section
 from experiments.validity.run import CALIBRATION_ACCURACY, RunValidity
 from metrics.validity import Estimate
 
@@ -128,24 +130,44 @@ def _fmt(x: Any) -> str:
     return f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
+COLUMNS = (("figure", "left"), ("estimate", "right"), ("95% CI", "right"), ("n", "right"), ("note", "left"))
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    ci = "—" if row["low"] is None or math.isnan(row["low"]) else f"[{row['low']:.3f}, {row['high']:.3f}]"
+    return [row["figure"], _fmt(row["estimate"]), ci, _fmt(row["n"]), row.get("note") or ""]
+
+
 def rich_table(rv: RunValidity):
     from rich.table import Table
 
     table = Table(title=f"validity — {rv.run_id}")
-    for column, justify in (
-        ("figure", "left"),
-        ("estimate", "right"),
-        ("95% CI", "right"),
-        ("n", "right"),
-        ("note", "left"),
-    ):
+    for column, justify in COLUMNS:
         # Figures name targets by label, and labels may differ only at their end (two servers of one model):
         # folded, a long figure stays whole; cut with an ellipsis, two could read the same.
         table.add_column(column, justify=justify, overflow="fold")
     for row in validity_rows(rv):
-        ci = "—" if row["low"] is None or math.isnan(row["low"]) else f"[{row['low']:.3f}, {row['high']:.3f}]"
-        table.add_row(row["figure"], _fmt(row["estimate"]), ci, _fmt(row["n"]), row.get("note") or "")
+        table.add_row(*_cells(row))
     return table
+
+
+def validity_section(rv: RunValidity) -> Section:
+    """The figures' table under the statement, the notes after it."""
+    rows = [_cells(row) for row in validity_rows(rv)]
+    return Section("Validity", [c for c, _ in COLUMNS], rows, note=statement(rv), extra=list(rv.notes))
+
+
+class ValidityPage(Report):
+    """A run's validity as a page of its own (validity.md, validity.html)."""
+
+    name = "validity"
+
+    def __init__(self, rv: RunValidity):
+        self.rv = rv
+        self.title = f"validity — {rv.run_id}"
+
+    def sections(self) -> list[Section]:
+        return [validity_section(self.rv)]
 
 
 def report_section(rv: RunValidity) -> dict[str, Any]:

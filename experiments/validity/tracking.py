@@ -1,13 +1,17 @@
-"""Validity figures into MLflow: metrics on the run's latest parent run, which may have finished."""
+"""Validity figures into MLflow: metrics on the run's latest parent run, which may have finished, with
+validity.json and the validity page."""
 
 from __future__ import annotations
 
 import logging
+import tempfile
 import time
+from pathlib import Path
 
 from experiments.report import jsonable
+from experiments.report_page import log_report, write
 from experiments.tracking import find_runs, setup_mlflow
-from experiments.validity.render import report_section
+from experiments.validity.render import ValidityPage, report_section
 from experiments.validity.run import RunValidity
 
 logger = logging.getLogger(__name__)
@@ -36,5 +40,8 @@ def log_validity(rv: RunValidity, mlflow_run_id: str | None = None) -> str | Non
     client.log_dict(
         mlflow_run_id, jsonable({**report_section(rv), "figures": rv.figures.to_dict()}), "validity/validity.json"
     )
+    with tempfile.TemporaryDirectory() as folder:
+        write(ValidityPage(rv), Path(folder))
+        log_report(Path(folder), "validity", run_id=mlflow_run_id)
     logger.info("logged %d validity metric(s) to MLflow run %s", len(metrics), mlflow_run_id)
     return mlflow_run_id
