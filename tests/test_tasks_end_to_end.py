@@ -136,3 +136,7 @@ def test_judge_calibration_task(isolated, scripted):
     assert params["chosen"] == "extract" and params["judge"]["name"] == "dummy/judge"
     signals = (RunStore(result.run_id).dir / "judge_signals.jsonl").read_text().splitlines()
     assert len(signals) == len(result.records) and "context" not in json.loads(signals[0])
+    report = RunStore(result.run_id).dir / "report"
+    page = (report / "judge_methods.md").read_text()
+    assert "| method | gold_answer |" in page and "| extract **(chosen)** |" in page
+    assert "<th>method</th>" in (report / "judge_methods.html").read_text()

@@ -184,26 +184,21 @@ def _finite(x: float) -> float:
     return x if isinstance(x, float) and not math.isnan(x) else -1.0
 
 
-def markdown(fitted: dict) -> str:
-    """The comparison table the closing note and the README show."""
-    lines = [
-        "| method | "
-        + " | ".join(CONDITIONS)
-        + " | worst | "
-        + " | ".join(f"AUC {v}/{i}" for v, i in AUC_PAIRS)
-        + " |",
-        "|---" * (len(CONDITIONS) + 2 + len(AUC_PAIRS)) + "|",
-    ]
+def method_table(fitted: dict) -> tuple[list[str], list[list[str]]]:
+    """Each method's held-out accuracy per condition, its worst, and its AUCs; the chosen one marked."""
+    header = ["method", *CONDITIONS, "worst", *(f"AUC {v}/{i}" for v, i in AUC_PAIRS)]
+    rows = []
     for variant, result in fitted.get("results", {}).items():
         held = [result["held_out"][c] for c in CONDITIONS]
         cells = [f"{a['accuracy']:.0%} (n={a['n'] - a['unjudged']})" for a in held]
         aucs = [f"{result['auc'][f'{v}_vs_{i}']:.2f}" for v, i in AUC_PAIRS]
         mark = " **(chosen)**" if variant == fitted.get("chosen") else ""
-        lines.append(
-            f"| {variant}{mark} | "
-            + " | ".join(cells)
-            + f" | {result['held_out_worst']:.0%} | "
-            + " | ".join(aucs)
-            + " |"
-        )
-    return "\n".join(lines)
+        rows.append([variant + mark, *cells, f"{result['held_out_worst']:.0%}", *aucs])
+    return header, rows
+
+
+def markdown(fitted: dict) -> str:
+    """The comparison table alone, as the closing note and the README show it."""
+    header, rows = method_table(fitted)
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])

@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from experiments import task_registry
 from experiments.judging.calibration import calibration_metrics
 from experiments.judging.controls import CONDITIONS, controls_for, half_of, other_answer_pool
-from experiments.judging.fit import current_signals, fit_and_measure, markdown
+from experiments.judging.fit import current_signals, fit_and_measure, method_table
 from experiments.judging.params import PARAMS_FILE, SIGNALS_FILE
 from experiments.lm.registry import ResolvedLM
+from experiments.report_page import Report, Section, write
 from experiments.validation import judge_record
 from programs.judge import METHODS, CaseJudge
 
@@ -101,8 +102,8 @@ class JudgeCalibrationTask:
                     + "\n"
                 )
         (out_dir / PARAMS_FILE).write_text(json.dumps(payload, indent=2, default=str))
-        (out_dir / "judge_methods.md").write_text(markdown(fitted) + "\n")
-        return out_dir / "judge_methods.md"
+        title = f"Judge methods — {run_info.get('run_id', '')}"
+        return write(JudgeMethodsPage(title, *method_table(fitted)), out_dir).markdown_path
 
     def table_rows(self, records):
         fitted = fit_and_measure([r for r in records if "condition" in r])
@@ -116,3 +117,19 @@ class JudgeCalibrationTask:
                 + [f"{result['held_out_worst']:.0%}"]
             )
         return header, rows
+
+
+class JudgeMethodsPage(Report):
+    """The calibration's page (judge_methods.md, .html): each method's held-out accuracy, the chosen one marked."""
+
+    name = "judge_methods"
+    intro = (
+        "On the held-out half of the calibration controls: each method's accuracy per condition, its worst "
+        "condition and the AUC of each pair of conditions; the method chosen on the calibration half is marked."
+    )
+
+    def __init__(self, title: str, header: list[str], rows: list[list[str]]):
+        self.title, self.header, self.rows = title, header, rows
+
+    def sections(self) -> list[Section]:
+        return [Section("", self.header, self.rows)]
