@@ -188,7 +188,10 @@ def type_in(
     asked = asked_kinds(question) if question else ()
     # Only a name read as another kind of name: an untagged common noun in a "where" question's answer ("kept in
     # the Ark") is a thing the question calls a place, and a city in its place would not be one.
-    if asked and typed.kind in NAMES and typed.kind not in asked:
+    # A person whose first name the lists know stays one: "where did the phrase come from" is answered by "Gary
+    # Gilmore 's last words", and a city proposed in his place reads invalid.
+    person = typed.kind == "person" and first_names is not None and first_names(typed.text.split()[0])
+    if asked and typed.kind in NAMES and typed.kind not in asked and not person:
         return replace(typed, kind=asked[0], read=typed.kind)
     return typed
 

@@ -76,7 +76,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/46"
+VERSION = "answer_swap/47"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).

@@ -291,3 +291,15 @@ def test_what_the_small_tagger_misreads_is_typed_by_the_question_and_the_passage
         )
     assert out.kind == kind and not lm.history
     assert (out.rejection is None and out.new_answer not in answers) if new else out.rejection == "level_unreachable"
+
+
+def test_a_person_with_a_known_first_name_stays_a_person_in_a_where_question(tag):
+    from programs.person_names import is_first_name
+
+    context = "The Kentucky Fried Chicken name was coined by Don Anderson , a sign painter hired by Harman ."
+    question = "where did the name kentucky fried chicken come from"
+    typed = type_in(tag, context, ["Don Anderson"], question, is_first_name)
+    assert typed.kind == "person"
+    # A name the lists do not know as a first name is still read as the place the question asks for.
+    river = type_in(tag, "The Rhone flows through Lyon .", ["Lyon"], "where does the rhone flow", is_first_name)
+    assert river.kind == "place"
