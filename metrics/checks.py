@@ -222,8 +222,8 @@ def chronology_flips(
         left = max(i for i, b in enumerate(bounds) if b <= start)
         right = min(i for i, b in enumerate(bounds) if b >= end)
         windows = [(bounds[max(0, left - reach)], start), (end, bounds[min(len(bounds) - 1, right + reach)])]
-        was = [m for a, b in windows for m in _YEAR.finditer(unmoved, a, b)]
-        others = [(int(m.group(1)), int((_YEAR.match(original, m.start()) or m).group(1))) for m in was]
+        found = [m for a, b in windows for m in _YEAR.finditer(unmoved, a, b)]
+        others = [(int(m.group(1)), int((_YEAR.match(original, m.start()) or m).group(1))) for m in found]
         for before, after in zip(map(int, old_years), map(int, new_years), strict=True):
             for was, now in others:
                 if (before - was) * (after - now) < 0:  # strictly reversed; from or to a tie is not judged

@@ -92,6 +92,7 @@ CUE_POLICIES = ("keep", "refuse")
 # 1820s") have no such check and are left unreached (docs/results/every_kind.md).
 PIVOT_KINDS = ("person", "place", "thing", "group", "organisation", "work", "product", "event", "language", "quantity")
 CANDIDATES_PER_RETRY = 5
+_ASKS_WHO = re.compile(r"\s*(?:who|whom|whose)\b", re.IGNORECASE)
 # Answer kinds code names from WordNet's categories (programs/word_bank.py), and which category family each
 # reads: a single word the tagger calls a phrase ("tungsten", "tilde") is a thing.
 WORD_KINDS = {"thing": "thing", "phrase": "thing", "group": "group"}
@@ -379,7 +380,7 @@ class AnswerSwap(dspy.Module):
         old = type_in(self.tagger(), context, answers, question, is_first_name)
         if old is None:
             return None
-        who = re.match(r"\s*(?:who|whom|whose)\b", question, re.I) is not None
+        who = _ASKS_WHO.match(question) is not None
         if old.kind in ("date", "quantity") and year_in_name(answers[0]):
             # "The Avengers ( 2012 )": a title with its year, which the tagger reads as the date.
             return replace(old, kind="work" if answers[0].lstrip()[:1].isupper() else "thing", read=old.kind)
@@ -478,7 +479,7 @@ class AnswerSwap(dspy.Module):
         # A person by the tagger's reading, or a "who" answer.
         # A "who" answer with an article ("the Dallas Cowboys", "the Eagles") is a team or a band, not a person
         # whose pronouns the new name must take.
-        asks_who = re.match(r"\s*(?:who|whom|whose)\b", question, re.I) is not None
+        asks_who = _ASKS_WHO.match(question) is not None
         who = (old is not None and old.kind == "person") or (asks_who and not re.match(r"\s*the\s", answers[0], re.I))
         if (
             who

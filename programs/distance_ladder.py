@@ -69,13 +69,15 @@ def _years(answer: str, step: int, key: str, asked: frozenset[int] = frozenset()
         return []
     if years[0] in asked:
         return _days(answer, years[0], step, key)
-    if _DECADE.search(answer):
+    decade = _DECADE.search(answer) is not None
+    if decade:
         step = 10 * max(1, round(step / 10))
-    out = []
     # A year one step further each way is the fallback where the step's own years are taken: the passage holds
     # them, or the timeline would move another year onto the old answer's (1992 beside a 1991 and a 1993).
-    for ring, delta in enumerate([*_order(key, [-step, step]), *_order(key, [-step - 1, step + 1])]):
-        if min(years) + delta < 1000 or (ring >= 2 and _DECADE.search(answer)):
+    further = [] if decade else _order(key, [-step - 1, step + 1])
+    out = []
+    for ring, delta in enumerate([*_order(key, [-step, step]), *further]):
+        if min(years) + delta < 1000:
             continue
         moved = _YEAR.sub(lambda m, d=delta: str(int(m.group(1)) + d), answer)
         out.append((ring >= 2, max(years) + delta > LATEST_YEAR, moved))

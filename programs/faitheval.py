@@ -222,9 +222,9 @@ def _mask_name_parts(text: str, answers: list[str]) -> str:
     for answer in answers:
         # A shorter form of the whole name first ("Mary Frye" for "Mary Elizabeth Frye").
         words = [w for w in answer.split() if w[:1].isupper() and w.isalpha()]
-        run = rf"(?<!\w)(?:{'|'.join(map(re.escape, words))})(?:\s+(?:{'|'.join(map(re.escape, words))}))+(?!\w)"
         if len(words) >= 2:
-            text = re.sub(run, _MARK, text)
+            word = "(?:" + "|".join(map(re.escape, words)) + ")"
+            text = re.sub(rf"(?<!\w){word}(?:\s+{word})+(?!\w)", _MARK, text)
         for form in name_part_left(text, answer):
             before, after = text[: form.start].split()[-1:], text[form.end :].split()[:1]
             inside = any(w[:1].isupper() and w not in ("``", _MARK) for w in before + after)
