@@ -808,6 +808,7 @@ def report(
     _setup_logging(log_level)
 
     from experiments.report import write_report
+    from experiments.report_page import log_report
     from experiments.tracking import checkpoint_here, find_runs, git_state, setup_mlflow
 
     store = RunStore(run_id)
@@ -830,9 +831,8 @@ def report(
         )
     runs = find_runs(run_id)
     if runs:
-        mlflow = setup_mlflow()
-        with mlflow.start_run(run_id=runs[0].info.run_id):
-            mlflow.log_artifacts(str(path.parent), artifact_path="report")
+        setup_mlflow()
+        log_report(path.parent, run_id=runs[0].info.run_id)
     console.print(f"report: {path}")
 
 

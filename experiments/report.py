@@ -1,4 +1,5 @@
-"""Self-contained HTML report of a target evaluation, with its plots also saved as PNG files.
+"""The report of a target evaluation: a `Report` (experiments.report_page) written as report.md and report.html,
+its plots as PNG files, and its tables as report_tables.json.
 
 The report shows: run information, accuracy before/after perturbation per target and prompt
 setting (bar chart with bootstrap intervals and tables; rows of a benchmark file evaluated as
@@ -7,21 +8,13 @@ by side, the generator x target transfer matrix, rank changes, breakdowns by sou
 answer position, the task instruction's effect on original contexts, errors, and a seeded
 sample of cases with the original and perturbed contexts and every target's answers.
 
-The page is rendered from Jinja2 templates (experiments/templates/report*.html) with
-autoescaping: the cases are adversarial by construction and model outputs are arbitrary text,
-so every value that comes from data, models or the run configuration is escaped on its way into
-the page (with html.escape's entities), and no template marks a value safe. The page forbids
-scripts through its Content-Security-Policy as a second line of defence. This module prepares
-plain values (formatted numbers, cell classes); the templates hold all markup. Plots are drawn
-on matplotlib Figure objects with the Agg canvas, which touches no global pyplot state and
-needs no display.
+The cases are adversarial by construction and model outputs are arbitrary text: this module hands the page
+plain strings, which the shared template escapes. Plots are drawn on matplotlib Figure objects with the Agg
+canvas, which touches no global pyplot state and needs no display.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import json
 import logging
 import math
@@ -29,14 +22,11 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jinja2
-from markupsafe import Markup
-
 from experiments import task_registry
+from experiments.report_page import Figure, Report, Section, write
 from metrics.evaluation import (
     accuracy_table,
     breakdown,
@@ -58,34 +48,13 @@ from metrics.transfer import rank_changes, transfer_matrix
 
 log = logging.getLogger(__name__)
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
-REPORT_FILE = "report.html"
 TABLES_FILE = "report_tables.json"
+ACCURACY_PNG, TRANSFER_PNG, RANKS_PNG = "accuracy.png", "transfer.png", "ranks.png"
 VARIANT_COLORS: dict[str, str] = {"original": "#4c78a8", "perturbed": "#e45756", "external": "#72b7b2"}
 _SETTING_ORDER = ("closed_book", "open_book", "few_shot", "opinion", "cot", "task_instruction")
 
 
 # --- formatting -------------------------------------------------------------------------------------
-
-
-def _escape(value: Any) -> Markup:
-    """The templates' escaping: html.escape (quotes too, as &quot; and &#x27;) of anything not
-    already markup; None is empty. Jinja's autoescaping then leaves the Markup as it is."""
-    if isinstance(value, Markup):
-        return value
-    return Markup(html.escape("" if value is None else str(value), quote=True))
-
-
-@cache
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        finalize=_escape,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
 
 
 def _num(x: Any, digits: int = 3) -> str:
@@ -105,23 +74,20 @@ def _ci(row: Mapping[str, Any]) -> str:
     return f"[{_num(low)}, {_num(high)}]"
 
 
-def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]], *, empty: str) -> dict[str, Any]:
-    """A table for the template from row dicts; columns are (key, header); key "ci" renders low/high.
-    Each cell is its text and its class (num or txt)."""
-    body = []
-    for row in rows:
-        cells = []
-        for key, _ in columns:
-            if key == "ci":
-                text = _ci(row)
-            elif key == "kinds":
-                text = ", ".join(f"{k}: {v}" for k, v in (row.get("kinds") or {}).items()) or "—"
-            else:
-                text = _num(row.get(key))
-            numeric = isinstance(row.get(key), int | float) or key == "ci"
-            cells.append({"cls": "num" if numeric else "txt", "text": text})
-        body.append(cells)
-    return {"headers": [header for _, header in columns], "rows": body, "empty": empty}
+def _cell(row: Mapping[str, Any], key: str) -> str:
+    if key == "ci":
+        return _ci(row)
+    if key == "kinds":
+        return ", ".join(f"{k}: {v}" for k, v in (row.get("kinds") or {}).items()) or "—"
+    return _num(row.get(key))
+
+
+def _table(
+    title: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]], **section: Any
+) -> Section:
+    """A section whose table is `rows` (dicts) under `columns`, (key, header) pairs; key "ci" shows low/high."""
+    cells = [[_cell(row, key) for key, _ in columns] for row in rows]
+    return Section(title, [header for _, header in columns], cells, **section)
 
 
 def _mpl(text: Any) -> str:
@@ -199,21 +165,11 @@ def jsonable(obj: Any) -> Any:
 def _new_figure(width: float, height: float):
     # Figure + Agg canvas, not pyplot: no global backend switch, nothing to leak between calls.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure as PlotFigure
 
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    fig = PlotFigure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig
-
-
-def _save(fig, path: Path) -> str:
-    """Write the PNG and return it base64-encoded for embedding."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    fig.clear()
-    data = buf.getvalue()
-    path.write_bytes(data)
-    return base64.b64encode(data).decode("ascii")
 
 
 def accuracy_figure(rows: Sequence[Mapping[str, Any]], metric: str):
@@ -258,12 +214,9 @@ def accuracy_figure(rows: Sequence[Mapping[str, Any]], metric: str):
     return fig
 
 
-def _plot_accuracy(rows: Sequence[Mapping[str, Any]], metric: str, path: Path) -> str | None:
-    fig = accuracy_figure(rows, metric)
-    return None if fig is None else _save(fig, path)
-
-
-def _plot_transfer(matrix: Mapping[str, Any], path: Path) -> str | None:
+def transfer_figure(matrix: Mapping[str, Any]):
+    """Perturbed accuracy of each target on each generator's cases, self-attacks outlined; None without
+    generated cases."""
     rows, cols = matrix["rows"], matrix["cols"]
     if not rows or not cols:
         return None
@@ -286,10 +239,12 @@ def _plot_transfer(matrix: Mapping[str, Any], path: Path) -> str | None:
     ax.set_xlabel("target")
     ax.set_ylabel("generator (pivot)")
     ax.set_title(_mpl(f"{matrix['setting'] or 'all settings'} · {matrix['decoding'] or 'all decodings'}"), fontsize=10)
-    return _save(fig, path)
+    return fig
 
 
-def _plot_ranks(rows: Sequence[Mapping[str, Any]], path: Path) -> str | None:
+def ranks_figure(rows: Sequence[Mapping[str, Any]]):
+    """Each target's rank before and after perturbation, one panel per setting and decoding; None without
+    targets to rank."""
     groups: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(r["setting"], r["decoding"])].append(r)
@@ -331,173 +286,84 @@ def _plot_ranks(rows: Sequence[Mapping[str, Any]], path: Path) -> str | None:
         ax.set_title(_mpl(f"{key[0]} · {key[1]}"), fontsize=10)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    return _save(fig, path)
+    return fig
 
 
 # --- case sample -------------------------------------------------------------------------------------
 
 
-def _mark(record: Mapping[str, Any], metric: str) -> tuple[str, str]:
+def _answer(record: Mapping[str, Any] | None, metric: str) -> str:
+    """A target's answer to one case, after the verdict: right, wrong, n/a or the error's kind."""
+    if record is None:
+        return "—"
     if is_error(record):
-        return ("err", f"error: {error_kind(record)}")
-    value = record.get(metric)
-    if value is None:
-        return ("na", "n/a")
-    return ("ok", "right") if float(value) >= 1.0 else ("bad", "wrong")
+        verdict = f"error: {error_kind(record)}"
+    elif record.get(metric) is None:
+        verdict = "n/a"
+    else:
+        verdict = "right" if float(record[metric]) >= 1.0 else "wrong"
+    prediction = record.get("prediction")
+    return verdict if prediction is None else f"{verdict}: {prediction}"
 
 
-def _context_box(label: str, record: Mapping[str, Any]) -> dict[str, Any]:
-    options = [
-        (o.get("label", ""), o.get("text", "")) if isinstance(o, Mapping) else (chr(65 + i), o)
+def _options(record: Mapping[str, Any]) -> str:
+    return "; ".join(
+        f"{o.get('label', '')}. {o.get('text', '')}" if isinstance(o, Mapping) else f"{chr(65 + i)}. {o}"
         for i, o in enumerate(record.get("options") or [])
+    )
+
+
+def _column(record: Mapping[str, Any]) -> str:
+    return "original" if record.get("variant") == "original" else str(record.get("case_id"))
+
+
+def _case_sections(task: str, seed_id: str, records: Sequence[Mapping[str, Any]], metric: str) -> list[Section]:
+    """One seed: its contexts side by side (the original, then each adversarial case by case id), then every
+    target's answer to each."""
+    # A record that carries its context (closed-book ones may not) shows it.
+    ranked = sorted(
+        records, key=lambda r: (r.get("variant") != "original", str(r.get("case_id")), not r.get("context"))
+    )
+    columns: dict[str, Mapping[str, Any]] = {}
+    for r in ranked:
+        columns.setdefault(_column(r), r)
+    shown = list(columns.values())
+    contexts = [["expected", *(", ".join(expected_answers(r)) for r in shown)]]
+    if any(r.get("options") for r in shown):
+        contexts += [["options", *map(_options, shown)], ["label", *(_num(r.get("answer_label")) for r in shown)]]
+    contexts.append(["context", *(str(r.get("context") or "") for r in shown)])
+    labels = [
+        col if col == "original" else f"{col} (generator: {r.get('generator') or '—'})" for col, r in columns.items()
     ]
-    return {
-        "label": label,
-        "expected": ", ".join(expected_answers(record)),
-        "options": options,
-        "answer_label": record.get("answer_label"),
-        "context": record.get("context"),
-    }
+    answers: dict[tuple, dict[str, Mapping[str, Any]]] = defaultdict(dict)
+    for r in records:
+        answers[(str(r.get("target")), str(r.get("setting")), str(r.get("decoding")))][_column(r)] = r
+    order = sorted(answers, key=lambda k: (k[0], _setting_rank(k[1]), k[2]))
+    rows = [[*key, *(_answer(answers[key].get(col), metric) for col in columns)] for key in order]
+    first = records[0]
+    heading = f"{task} · seed {seed_id} · source {first.get('source')}"
+    return [
+        Section(heading, ["", *labels], contexts, level=3, note=f"Q: {first.get('question') or ''}"),
+        Section("", ["target", "setting", "decoding", *columns], rows),
+    ]
 
 
-def _sample_cases(scored: Sequence[Mapping[str, Any]], metric: str, size: int, seed: int) -> dict[str, Any]:
-    """A seeded sample of seeds with adversarial (perturbed or external) cases: each with its
-    contexts side by side and every target's answer to each."""
+def sample_sections(scored: Sequence[Mapping[str, Any]], metric: str, size: int, seed: int) -> list[Section]:
+    """A seeded sample of seeds with adversarial (perturbed or external) cases, each as `_case_sections`."""
     by_seed: dict[tuple, list[Mapping[str, Any]]] = defaultdict(list)
     for r in scored:
         by_seed[(str(r.get("task")), str(r.get("seed_id")))].append(r)
     keys = sorted(k for k, rs in by_seed.items() if any(r.get("variant") in ADVERSARIAL_VARIANTS for r in rs))
     if not keys:
-        return {"cases": [], "empty": "No perturbed cases."}
+        return [Section("Sample of cases", note="No perturbed cases.")]
     chosen = sorted(random.Random(seed).sample(keys, min(size, len(keys))))
-    cases = []
-    for task, seed_id in chosen:
-        records = by_seed[(task, seed_id)]
-        first = records[0]
-        # Columns: the original, then each perturbed case (by case id), each with its context.
-        columns: dict[str, Mapping[str, Any]] = {}
-        # A record that carries its context (closed-book ones may not) shows it.
-        ranked = sorted(
-            records, key=lambda r: (r.get("variant") != "original", str(r.get("case_id")), not r.get("context"))
-        )
-        for r in ranked:
-            col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
-            columns.setdefault(col, r)
-        boxes = [
-            _context_box(col if col == "original" else f"{col} (generator: {r.get('generator') or '—'})", r)
-            for col, r in columns.items()
-        ]
-        answers: dict[tuple, dict[str, Mapping[str, Any]]] = defaultdict(dict)
-        for r in records:
-            col = "original" if r.get("variant") == "original" else str(r.get("case_id"))
-            answers[(str(r.get("target")), str(r.get("setting")), str(r.get("decoding")))][col] = r
-        rows = []
-        for target, setting, decoding in sorted(answers, key=lambda k: (k[0], _setting_rank(k[1]), k[2])):
-            cells = []
-            for col in columns:
-                r = answers[(target, setting, decoding)].get(col)
-                if r is None:
-                    cells.append(None)
-                    continue
-                cls, word = _mark(r, metric)
-                cells.append({"cls": cls, "prediction": r.get("prediction"), "word": word})
-            rows.append({"target": target, "setting": setting, "decoding": decoding, "cells": cells})
-        cases.append(
-            {
-                "heading": f"{task} · seed {seed_id} · source {first.get('source')}",
-                "question": first.get("question"),
-                "boxes": boxes,
-                "columns": list(columns),
-                "rows": rows,
-            }
-        )
     intro = f"{len(chosen)} of {len(keys)} seeds with perturbed cases, sampled with seed {seed}."
-    return {"cases": cases, "intro": intro}
+    return [Section("Sample of cases", note=intro)] + [
+        part for task, seed_id in chosen for part in _case_sections(task, seed_id, by_seed[(task, seed_id)], metric)
+    ]
 
 
 # --- page ---------------------------------------------------------------------------------------------
-
-
-def _pairs(info: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return [(str(k), v if isinstance(v, str) else json.dumps(v, default=str)) for k, v in info.items()]
-
-
-def _validity_view(validity: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if validity is None:
-        return None
-    columns = [("figure", "figure"), ("estimate", "estimate"), ("ci", "95% CI"), ("n", "reviewed n"), ("note", "note")]
-    rows = [
-        {**row, "figure": str(row.get("figure", "")), "note": str(row.get("note") or "")}
-        for row in validity.get("rows") or []
-    ]
-    return {
-        "run_id": validity.get("run_id"),
-        "statement": validity.get("statement"),
-        "table": _table(rows, columns, empty="No validity figures."),
-        "notes": list(validity.get("notes") or []),
-    }
-
-
-def write_report(
-    records: Iterable[Mapping[str, Any]],
-    out_dir: str | Path,
-    *,
-    title: str,
-    run_info: Mapping[str, Any] | None = None,
-    metric: str = "task_correct",
-    sample_size: int = 20,
-    seed: int = 0,
-    validity: Mapping[str, Any] | None = None,
-    tables: Mapping[str, Any] | None = None,
-) -> Path:
-    """Write out_dir/report.html (self-contained: PNGs embedded as base64), the plots as PNG files
-    (accuracy.png, transfer.png, ranks.png when there is data for them) and report_tables.json.
-
-    Records not yet scored (no "correct" field) are scored here without NLI. `metric` is the
-    headline score of the accuracy, transfer, rank and breakdown sections (default task_correct:
-    keywords for unanswerable/inconsistent, option choice for counterfactual, else correct).
-    `validity` (from `experiments.validity.report_section`) adds a validity section: the
-    statement, its table and notes. `tables` are `report_tables(scored_records(records), metric)`
-    when the caller has them already (they are what the page shows). Returns the path of report.html.
-    """
-    run_info = dict(run_info or {})
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    scored = scored_records(records)
-    tables = dict(tables) if tables is not None else report_tables(scored, metric)
-    label = LABELS.get(metric, metric)
-
-    acc_png = _plot_accuracy(tables["accuracy"], metric, out / "accuracy.png")
-    transfer_png = _plot_transfer(tables["transfer"], out / "transfer.png")
-    ranks_png = _plot_ranks(tables["ranks"], out / "ranks.png")
-    (out / TABLES_FILE).write_text(json.dumps(jsonable(tables), indent=1, default=str), encoding="utf-8")
-
-    n_err = sum(is_error(r) for r in scored)
-    overview = _overview(scored)
-    transfer = tables["transfer"]
-    page = (
-        _environment()
-        .get_template("report.html")
-        .render(
-            title=title,
-            generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            label=label,
-            nli_backend=run_info.get("nli_backend"),
-            has_entailment=any(r.get("entailment") is not None for r in scored),
-            run_info=_pairs(run_info),
-            overview=_pairs(overview),
-            validity=_validity_view(validity),
-            has_external=any(r.get("variant") == "external" for r in scored),
-            images={"accuracy": acc_png, "transfer": transfer_png, "ranks": ranks_png},
-            **_page_tables(tables, label),
-            transfer_view=f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}",
-            sample=_sample_cases(scored, metric, sample_size, seed),
-        )
-    )
-    path = out / REPORT_FILE
-    path.write_text(page, encoding="utf-8")
-    log.info("wrote report %s (%d records, %d errored)", path, len(scored), n_err)
-    return path
 
 
 def _overview(scored: list[dict]) -> dict[str, Any]:
@@ -596,54 +462,220 @@ def _transfer_rows(tables: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _metric_sections(tables: Mapping[str, Any], acc_cols: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-    """One accuracy table per metric, each headed by that metric's label."""
+_VALIDITY_COLUMNS = [
+    ("figure", "figure"),
+    ("estimate", "estimate"),
+    ("ci", "95% CI"),
+    ("n", "reviewed n"),
+    ("note", "note"),
+]
+INTERVALS = (
+    "Intervals are 95% percentile bootstrap (1000 resamples, seed 0). Errored records are counted apart and never "
+    "scored as wrong. A Category 2 (context_enrich) seed counts as right only if both enriched copies are "
+    "answered correctly."
+)
+EXTERNAL_NOTE = (
+    "Variant **external**: rows of a benchmark file evaluated as given, without an original context to pair them with."
+)
+PPI_NOTE = (
+    "Judge figures weight each reviewed case by its stratum (population / reviewed). Prediction-powered intervals "
+    "(PPI++, ppi_py) use the judge on every case and the reviews on the sample; the reviews-only interval beside "
+    "each shows what the judge bought."
+)
+TRANSFER_NOTE = (
+    "Perturbed accuracy of each target on the cases each generator made ({view}). Outlined cells are self-attacks "
+    "(the target made the cases itself)."
+)
+SYCOPHANCY_NOTE = (
+    'Accuracy (correct) on the unperturbed contexts with the task instruction ("answer unknown/conflict if ...") '
+    "versus plain open-book; a negative change means the instruction made the model abstain on evidence that "
+    "does answer the question."
+)
+
+
+def _pairs(info: Mapping[str, Any]) -> list[list[str]]:
+    return [[str(k), v if isinstance(v, str) else json.dumps(v, default=str)] for k, v in info.items()]
+
+
+def _nli_line(scored: Sequence[Mapping[str, Any]], backend: Any) -> str:
+    if backend:
+        return f"Entailment scores were produced by: **{backend}**."
+    if any(r.get("entailment") is not None for r in scored):
+        return "Entailment scores are present but the run did not record which NLI backend produced them."
+    return "No entailment scores: no NLI model was given to the scorer."
+
+
+def _validity_sections(validity: Mapping[str, Any] | None) -> list[Section]:
+    """The figures of `experiments.validity.report_section`: the statement, its table, the notes."""
+    if validity is None:
+        return []
+    rows = [
+        {**row, "figure": str(row.get("figure", "")), "note": str(row.get("note") or "")}
+        for row in validity.get("rows") or []
+    ]
+    title = f"Validity of the cases (run {validity.get('run_id')})"
+    notes = [str(note) for note in validity.get("notes") or []]
+    statement = str(validity.get("statement") or "")
     return [
-        {
-            "label": LABELS.get(m, m),
-            "table": _table(
-                rows,
-                [
-                    ("task", "task"),
-                    *acc_cols[:4],
-                    ("rate", LABELS.get(m, m)),
-                    ("ci", "95% CI"),
-                    ("n", "n"),
-                    ("errors", "errors"),
-                ],
-                empty="No data.",
-            ),
-        }
-        for m, rows in tables["per_metric"].items()
+        _table(title, rows, _VALIDITY_COLUMNS, note=statement, empty="No validity figures.", extra=[*notes, PPI_NOTE])
     ]
 
 
-def _page_tables(tables: Mapping[str, Any], label: str) -> dict[str, Any]:
-    """The report's tables as the template shows them: `tables` and `metric_sections`."""
-    acc_cols = _accuracy_columns(label)
-    return {
-        "metric_sections": _metric_sections(tables, acc_cols),
-        "tables": {
-            "accuracy": _table(tables["accuracy"], acc_cols, empty="No scored records."),
-            "paired_drop": _table(
-                tables["paired_drop"], _DROP_COLUMNS, empty="No seed has an original and a perturbed result."
+class EvaluationPage(Report):
+    """The evaluation's page: run, validity, accuracy, every metric, transfer, ranks, breakdowns, the task
+    instruction's effect, errors and a sample of cases. `tables` are `report_tables(scored, metric)`."""
+
+    name = "report"
+
+    def __init__(self, scored, tables, *, title, run_info, metric, sample_size, seed, validity):
+        self.scored, self.tables, self.run_info, self.metric = scored, tables, run_info, metric
+        self.sample, self.validity = (sample_size, seed), validity
+        self.label = LABELS.get(metric, metric)
+        self.title = title
+        generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        self.intro = f"Generated {generated}. Headline metric: **{self.label}**. {INTERVALS}\n\n" + _nli_line(
+            scored, run_info.get("nli_backend")
+        )
+        drawn = {
+            ACCURACY_PNG: accuracy_figure(tables["accuracy"], metric),
+            TRANSFER_PNG: transfer_figure(tables["transfer"]),
+            RANKS_PNG: ranks_figure(tables["ranks"]),
+        }
+        self.drawn = {file: figure for file, figure in drawn.items() if figure is not None}
+
+    def figures(self) -> dict[str, Any]:
+        return self.drawn
+
+    def _figure(self, file: str, alt: str) -> Figure | None:
+        return Figure(file, alt) if file in self.drawn else None
+
+    def sections(self) -> list[Section]:
+        t, columns = self.tables, _accuracy_columns(self.label)
+        overview = Section("Records", ["field", "value"], _pairs(_overview(self.scored)), level=3)
+        return [
+            Section("Run", ["field", "value"], _pairs(self.run_info), empty="No run information given."),
+            overview,
+            *_validity_sections(self.validity),
+            *self._accuracy(columns),
+            *self._metrics(columns),
+            *self._transfer_and_ranks(),
+            Section("Breakdowns"),
+            _table("By source", t["by_source"], [*columns[:4], ("source", "source"), *columns[4:]], level=3),
+            _table(
+                "By answer position in the context",
+                t["by_position"],
+                [*columns[:4], ("answer_position", "answer position"), *columns[4:]],
+                level=3,
             ),
-            "normalised": _table(tables["normalised"], _NORMALISED_COLUMNS, empty="No paired seeds."),
-            "transfer": _table(_transfer_rows(tables), _TRANSFER_COLUMNS, empty="No generated perturbed cases."),
-            "ranks": _table(tables["ranks"], _RANK_COLUMNS, empty="No targets to rank."),
-            "by_source": _table(
-                tables["by_source"], [*acc_cols[:4], ("source", "source"), *acc_cols[4:]], empty="No data."
-            ),
-            "by_position": _table(
-                tables["by_position"],
-                [*acc_cols[:4], ("answer_position", "answer position"), *acc_cols[4:]],
-                empty="No data.",
-            ),
-            "sycophancy": _table(
-                tables["sycophancy"],
+            _table(
+                "Task instruction on original contexts",
+                t["sycophancy"],
                 _SYCOPHANCY_COLUMNS,
+                note=SYCOPHANCY_NOTE,
                 empty="No seed was evaluated both open-book and with the task instruction.",
             ),
-            "errors": _table(tables["errors"], _ERROR_COLUMNS, empty="No records."),
-        },
-    }
+            _table("Errors", t["errors"], _ERROR_COLUMNS, empty="No records."),
+            *sample_sections(self.scored, self.metric, *self.sample),
+        ]
+
+    def _accuracy(self, columns: Sequence[tuple[str, str]]) -> list[Section]:
+        external = any(r.get("variant") == "external" for r in self.scored)
+        return [
+            _table(
+                "Accuracy before and after perturbation",
+                self.tables["accuracy"],
+                columns,
+                note=EXTERNAL_NOTE if external else "",
+                figure=self._figure(ACCURACY_PNG, "accuracy before and after perturbation"),
+                empty="No scored records.",
+            ),
+            _table(
+                "Paired drop (same seeds, original − perturbed)",
+                self.tables["paired_drop"],
+                _DROP_COLUMNS,
+                level=3,
+                empty="No seed has an original and a perturbed result.",
+            ),
+            _table(
+                "Normalised accuracy (perturbed, over seeds the target got right originally)",
+                self.tables["normalised"],
+                _NORMALISED_COLUMNS,
+                level=3,
+                empty="No paired seeds.",
+            ),
+        ]
+
+    def _metrics(self, columns: Sequence[tuple[str, str]]) -> list[Section]:
+        """One accuracy table per metric, each headed by that metric's label."""
+        per_metric = self.tables["per_metric"]
+        return [Section("All metrics", extra=[] if per_metric else ["No scores."])] + [
+            _table(
+                LABELS.get(m, m),
+                rows,
+                [("task", "task"), *columns[:4], ("rate", LABELS.get(m, m)), *columns[5:]],
+                level=3,
+            )
+            for m, rows in per_metric.items()
+        ]
+
+    def _transfer_and_ranks(self) -> list[Section]:
+        transfer = self.tables["transfer"]
+        view = f"{transfer['setting'] or 'all settings'} · {transfer['decoding'] or 'all decodings'}"
+        return [
+            _table(
+                "Transfer: generator × target",
+                _transfer_rows(self.tables),
+                _TRANSFER_COLUMNS,
+                note=TRANSFER_NOTE.format(view=view),
+                figure=self._figure(TRANSFER_PNG, "transfer matrix"),
+                empty="No generated perturbed cases.",
+            ),
+            _table(
+                "Rank changes",
+                self.tables["ranks"],
+                _RANK_COLUMNS,
+                figure=self._figure(RANKS_PNG, "rank changes"),
+                empty="No targets to rank.",
+            ),
+        ]
+
+
+def write_report(
+    records: Iterable[Mapping[str, Any]],
+    out_dir: str | Path,
+    *,
+    title: str,
+    run_info: Mapping[str, Any] | None = None,
+    metric: str = "task_correct",
+    sample_size: int = 20,
+    seed: int = 0,
+    validity: Mapping[str, Any] | None = None,
+    tables: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write the `EvaluationPage` of `records` into out_dir (report.md, report.html with the plots inlined,
+    accuracy.png, transfer.png and ranks.png when there is data for them) and report_tables.json.
+
+    Records not yet scored (no "correct" field) are scored here without NLI. `metric` is the
+    headline score of the accuracy, transfer, rank and breakdown sections (default task_correct:
+    keywords for unanswerable/inconsistent, option choice for counterfactual, else correct).
+    `validity` (from `experiments.validity.report_section`) adds a validity section: the
+    statement, its table and notes. `tables` are `report_tables(scored_records(records), metric)`
+    when the caller has them already (they are what the page shows). Returns the path of report.html.
+    """
+    out = Path(out_dir)
+    scored = scored_records(records)
+    tables = dict(tables) if tables is not None else report_tables(scored, metric)
+    page = EvaluationPage(
+        scored,
+        tables,
+        title=title,
+        run_info=dict(run_info or {}),
+        metric=metric,
+        sample_size=sample_size,
+        seed=seed,
+        validity=validity,
+    )
+    written = write(page, out)
+    (out / TABLES_FILE).write_text(json.dumps(jsonable(tables), indent=1, default=str), encoding="utf-8")
+    log.info("wrote report %s (%d records, %d errored)", written.html_path, len(scored), sum(map(is_error, scored)))
+    return written.html_path

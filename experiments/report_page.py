@@ -6,7 +6,7 @@ A new report is one subclass of `Report`: its title, intro and `sections()`, and
 `write(report, folder)` writes <name>.md, <name>.html and the figures; `log_report(folder)` logs the folder.
 
 Cells, notes and code hold model output and adversarial text: the HTML template is autoescaped and marks
-nothing safe; Markdown escapes the one character that would break a table row (`|`).
+nothing safe; Markdown escapes the one character that would break a table row (`|`) and puts a cell on one line.
 """
 
 from __future__ import annotations
@@ -108,7 +108,8 @@ def log_report(folder: Path, artifact_path: str = "report", run_id: str | None =
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|")
+    # A line break ends a Markdown table row; passages and answers have them.
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _markdown_section(s: Section) -> list[str]:

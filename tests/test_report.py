@@ -1,4 +1,5 @@
-"""The HTML report: files written, plots embedded, adversarial text escaped, table numbers shown."""
+"""The evaluation report: files written, sections shown, plots embedded, adversarial text escaped, table numbers
+shown."""
 
 import json
 import re
@@ -10,6 +11,22 @@ from metrics import score_records
 
 SCRIPT = "<script>alert('x')</script>"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SECTIONS = [
+    "<h2>Run</h2>",
+    "<h3>Records</h3>",
+    "<h2>Accuracy before and after perturbation</h2>",
+    "<h3>Paired drop (same seeds, original − perturbed)</h3>",
+    "<h3>Normalised accuracy (perturbed, over seeds the target got right originally)</h3>",
+    "<h2>All metrics</h2>",
+    "<h2>Transfer: generator × target</h2>",
+    "<h2>Rank changes</h2>",
+    "<h2>Breakdowns</h2>",
+    "<h3>By source</h3>",
+    "<h3>By answer position in the context</h3>",
+    "<h2>Task instruction on original contexts</h2>",
+    "<h2>Errors</h2>",
+    "<h2>Sample of cases</h2>",
+]
 
 
 def _rec(target, seed, variant, ok, **kw):
@@ -65,29 +82,37 @@ def test_report_writes_self_contained_html_and_pngs(tmp_path, records):
     for name in ("accuracy.png", "transfer.png", "ranks.png"):
         assert (tmp_path / "out" / name).read_bytes().startswith(PNG_MAGIC)
     assert page.count('src="data:image/png;base64,') == 3
+    # every section, in order, in the page and in its Markdown twin
+    at = [page.find(heading) for heading in SECTIONS]
+    assert -1 not in at and at == sorted(at), dict(zip(SECTIONS, at, strict=True))
+    markdown = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    for heading in SECTIONS:
+        assert re.sub(r"<h(\d)>(.*)</h\d>", lambda m: "#" * int(m[1]) + " " + m[2], heading) in markdown
+    assert all(f"]({name})" in markdown for name in ("accuracy.png", "transfer.png", "ranks.png"))
     assert 'src="http' not in page and "<link" not in page  # nothing fetched from elsewhere
 
     # Adversarial text from data, models and run info is escaped everywhere.
     assert "<script" not in page.lower()
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in page
     assert "Evil &lt;script&gt;" in page  # context
     assert "who &lt;script&gt;" in page  # question
     assert "fake-nli &lt;b&gt;" in page  # the stated NLI backend, escaped
 
     # Main table numbers (hand-checked above).
     def row(*cells):
-        return re.search(r"<tr>" + "".join(rf'<td class="\w+">{re.escape(c)}</td>' for c in cells), page)
+        return re.search(r"<tr>" + "".join(rf"<td>{re.escape(c)}</td>" for c in cells), page)
 
     assert row("qwen2.5-1.5b", "open_book", "greedy", "original", "1.000")
     assert row("qwen2.5-1.5b", "open_book", "greedy", "perturbed", "0.333")
     assert row("smollm2-135m", "open_book", "greedy", "original", "0.667")
     smol = row("smollm2-135m", "open_book", "greedy", "perturbed", "0.000")
-    assert smol and '<td class="num">2</td><td class="num">1</td></tr>' in page[smol.end() : smol.end() + 200]
+    assert smol and "<td>2</td><td>1</td></tr>" in page[smol.end() : smol.end() + 200]
     # Paired drop for qwen: 1.000 -> 0.333, drop 0.667 over 3 seeds.
     assert row("answer_swap", "qwen2.5-1.5b", "open_book", "greedy", "1.000", "0.333", "0.667")
     # Self-attack cell of the transfer table.
     assert row("qwen2.5-1.5b", "qwen2.5-1.5b", "0.333")
-    assert "error: parse" in page  # the errored case in the sample
+    assert "<td>error: parse</td>" in page  # the errored case in the sample
+    assert "<td>wrong: &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;</td>" in page  # a hostile answer, escaped
 
     tables = json.loads((tmp_path / "out" / "report_tables.json").read_text())
     assert tables["transfer"]["diagonal"] == ["qwen2.5-1.5b"]

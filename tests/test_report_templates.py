@@ -1,11 +1,13 @@
-"""The report's Jinja2 templates: autoescaped everywhere, CSP kept, external rows charted and sampled."""
+"""The evaluation report on the shared page template: autoescaped everywhere, CSP kept, external rows charted and
+sampled."""
 
 import re
 from pathlib import Path
 
 from matplotlib.patches import Rectangle
 
-from experiments.report import TEMPLATES, accuracy_figure, report_tables, write_report
+from experiments.report import accuracy_figure, report_tables, write_report
+from experiments.report_page import TEMPLATES
 from metrics import score_records
 
 SCRIPT = "<script>alert('x')</script>"
@@ -57,13 +59,12 @@ def test_an_unpaired_external_run_is_charted_tabled_and_sampled(tmp_path):
     assert sorted(round(b.get_height(), 3) for b in bars) == [0.75, 1.0]  # one bar per target
     page = write_report(records, tmp_path, title="external").read_text()
     assert page.count('src="data:image/png;base64,') == 1 and (tmp_path / "accuracy.png").exists()
-    assert re.search(
-        r'<td class="txt">t-a</td><td class="txt">open_book</td><td class="txt">greedy</td>'
-        r'<td class="txt">external</td><td class="num">0.750</td>',
-        page,
-    )
+    assert "<tr><td>t-a</td><td>open_book</td><td>greedy</td><td>external</td><td>0.750</td>" in page
     assert "Variant <b>external</b>" in page
     assert "No perturbed cases." not in page and "<h3>external · seed b0 · source bench</h3>" in page
+    # the sampled seed: its passage under its expected answer, then each target's answer with its verdict
+    assert "<tr><td>context</td><td>The capital 0 is Paris.</td></tr>" in page
+    assert "<tr><td>t-a</td><td>open_book</td><td>greedy</td><td>right: Paris</td></tr>" in page
 
 
 def test_every_value_reaching_the_page_is_escaped(tmp_path):
@@ -94,5 +95,19 @@ def test_every_value_reaching_the_page_is_escaped(tmp_path):
     ).read_text()
     assert CSP in page
     assert not re.search(r"<script|<img src=x", page, re.IGNORECASE)
-    assert "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;" in page  # the prediction, escaped with its quote
-    assert page.count("&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;") > 10
+    assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in page  # the prediction, escaped with its quote
+    escaped = "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"
+    assert page.count(escaped) > 10
+    # each place hostile text reaches: title, run info, NLI backend, validity, tables, options, answer label
+    for shown in (
+        f"<h1>{escaped}</h1>",
+        f"<td>k{escaped}</td>",
+        f"<b>{escaped}</b>",
+        f"Validity of the cases (run {escaped})",
+        f"<td>{escaped}</td><td>0.500</td>",  # the validity figure and its estimate
+        f"<td>t{escaped}</td><td>s{escaped}</td>",
+        f"A. opt{escaped}; B{escaped}. x{escaped}",
+        f"<td>L{escaped}</td>",
+        f"<h3>counterfactual · seed b0 · source src{escaped}</h3>",
+    ):
+        assert shown in page, shown
