@@ -137,6 +137,9 @@ def run(
         typer.Option(help="override data.split: all, development or held_out (measure validity on held_out)"),
     ] = None,
     pivot: Annotated[str | None, typer.Option(help="override models.pivot.name")] = None,
+    source: Annotated[
+        str | None, typer.Option(help="override data.source: a shipped dataset name or a JSONL file of your rows")
+    ] = None,
     target: Annotated[
         list[str] | None,
         typer.Option(
@@ -181,6 +184,8 @@ def run(
         overrides["data.split"] = split
     if pivot is not None:
         overrides["models.pivot.name"] = pivot
+    if source is not None:
+        overrides["data.source"] = source
     if executor is not None or ray_address is not None:
         overrides["run.executor"] = executor or "ray"  # an address means a cluster
     if max_cost is not None:

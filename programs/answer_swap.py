@@ -62,6 +62,7 @@ from programs.person_names import (
     named_part,
     passage_gender,
     person_gender,
+    surnamed,
 )
 from programs.place_bank import cities_within, country_traces, distinct_parts, other_places, place_of
 from programs.retries import retry_config
@@ -76,7 +77,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/47"
+VERSION = "answer_swap/48"
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -391,10 +392,11 @@ class AnswerSwap(dspy.Module):
             old.kind == "organisation"
             and who
             and not re.match(r"\s*the\s", answers[0], re.I)
-            and passage_gender(context, answers[0]) is not None
+            and (passage_gender(context, answers[0]) is not None or surnamed(question, answers[0]))
         ):
             # "LL Cool J", "Macon Blair": a "who" answer the passage calls he or she is a person, whom a band or
-            # a firm cannot replace beside those pronouns; code gives a made-up name.
+            # a firm cannot replace beside those pronouns; code gives a made-up name. So is a name ending in a
+            # known surname: "Transnet" for Cecil Rhodes and "The Actors Studio" for Rashida Jones read invalid.
             return replace(old, kind="person", read=old.kind)
         return old
 

@@ -228,6 +228,16 @@ def is_first_name(word: str) -> bool:
     return any(word in _first_names(loc, "male") | _first_names(loc, "female") for loc in LOCALES)
 
 
+def is_last_name(word: str) -> bool:
+    return any(word in _last_names(loc) for loc in LOCALES)
+
+
+def surnamed(question: str, answer: str) -> bool:
+    """A "who" answer of capitalised words ending in a surname the name lists know ("Rashida Jones", "Cecil
+    Rhodes"): a person, whichever first name the lists lack."""
+    return is_person_answer(question, answer) and is_last_name(answer.split()[-1])
+
+
 def generic_name(name: str) -> bool:
     """A first name followed by one of the most frequent surnames of a locale ("Jane Smith", "Alice
     Johnson"): reads as a stand-in for a person, not as the person a passage is about. A famous bearer
