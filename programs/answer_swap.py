@@ -78,6 +78,9 @@ from signatures.answer_swap import (
 
 # Version history: CHANGELOG.md.
 VERSION = "answer_swap/48"
+# Kinds the small tagger gives a person's name it does not know ("Rashida Jones" an organisation, "Wilt
+# Chamberlain" a work).
+_MISREAD_PEOPLE = frozenset({"organisation", "work", "product", "event", "thing"})
 # Who makes the new answer: the pivot (every kind of answer; at a code-made `distance`, a date or a quantity moved
 # and a person given a made-up name in code, the pivot writing only what code cannot) or code alone (dates,
 # quantities and made-up people; other seeds are level_unreachable).
@@ -388,15 +391,15 @@ class AnswerSwap(dspy.Module):
         if old.kind in ("date", "quantity") and who and not re.search(r"\d", answers[0]):
             # "R&B vocal group , Today" answering "who sang": a name the tagger read as "today".
             return replace(old, kind="organisation", read=old.kind)
-        if (
-            old.kind == "organisation"
-            and who
-            and not re.match(r"\s*the\s", answers[0], re.I)
-            and (passage_gender(context, answers[0]) is not None or surnamed(question, answers[0]))
-        ):
+        if old.kind == "organisation" and who and passage_gender(context, answers[0]) is not None:
             # "LL Cool J", "Macon Blair": a "who" answer the passage calls he or she is a person, whom a band or
-            # a firm cannot replace beside those pronouns; code gives a made-up name. So is a name ending in a
-            # known surname: "Transnet" for Cecil Rhodes and "The Actors Studio" for Rashida Jones read invalid.
+            # a firm cannot replace beside those pronouns; code gives a made-up name.
+            if not re.match(r"\s*the\s", answers[0], re.I):
+                return replace(old, kind="person", read=old.kind)
+        if old.kind in _MISREAD_PEOPLE and surnamed(question, answers[0]):
+            # So is a "who" answer ending in a known surname, whatever name the tagger read: "Transnet" for Cecil
+            # Rhodes and "The Actors Studio" for Rashida Jones read invalid, and the pivot's people for "Wilt
+            # Chamberlain", read as a work, were refused as another kind.
             return replace(old, kind="person", read=old.kind)
         return old
 

@@ -311,3 +311,13 @@ def test_split_override_reaches_the_config(isolated):
 def test_offset_override_is_checked_like_the_field(isolated):
     result = invoke("run", eval_config(isolated, "nq"), "--offset", "-1", "--log-level", "WARNING")
     assert result.exit_code == 2 and "--offset" in result.output
+
+
+def test_source_override_runs_the_config_on_a_file_and_names_a_missing_one(isolated):
+    """--source swaps the rows a config reads: a missing file is named, with the field it came from."""
+    missing = isolated / "nowhere.jsonl"
+    assert_user_mistake(run(eval_config(isolated, "nq"), "--source", str(missing)), str(missing))
+    data = isolated / "mine.jsonl"
+    data.write_text(row("a") + "\n" + row("b")[:-10] + "\n")
+    # The file's own rows are read, not the config's: its damaged second line is what is reported.
+    assert_user_mistake(run(eval_config(isolated, "nq"), "--source", str(data)), f"{data}:2: invalid JSON")
