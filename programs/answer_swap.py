@@ -68,7 +68,7 @@ from programs.place_bank import cities_within, country_traces, distinct_parts, o
 from programs.retries import retry_config
 from programs.span_edit import DETERMINER_BEFORE, EditResult, replace_forms
 from programs.timeline import shift_timeline, year_of
-from programs.word_bank import category_problem, is_common_name, is_place, other_words
+from programs.word_bank import category_problem, is_common_name, is_place, names_a_person, other_words
 from signatures.answer_swap import (
     ProposeAnswerOfKind,
     ProposeAnswers,
@@ -77,7 +77,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/48"
+VERSION = "answer_swap/49"
 # Kinds the small tagger gives a person's name it does not know ("Rashida Jones" an organisation, "Wilt
 # Chamberlain" a work).
 _MISREAD_PEOPLE = frozenset({"organisation", "work", "product", "event", "thing"})
@@ -396,10 +396,11 @@ class AnswerSwap(dspy.Module):
             # a firm cannot replace beside those pronouns; code gives a made-up name.
             if not re.match(r"\s*the\s", answers[0], re.I):
                 return replace(old, kind="person", read=old.kind)
-        if old.kind in _MISREAD_PEOPLE and surnamed(question, answers[0]):
+        if old.kind in _MISREAD_PEOPLE and (surnamed(question, answers[0]) or (who and names_a_person(answers[0]))):
             # So is a "who" answer ending in a known surname, whatever name the tagger read: "Transnet" for Cecil
             # Rhodes and "The Actors Studio" for Rashida Jones read invalid, and the pivot's people for "Wilt
-            # Chamberlain", read as a work, were refused as another kind.
+            # Chamberlain", read as a work, were refused as another kind; "The Kingdom of Life" for Aristotle, whom
+            # WordNet knows as a person.
             return replace(old, kind="person", read=old.kind)
         return old
 

@@ -245,6 +245,15 @@ def is_common_name(word: str) -> bool:
     return bool(senses) and all(s.lexname() != "noun.person" for s in senses)
 
 
+def names_a_person(answer: str) -> bool:
+    """WordNet knows the capitalised answer as a named person ("Aristotle", "Nebuchadnezzar"), not only as a role
+    ("Prince", "the President")."""
+    if not answer[:1].isupper():
+        return False
+    senses = _wordnet().synsets(answer.strip().replace(" ", "_"), "n")
+    return any(s.lexname() == "noun.person" and s.instance_hypernyms() for s in senses)
+
+
 def is_place(answer: str, passage: str, question: str) -> bool:
     """WordNet reads the answer as a location in this passage ("Mesopotamia", "the Harlem River")."""
     return sense_of(answer, passage, question, "place") is not None

@@ -303,3 +303,33 @@ def test_a_person_with_a_known_first_name_stays_a_person_in_a_where_question(tag
     # A name the lists do not know as a first name is still read as the place the question asks for.
     river = type_in(tag, "The Rhone flows through Lyon .", ["Lyon"], "where does the rhone flow", is_first_name)
     assert river.kind == "place"
+
+
+@pytest.mark.parametrize(
+    "question, context, answer",
+    [
+        # Read invalid when the pivot wrote another kind in their place: "Transnet" for Cecil Rhodes, "The
+        # Kingdom of Life" for Aristotle.
+        (
+            "who wanted to create a railroad from cape town to cairo",
+            "This plan was initiated at the end of the 19th century , largely under the vision of Cecil Rhodes , "
+            "in the attempt to connect adjacent African possessions of the British Empire .",
+            "Cecil Rhodes",
+        ),
+        (
+            "who divided up the living world into just plants and animals",
+            "The division goes back at least as far as Aristotle ( 384 BC -- 322 BC ) , who distinguished between "
+            "plants , which generally do not move , and animals , which often are mobile to catch their food .",
+            "Aristotle",
+        ),
+    ],
+)
+def test_a_who_answer_read_as_another_name_is_a_person(question, context, answer):
+    typed = AnswerSwap(3, writer="pivot")._typed(question, context, [answer])
+    assert typed.kind == "person" and typed.read not in (None, "person"), typed
+
+
+def test_a_role_or_a_band_is_not_made_a_person():
+    swap = AnswerSwap(3, writer="pivot")
+    band = swap._typed("who sang the song", "The song was recorded by Arctic Monkeys in 2006 .", ["Arctic Monkeys"])
+    assert band.kind != "person", band
