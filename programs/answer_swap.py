@@ -77,7 +77,7 @@ from signatures.answer_swap import (
 )
 
 # Version history: CHANGELOG.md.
-VERSION = "answer_swap/49"
+VERSION = "answer_swap/50"
 # Kinds the small tagger gives a person's name it does not know ("Rashida Jones" an organisation, "Wilt
 # Chamberlain" a work).
 _MISREAD_PEOPLE = frozenset({"organisation", "work", "product", "event", "thing"})
@@ -396,7 +396,12 @@ class AnswerSwap(dspy.Module):
             # a firm cannot replace beside those pronouns; code gives a made-up name.
             if not re.match(r"\s*the\s", answers[0], re.I):
                 return replace(old, kind="person", read=old.kind)
-        if old.kind in _MISREAD_PEOPLE and (surnamed(question, answers[0]) or (who and names_a_person(answers[0]))):
+        if old.read == "person" and surnamed(answers[0]) and not re.match(r"\s*(?:where|when)\b", question, re.I):
+            # The tagger's person, overridden by a noun of the question ("which mountain man": a place), is one
+            # where the name ends in a known surname: "Mount Whitney" for Jedediah Strong Smith read invalid. A
+            # "where" keeps its place ("Castle Clinton").
+            return replace(old, kind="person", read=None)
+        if old.kind in _MISREAD_PEOPLE and who and (surnamed(answers[0]) or names_a_person(answers[0])):
             # So is a "who" answer ending in a known surname, whatever name the tagger read: "Transnet" for Cecil
             # Rhodes and "The Actors Studio" for Rashida Jones read invalid, and the pivot's people for "Wilt
             # Chamberlain", read as a work, were refused as another kind; "The Kingdom of Life" for Aristotle, whom

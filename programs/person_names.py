@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from metrics.surface_forms import answer_kind
+from programs.word_bank import is_adjective
 
 # "who" anywhere: "actor who plays david platt", "the guy who bought the wu tang album" ask for a person too.
 _WHO = re.compile(r"\b(?:who|whom|whose)\b", re.IGNORECASE)
@@ -97,9 +98,14 @@ def named_part(question: str, answer: str) -> str:
 def is_person_answer(question: str, answer: str) -> bool:
     """A question asking "who" answered by two to four capitalised words: a person's name. Groups ("the Four Tops"),
     places ("New Zealand" is read by the gender test below) and single words are not."""
+    return bool(_WHO.search(question)) and name_shaped(answer)
+
+
+def name_shaped(answer: str) -> bool:
+    """Two to four capitalised words, no article first: the shape of a person's name, whatever asks for it."""
     # NQ writes a hyphenated surname apart ("Leslie Carrara - Rudolph").
     words = re.sub(r"(?<=\w) - (?=[A-Z])", "-", answer).split()
-    if not _WHO.search(question) or not 2 <= len(words) <= 4 or answer_kind(answer) != "name":
+    if not 2 <= len(words) <= 4 or answer_kind(answer) != "name":
         return False
     if words[0].casefold() in {"the", "a", "an"}:
         return False
@@ -232,10 +238,14 @@ def is_last_name(word: str) -> bool:
     return any(word in _last_names(loc) for loc in LOCALES)
 
 
-def surnamed(question: str, answer: str) -> bool:
-    """A "who" answer of capitalised words ending in a surname the name lists know ("Rashida Jones", "Cecil
-    Rhodes"): a person, whichever first name the lists lack."""
-    return is_person_answer(question, answer) and is_last_name(answer.split()[-1])
+def surnamed(answer: str) -> bool:
+    """A name of capitalised words ending in a surname the name lists know ("Rashida Jones", "Cecil Rhodes"):
+    a person, whichever first name the lists lack. A first word that is an adjective and no first name makes a
+    group of it: "Allied Powers", "Green Day"."""
+    words = answer.split()
+    if not name_shaped(answer) or not is_last_name(words[-1]):
+        return False
+    return is_first_name(words[0]) or not is_adjective(words[0])
 
 
 def generic_name(name: str) -> bool:

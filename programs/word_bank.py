@@ -245,6 +245,10 @@ def is_common_name(word: str) -> bool:
     return bool(senses) and all(s.lexname() != "noun.person" for s in senses)
 
 
+def is_adjective(word: str) -> bool:
+    return bool(_wordnet().synsets(word, "a") or _wordnet().synsets(word, "s"))
+
+
 def names_a_person(answer: str) -> bool:
     """WordNet knows the capitalised answer as a named person ("Aristotle", "Nebuchadnezzar"), not only as a role
     ("Prince", "the President")."""
