@@ -45,9 +45,6 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-AnswerGroup = Literal["people", "places and organisations", "works and things", "dates and numbers"]
-
-
 class DataConfig(Strict):
     source: str = Field(
         description="shipped dataset name (nq, arc_challenge, …) or a path to JSONL "
@@ -69,11 +66,6 @@ class DataConfig(Strict):
     min_evidence_words: int = Field(10, description="ReEval filter: rows whose evidence has fewer words are dropped")
     max_answer_words: int = Field(5, description="ReEval filter: answers with more words are dropped")
     max_evidence_words: int | None = Field(None, description="opt-in cap (not a ReEval rule) for small local models")
-    answer_groups: list[AnswerGroup] | None = Field(
-        None,
-        description="keep only rows whose answer, typed in its passage, is of these reading groups (after the "
-        "ReEval filters, before limit); spaCy's small tagger reads each passage",
-    )
 
     @model_validator(mode="after")
     def _split_declared(self) -> DataConfig:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from experiments import run_inputs, run_lock, tracking
-from experiments.answer_groups import keep_groups
 from experiments.case_loop import map_cases
 from experiments.case_sets import is_run_source, read_run_cases
 from experiments.config import EVALUATES_FILES_AS_GIVEN, ExperimentConfig
@@ -81,8 +80,6 @@ def load_data(config: ExperimentConfig) -> LoadedData:
             max_answer_words=config.data.max_answer_words,
             max_evidence_words=config.data.max_evidence_words,
         )
-    if config.data.answer_groups and examples and "context" in examples[0]:
-        examples, counts["answer_group"] = keep_groups(examples, config.data.answer_groups)
     if config.data.limit is not None:
         examples = examples[: config.data.limit]
     return LoadedData(examples, Path(path), content_sha256(path), counts)
