@@ -391,22 +391,26 @@ class AnswerSwap(dspy.Module):
         if old.kind in ("date", "quantity") and who and not re.search(r"\d", answers[0]):
             # "R&B vocal group , Today" answering "who sang": a name the tagger read as "today".
             return replace(old, kind="organisation", read=old.kind)
-        if old.kind == "organisation" and who and passage_gender(context, answers[0]) is not None:
+        if (
+            old.kind == "organisation"
+            and who
+            and not re.match(r"\s*the\s", answers[0], re.I)
+            and passage_gender(context, answers[0]) is not None
+        ):
             # "LL Cool J", "Macon Blair": a "who" answer the passage calls he or she is a person, whom a band or
             # a firm cannot replace beside those pronouns; code gives a made-up name.
-            if not re.match(r"\s*the\s", answers[0], re.I):
-                return replace(old, kind="person", read=old.kind)
-        if old.read == "person" and surnamed(answers[0]) and not re.match(r"\s*(?:where|when)\b", question, re.I):
-            # The tagger's person, overridden by a noun of the question ("which mountain man": a place), is one
-            # where the name ends in a known surname: "Mount Whitney" for Jedediah Strong Smith read invalid. A
-            # "where" keeps its place ("Castle Clinton").
-            return replace(old, kind="person", read=None)
+            return replace(old, kind="person", read=old.kind)
         if old.kind in _MISREAD_PEOPLE and who and (surnamed(answers[0]) or names_a_person(answers[0])):
             # So is a "who" answer ending in a known surname, whatever name the tagger read: "Transnet" for Cecil
             # Rhodes and "The Actors Studio" for Rashida Jones read invalid, and the pivot's people for "Wilt
             # Chamberlain", read as a work, were refused as another kind; "The Kingdom of Life" for Aristotle, whom
             # WordNet knows as a person.
             return replace(old, kind="person", read=old.kind)
+        if old.read == "person" and surnamed(answers[0]) and not re.match(r"\s*(?:where|when)\b", question, re.I):
+            # The tagger's person, overridden by a noun of the question ("which mountain man": a place), is one
+            # where the name ends in a known surname: "Mount Whitney" for Jedediah Strong Smith read invalid. A
+            # "where" keeps its place ("Castle Clinton").
+            return replace(old, kind="person", read=None)
         return old
 
     @staticmethod
